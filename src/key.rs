@@ -31,13 +31,13 @@ impl DocumentKey {
     pub fn from_path(path: &str) -> Option<Self> {
         let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
         let literal = |s: &&str| !s.contains('{');
-        let first = *segments.first().filter(literal)?;
+        let first = *segments.first().filter(|s| literal(s))?;
         let take = match first {
             "api" => 2,
             "apis" => 3,
             _ => usize::MAX,
         };
-        let key: Vec<&str> = segments.iter().take(take).take_while(literal).copied().collect();
+        let key: Vec<&str> = segments.iter().copied().take(take).take_while(literal).collect();
         Some(Self(key.join("/")))
     }
 
