@@ -38,14 +38,14 @@ impl DocumentKey {
             _ => usize::MAX,
         };
         let key: Vec<&str> = segments.iter().copied().take(take).take_while(literal).collect();
-        Some(Self(key.join("/")))
+        key.iter().all(|s| safe_segment(s)).then(|| Self(key.join("/")))
     }
 
     /// Wraps a key that is already in canonical form (no leading or
     /// trailing slash, no empty segment); `None` otherwise.
     #[must_use]
     pub fn parse(key: &str) -> Option<Self> {
-        let valid = !key.is_empty() && key.split('/').all(|s| !s.is_empty());
+        let valid = !key.is_empty() && key.split('/').all(safe_segment);
         valid.then(|| Self(key.to_owned()))
     }
 
@@ -54,11 +54,10 @@ impl DocumentKey {
     #[must_use]
     pub fn is_group_version(&self) -> bool {
         let mut it = self.0.split('/');
-        match (it.next(), it.next(), it.next(), it.next()) {
-            (Some("api"), Some(_), None, _) => true,
-            (Some("apis"), Some(_), Some(_), None) => true,
-            _ => false,
-        }
+        matches!(
+            (it.next(), it.next(), it.next(), it.next()),
+            (Some("api"), Some(_), None, _) | (Some("apis"), Some(_), Some(_), None)
+        )
     }
 
     /// The key as text.
@@ -66,6 +65,14 @@ impl DocumentKey {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// A key segment must be usable as a URL path segment and as a file name
+/// below an output directory: not empty, not `.` or `..`, no backslash or
+/// NUL. A hostile document's paths (`/../../etc/x`) must not become keys
+/// that `convert --out` would write outside its directory.
+fn safe_segment(s: &str) -> bool {
+    !s.is_empty() && s != "." && s != ".." && !s.contains(['\\', '\0'])
 }
 
 impl fmt::Display for DocumentKey {
@@ -121,10 +128,25 @@ mod tests {
     }
 
     #[test]
+    fn dot_segments_never_make_a_key() {
+        assert_eq!(key("/../../etc/passwd"), None);
+        assert_eq!(key("/apis/../v1"), None);
+        assert_eq!(key("/a/./b"), None);
+        assert_eq!(key("/a\\b"), None);
+        assert!(DocumentKey::parse("apis/../x").is_none());
+        assert!(DocumentKey::parse("apis//x").is_none());
+    }
+
+    #[test]
     fn group_version_keys_are_recognised() {
-        for (k, gv) in
-            [("api/v1", true), ("apis/apps/v1", true), ("api", false), ("apis/apps", false), ("version", false), ("openid/v1/jwks", false)]
-        {
+        for (k, gv) in [
+            ("api/v1", true),
+            ("apis/apps/v1", true),
+            ("api", false),
+            ("apis/apps", false),
+            ("version", false),
+            ("openid/v1/jwks", false),
+        ] {
             assert_eq!(DocumentKey::parse(k).unwrap().is_group_version(), gv, "{k}");
         }
     }

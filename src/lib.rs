@@ -17,6 +17,7 @@
 //! lets the test suite run it on real Kubernetes documents, the benches time
 //! it, and the fuzzers hammer it.
 
+pub mod cli;
 pub mod convert;
 pub mod document;
 pub mod key;

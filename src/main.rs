@@ -1,1 +1,37 @@
-fn main() {}
+//! The `openapi-proxy` binary: parse the command line, start logging, hand
+//! over to the library.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use openapi_proxy::cli::{Cli, Command, LogFormat};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing(cli.log_format);
+    match &cli.command {
+        Command::Convert(args) => match openapi_proxy::cli::run_convert(args) {
+            Ok(summary) => {
+                let mut err = std::io::stderr().lock();
+                // A summary that cannot be written changes nothing on disk.
+                let _ = openapi_proxy::cli::write_summary(&mut err, &summary, args.verbose);
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                let code = e.exit_code();
+                eprintln!("error: {:#}", anyhow::Error::new(e));
+                code
+            }
+        },
+    }
+}
+
+fn init_tracing(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}

@@ -1,1 +1,482 @@
-//! Swagger 2.0 → OpenAPI 3.0 conversion.
+//! Swagger 2.0 → OpenAPI 3.0 conversion, pure: `&Value` in, a document and
+//! notes out.
+//!
+//! Aggregated API servers that only publish `/openapi/v2` are converted so
+//! clients can drop v2 entirely (KEP-2896). Upstream's converter
+//! (`kube-openapi/pkg/openapiconv`, BEHAVIOR.md B-8) has known defects; this
+//! one fixes each of them (BEHAVIOR.md Part A item 5): it inherits global
+//! `produces`/`consumes`, finds the body parameter by `in: body`, keeps the
+//! validation fields of simple parameters inside `schema`, maps
+//! `collectionFormat` to `style`/`explode`, turns `formData` into a form
+//! request body, converts inside `allOf`/`anyOf`/`oneOf`/`not`, moves
+//! top-level parameters and responses into `components`, maps security
+//! schemes to valid v3 forms, and never drops an existing `allOf` when it
+//! wraps a `$ref`.
+//!
+//! Kubernetes heuristics ([`schema`]): IntOrString and Quantity become
+//! `anyOf`, and a `$ref` that carries siblings (a description, a default) is
+//! wrapped in `allOf` so the siblings survive.
+//!
+//! What v3 cannot express is not silently lost: it is reported as a
+//! [`Note`] with a JSON pointer into the input. Only input that cannot be a
+//! Swagger 2.0 document, or a `$ref` to nothing, is an error.
+//!
+//! Output is deterministic: object members follow the input's order (the
+//! crate enables `serde_json/preserve_order`), and nothing depends on a
+//! hash map's iteration order, a clock or randomness.
+
+mod operation;
+mod schema;
+mod security;
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::pointer::JsonPointer;
+
+/// The OpenAPI version written into converted documents; the one Kubernetes
+/// itself publishes.
+pub const OPENAPI_VERSION: &str = "3.0.0";
+
+/// The result of a conversion: the OpenAPI 3.0 document and what could not
+/// be carried over exactly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Converted {
+    /// The OpenAPI 3.0 document.
+    pub document: Value,
+    /// Lossy spots, in the order they were found.
+    pub notes: Vec<Note>,
+}
+
+/// One spot of the input that OpenAPI 3.0 could not carry exactly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// Where in the input document.
+    pub at: JsonPointer,
+    /// What happened there.
+    pub kind: NoteKind,
+}
+
+/// What a [`Note`] is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoteKind {
+    /// A JSON Schema keyword OpenAPI 3.0's schema object does not allow was
+    /// dropped (`additionalItems`, `patternProperties`, `dependencies`, …).
+    DroppedSchemaKeyword {
+        /// The keyword.
+        keyword: String,
+    },
+    /// `items` held a list of schemas (tuple validation); v3 allows one
+    /// schema, so the list became `anyOf` and position is lost.
+    TupleItems,
+    /// `type` held a list; it became `nullable` and/or `anyOf`.
+    TypeList,
+    /// `collectionFormat: tsv` has no v3 style; the parameter keeps the
+    /// default style.
+    TabSeparatedCollection,
+    /// A `collectionFormat` that does not apply where it stands (for
+    /// example `multi` on a path parameter) was dropped.
+    UnsupportedCollectionFormat {
+        /// The collection format.
+        format: String,
+    },
+    /// An operation without `responses` (required in both versions) got an
+    /// empty `responses` object.
+    MissingResponses,
+    /// A response without `description` (required in both versions) got an
+    /// empty description.
+    MissingDescription,
+    /// A `$ref` to another document was left as it is: that document is not
+    /// converted, so the reference may not resolve in v3 terms.
+    ExternalRef {
+        /// The reference.
+        reference: String,
+    },
+    /// A local `$ref` into something that is not a definition, parameter or
+    /// response was left as it is.
+    UnmappedRef {
+        /// The reference.
+        reference: String,
+    },
+    /// A top-level `formData` parameter cannot be a v3 component; it is
+    /// inlined into the form body of each operation that references it.
+    FormDataComponent {
+        /// The parameter's name in `parameters`.
+        name: String,
+    },
+    /// A parameter with an `in` that v3 does not know was dropped.
+    UnknownParameterLocation {
+        /// The `in` value.
+        location: String,
+    },
+    /// `allowEmptyValue` only exists for query parameters in v3; dropped.
+    AllowEmptyValueOutsideQuery,
+    /// A security scheme v3 cannot express was kept as written.
+    UnknownSecurityScheme {
+        /// The scheme's `type` (or `flow` for oauth2).
+        kind: String,
+    },
+    /// Per-operation `schemes` differ from the document's but there is no
+    /// `host` to build per-operation servers from; dropped.
+    OperationSchemes,
+    /// An operation has more than one body parameter; the first one wins.
+    ExtraBodyParameter,
+}
+
+impl NoteKind {
+    /// A short stable label, used to summarise notes by kind.
+    #[must_use]
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::DroppedSchemaKeyword { .. } => "dropped-schema-keyword",
+            Self::TupleItems => "tuple-items",
+            Self::TypeList => "type-list",
+            Self::TabSeparatedCollection => "tsv-collection",
+            Self::UnsupportedCollectionFormat { .. } => "unsupported-collection-format",
+            Self::MissingResponses => "missing-responses",
+            Self::MissingDescription => "missing-description",
+            Self::ExternalRef { .. } => "external-ref",
+            Self::UnmappedRef { .. } => "unmapped-ref",
+            Self::FormDataComponent { .. } => "formdata-component",
+            Self::UnknownParameterLocation { .. } => "unknown-parameter-location",
+            Self::AllowEmptyValueOutsideQuery => "allow-empty-value-outside-query",
+            Self::UnknownSecurityScheme { .. } => "unknown-security-scheme",
+            Self::OperationSchemes => "operation-schemes",
+            Self::ExtraBodyParameter => "extra-body-parameter",
+        }
+    }
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.at)?;
+        match &self.kind {
+            NoteKind::DroppedSchemaKeyword { keyword } => {
+                write!(f, "schema keyword {keyword:?} has no OpenAPI 3.0 equivalent; dropped")
+            }
+            NoteKind::TupleItems => f.write_str("tuple `items` became `anyOf`; positions are lost"),
+            NoteKind::TypeList => f.write_str("a list of types became `nullable`/`anyOf`"),
+            NoteKind::TabSeparatedCollection => {
+                f.write_str("collectionFormat tsv has no OpenAPI 3.0 style; default style used")
+            }
+            NoteKind::UnsupportedCollectionFormat { format } => {
+                write!(f, "collectionFormat {format:?} does not apply here; dropped")
+            }
+            NoteKind::MissingResponses => f.write_str("operation has no responses"),
+            NoteKind::MissingDescription => f.write_str("response has no description"),
+            NoteKind::ExternalRef { reference } => {
+                write!(f, "reference {reference:?} to another document left unchanged")
+            }
+            NoteKind::UnmappedRef { reference } => {
+                write!(f, "reference {reference:?} has no OpenAPI 3.0 counterpart; left unchanged")
+            }
+            NoteKind::FormDataComponent { name } => {
+                write!(f, "formData parameter {name:?} inlined where used (not a v3 component)")
+            }
+            NoteKind::UnknownParameterLocation { location } => {
+                write!(f, "parameter location {location:?} unknown; parameter dropped")
+            }
+            NoteKind::AllowEmptyValueOutsideQuery => {
+                f.write_str("allowEmptyValue only applies to query parameters; dropped")
+            }
+            NoteKind::UnknownSecurityScheme { kind } => {
+                write!(f, "security scheme {kind:?} unknown; kept as written")
+            }
+            NoteKind::OperationSchemes => {
+                f.write_str("operation schemes cannot be expressed without a host; dropped")
+            }
+            NoteKind::ExtraBodyParameter => {
+                f.write_str("more than one body parameter; only the first is kept")
+            }
+        }
+    }
+}
+
+/// Why a document could not be converted at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConvertError {
+    /// The document is not a JSON object.
+    #[error("not a Swagger 2.0 document: the top level is not an object")]
+    NotAnObject,
+    /// The document does not declare `swagger: "2.0"`.
+    #[error("not a Swagger 2.0 document ({})", describe_version(.found))]
+    NotSwagger2 {
+        /// The `swagger` or `openapi` value found, if any.
+        found: Option<String>,
+    },
+    /// A local `$ref` points to nothing in the document.
+    #[error("reference {reference} at {at} points to nothing")]
+    UnresolvedRef {
+        /// The reference.
+        reference: String,
+        /// Where it stands.
+        at: JsonPointer,
+    },
+    /// A member has a JSON type Swagger 2.0 does not allow there.
+    #[error("{at} must be {expected}")]
+    WrongType {
+        /// Where.
+        at: JsonPointer,
+        /// What Swagger 2.0 requires there.
+        expected: &'static str,
+    },
+}
+
+fn describe_version(found: &Option<String>) -> String {
+    match found {
+        Some(v) => format!("found {v}"),
+        None => "no `swagger: \"2.0\"` member".to_owned(),
+    }
+}
+
+/// Converts a Swagger 2.0 document into an OpenAPI 3.0 document.
+///
+/// # Errors
+/// [`ConvertError`] when `v2` is not a Swagger 2.0 document (including an
+/// OpenAPI 3 document), when a member has a type Swagger 2.0 forbids where
+/// the converter must look inside it, or when a local `$ref` dangles.
+pub fn convert(v2: &Value) -> Result<Converted, ConvertError> {
+    let root = v2.as_object().ok_or(ConvertError::NotAnObject)?;
+    match root.get("swagger") {
+        Some(Value::String(s)) if s == "2.0" => {}
+        Some(other) => return Err(ConvertError::NotSwagger2 { found: Some(version_text(other)) }),
+        None => {
+            let found = root.get("openapi").map(|v| format!("openapi {}", version_text(v)));
+            return Err(ConvertError::NotSwagger2 { found });
+        }
+    }
+    let mut cx = Context::new(v2, root)?;
+    let document = cx.document()?;
+    Ok(Converted { document, notes: cx.notes })
+}
+
+fn version_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// State shared by the parts of one conversion: the input (to resolve
+/// references against), the document-wide defaults and the notes.
+pub(crate) struct Context<'a> {
+    root: &'a Value,
+    doc: &'a Map<String, Value>,
+    consumes: Vec<&'a str>,
+    produces: Vec<&'a str>,
+    notes: Vec<Note>,
+}
+
+const ROOT_CONSUMES: &str = "consumes";
+const ROOT_PRODUCES: &str = "produces";
+
+impl<'a> Context<'a> {
+    fn new(root: &'a Value, doc: &'a Map<String, Value>) -> Result<Self, ConvertError> {
+        let top = JsonPointer::root();
+        let consumes = media_types(doc.get(ROOT_CONSUMES), &top.push(ROOT_CONSUMES))?;
+        let produces = media_types(doc.get(ROOT_PRODUCES), &top.push(ROOT_PRODUCES))?;
+        Ok(Self { root, doc, consumes, produces, notes: Vec::new() })
+    }
+
+    fn note(&mut self, at: &JsonPointer, kind: NoteKind) {
+        self.notes.push(Note { at: at.clone(), kind });
+    }
+
+    /// The document level: input members in input order, each mapped to its
+    /// v3 place (`host`/`basePath`/`schemes` → `servers`, `definitions`,
+    /// `parameters`, `responses`, `securityDefinitions` → `components`).
+    fn document(&mut self) -> Result<Value, ConvertError> {
+        let top = JsonPointer::root();
+        let mut out = Map::new();
+        out.insert("openapi".into(), Value::String(OPENAPI_VERSION.into()));
+        let mut components_done = false;
+        let mut servers_done = false;
+        for (key, value) in self.doc {
+            match key.as_str() {
+                "swagger" | "consumes" | "produces" => {}
+                "host" | "basePath" | "schemes" => {
+                    if !servers_done {
+                        servers_done = true;
+                        if let Some(servers) = self.servers()? {
+                            out.insert("servers".into(), servers);
+                        }
+                    }
+                }
+                "paths" => {
+                    let paths = self.paths(value, &top.push("paths"))?;
+                    out.insert("paths".into(), paths);
+                }
+                "definitions" | "parameters" | "responses" | "securityDefinitions" => {
+                    if !components_done {
+                        components_done = true;
+                        let components = self.components()?;
+                        out.insert("components".into(), components);
+                    }
+                }
+                // info, tags, security, externalDocs and x- extensions are
+                // the same objects in v3.
+                _ => {
+                    out.insert(key.clone(), value.clone());
+                }
+            }
+        }
+        if !components_done {
+            // Kubernetes always publishes `components`, even when empty.
+            out.insert("components".into(), Value::Object(Map::new()));
+        }
+        Ok(Value::Object(out))
+    }
+
+    /// `servers` from `host`, `basePath` and `schemes`; `None` when the
+    /// document names no host and no base path other than `/` (v3's
+    /// default server is `/`), as Kubernetes documents do.
+    fn servers(&mut self) -> Result<Option<Value>, ConvertError> {
+        let top = JsonPointer::root();
+        let host = opt_str(self.doc.get("host"), &top.push("host"))?;
+        let base = opt_str(self.doc.get("basePath"), &top.push("basePath"))?;
+        let schemes = media_types(self.doc.get("schemes"), &top.push("schemes"))?;
+        Ok(server_urls(host, base, &schemes).map(|urls| {
+            Value::Array(
+                urls.into_iter()
+                    .map(|url| {
+                        let mut s = Map::new();
+                        s.insert("url".into(), Value::String(url));
+                        Value::Object(s)
+                    })
+                    .collect(),
+            )
+        }))
+    }
+
+    fn components(&mut self) -> Result<Value, ConvertError> {
+        let top = JsonPointer::root();
+        let mut out = Map::new();
+        if let Some(defs) = self.doc.get("definitions") {
+            let at = top.push("definitions");
+            let defs = as_object(defs, &at, "an object of schemas")?;
+            let mut schemas = Map::new();
+            for (name, s) in defs {
+                let converted = self.named_schema(name, s, &at.push(name))?;
+                schemas.insert(name.clone(), converted);
+            }
+            out.insert("schemas".into(), Value::Object(schemas));
+        }
+        if let Some(responses) = self.doc.get("responses") {
+            let at = top.push("responses");
+            let responses = as_object(responses, &at, "an object of responses")?;
+            let produces = self.produces.clone();
+            let mut converted = Map::new();
+            for (name, r) in responses {
+                converted.insert(name.clone(), self.response(r, &produces, &at.push(name))?);
+            }
+            out.insert("responses".into(), Value::Object(converted));
+        }
+        if let Some(params) = self.doc.get("parameters") {
+            let (parameters, bodies) = self.parameter_components(params)?;
+            if !parameters.is_empty() {
+                out.insert("parameters".into(), Value::Object(parameters));
+            }
+            if !bodies.is_empty() {
+                out.insert("requestBodies".into(), Value::Object(bodies));
+            }
+        }
+        if let Some(defs) = self.doc.get("securityDefinitions") {
+            let schemes = self.security_schemes(defs, &top.push("securityDefinitions"))?;
+            out.insert("securitySchemes".into(), schemes);
+        }
+        Ok(Value::Object(out))
+    }
+
+    /// Checks that a local reference resolves in the input document and
+    /// returns what it points to.
+    fn resolve(&self, reference: &str, at: &JsonPointer) -> Result<&'a Value, ConvertError> {
+        let unresolved =
+            || ConvertError::UnresolvedRef { reference: reference.to_owned(), at: at.clone() };
+        let pointer = reference.strip_prefix('#').ok_or_else(unresolved)?;
+        self.root.pointer(pointer).ok_or_else(unresolved)
+    }
+
+    /// Rewrites a `$ref` value into its v3 form, checking that local ones
+    /// resolve. `#/definitions/` → `#/components/schemas/`,
+    /// `#/responses/` → `#/components/responses/`, `#/parameters/` →
+    /// `#/components/parameters/` (body and formData parameters are handled
+    /// by the operation converter before they get here).
+    fn rewrite_ref(&mut self, reference: &Value, at: &JsonPointer) -> Result<Value, ConvertError> {
+        let Value::String(r) = reference else {
+            return Err(ConvertError::WrongType { at: at.push("$ref"), expected: "a string" });
+        };
+        if !r.starts_with('#') {
+            self.note(at, NoteKind::ExternalRef { reference: r.clone() });
+            return Ok(reference.clone());
+        }
+        self.resolve(r, at)?;
+        for (from, to) in [
+            ("#/definitions/", "#/components/schemas/"),
+            ("#/responses/", "#/components/responses/"),
+            ("#/parameters/", "#/components/parameters/"),
+        ] {
+            if let Some(rest) = r.strip_prefix(from) {
+                return Ok(Value::String(format!("{to}{rest}")));
+            }
+        }
+        self.note(at, NoteKind::UnmappedRef { reference: r.clone() });
+        Ok(reference.clone())
+    }
+}
+
+/// The server URLs for a host, base path and schemes (see
+/// [`Context::servers`]). Without schemes the URL is scheme-relative
+/// (`//host/base`), which v2 defines as "the scheme used to fetch this
+/// document".
+fn server_urls(host: Option<&str>, base: Option<&str>, schemes: &[&str]) -> Option<Vec<String>> {
+    let base = base.unwrap_or("");
+    match host {
+        Some(host) if !host.is_empty() => {
+            if schemes.is_empty() {
+                Some(vec![format!("//{host}{base}")])
+            } else {
+                Some(schemes.iter().map(|s| format!("{s}://{host}{base}")).collect())
+            }
+        }
+        _ if !base.is_empty() && base != "/" => Some(vec![base.to_owned()]),
+        _ => None,
+    }
+}
+
+fn as_object<'v>(
+    v: &'v Value,
+    at: &JsonPointer,
+    expected: &'static str,
+) -> Result<&'v Map<String, Value>, ConvertError> {
+    v.as_object().ok_or_else(|| ConvertError::WrongType { at: at.clone(), expected })
+}
+
+fn opt_str<'v>(v: Option<&'v Value>, at: &JsonPointer) -> Result<Option<&'v str>, ConvertError> {
+    match v {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(ConvertError::WrongType { at: at.clone(), expected: "a string" }),
+    }
+}
+
+/// A list of strings (`consumes`, `produces`, `schemes`); absent is empty.
+fn media_types<'v>(v: Option<&'v Value>, at: &JsonPointer) -> Result<Vec<&'v str>, ConvertError> {
+    match v {
+        None => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                item.as_str().ok_or_else(|| ConvertError::WrongType {
+                    at: at.index(i),
+                    expected: "a string",
+                })
+            })
+            .collect(),
+        Some(_) => Err(ConvertError::WrongType { at: at.clone(), expected: "a list of strings" }),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,246 @@
+//! The command line: subcommands and what each one does at the edge (files,
+//! exit codes, summaries). The work itself is in the library.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::convert::{self, Converted};
+use crate::key::DocumentKey;
+use crate::{document, split};
+
+/// openapi-proxy publishes Kubernetes API metadata — OpenAPI v3 per
+/// group-version and aggregated discovery — for one or several
+/// Kubernetes-style API servers, converting Swagger 2.0 on the fly.
+#[derive(Debug, Parser)]
+#[command(name = "openapi-proxy", version, max_term_width = 100)]
+pub struct Cli {
+    /// Log format on stderr.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text, global = true)]
+    pub log_format: LogFormat,
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line, for log collectors.
+    Json,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Convert a Swagger 2.0 document to OpenAPI 3.0, split per group-version.
+    ///
+    /// Writes one self-contained OpenAPI 3.0 document per URL key Kubernetes
+    /// publishes under /openapi/v3/ — DIR/api/v1.json,
+    /// DIR/apis/apps/v1.json, DIR/version.json, … — each holding only the
+    /// schemas it references. Lossy spots are summarised on stderr.
+    ///
+    /// Exit status: 0 converted; 3 the input is not a usable Swagger 2.0
+    /// document (not JSON/YAML, not Swagger 2.0, a $ref to nothing); 4
+    /// reading or writing a file failed; 2 bad command line.
+    Convert(ConvertArgs),
+}
+
+/// Arguments of `convert`.
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The Swagger 2.0 document, JSON or YAML; `-` reads standard input.
+    pub input: PathBuf,
+    /// Directory to write the per-key documents into (created if missing).
+    #[arg(long, value_name = "DIR", required_unless_present = "whole")]
+    pub out: Option<PathBuf>,
+    /// Also write the whole converted document, unsplit, to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub whole: Option<PathBuf>,
+    /// Indent the JSON output (compact by default, as Kubernetes serves it).
+    #[arg(long)]
+    pub pretty: bool,
+    /// List every note on stderr, not only the count per kind.
+    #[arg(long, short)]
+    pub verbose: bool,
+}
+
+/// Exit status for input that cannot be converted.
+pub const EXIT_BAD_INPUT: u8 = 3;
+/// Exit status for failed file reads or writes.
+pub const EXIT_IO: u8 = 4;
+
+/// Why `convert` failed, sorted by who has to act: the author of the
+/// document, or whoever owns the files.
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertCommandError {
+    /// The input could not be read as JSON or YAML.
+    #[error("reading {input} as JSON or YAML")]
+    Parse {
+        /// The input path.
+        input: String,
+        /// The parser's error.
+        #[source]
+        source: document::ParseError,
+    },
+    /// The input is not a convertible Swagger 2.0 document.
+    #[error("converting {input}")]
+    Convert {
+        /// The input path.
+        input: String,
+        /// Why.
+        #[source]
+        source: convert::ConvertError,
+    },
+    /// The converted document could not be split.
+    #[error("splitting the converted document")]
+    Split(#[source] split::SplitError),
+    /// A file could not be read or written.
+    #[error("{action} {path}")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ConvertCommandError {
+    /// The process exit status for this error.
+    #[must_use]
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            Self::Io { .. } => ExitCode::from(EXIT_IO),
+            _ => ExitCode::from(EXIT_BAD_INPUT),
+        }
+    }
+}
+
+/// What `convert` produced, for the summary.
+#[derive(Debug)]
+pub struct ConvertSummary {
+    /// Keys written, in order.
+    pub keys: Vec<DocumentKey>,
+    /// Schemas in the whole converted document.
+    pub schemas: usize,
+    /// The conversion notes.
+    pub notes: Vec<convert::Note>,
+    /// Paths that belong to no key.
+    pub unplaced: Vec<String>,
+}
+
+/// Runs `convert`: read, convert, split, write.
+///
+/// # Errors
+/// [`ConvertCommandError`], whose [`ConvertCommandError::exit_code`] tells
+/// bad input from I/O failures.
+pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandError> {
+    let input_name = args.input.display().to_string();
+    let bytes = read_input(&args.input)?;
+    let v2 = document::parse(&bytes)
+        .map_err(|source| ConvertCommandError::Parse { input: input_name.clone(), source })?;
+    let Converted { document, notes } = convert::convert(&v2)
+        .map_err(|source| ConvertCommandError::Convert { input: input_name.clone(), source })?;
+    let schemas = document
+        .pointer("/components/schemas")
+        .and_then(serde_json::Value::as_object)
+        .map_or(0, serde_json::Map::len);
+    if let Some(whole) = &args.whole {
+        write_json(whole, &document, args.pretty)?;
+    }
+    let mut keys = Vec::new();
+    let mut unplaced = Vec::new();
+    if let Some(dir) = &args.out {
+        let parts = split::split(&document).map_err(ConvertCommandError::Split)?;
+        for (key, doc) in &parts.documents {
+            write_json(&dir.join(format!("{key}.json")), doc, args.pretty)?;
+        }
+        keys = parts.documents.into_keys().collect();
+        unplaced = parts.unplaced;
+    }
+    Ok(ConvertSummary { keys, schemas, notes, unplaced })
+}
+
+/// Writes the summary of a conversion to `w` (stderr in practice).
+///
+/// # Errors
+/// When writing to `w` fails.
+pub fn write_summary(
+    w: &mut dyn Write,
+    summary: &ConvertSummary,
+    verbose: bool,
+) -> std::io::Result<()> {
+    let gv = summary.keys.iter().filter(|k| k.is_group_version()).count();
+    writeln!(
+        w,
+        "converted: {} documents ({} group-versions, {} other), {} schemas, {} notes",
+        summary.keys.len(),
+        gv,
+        summary.keys.len() - gv,
+        summary.schemas,
+        summary.notes.len()
+    )?;
+    if !summary.keys.is_empty() {
+        let names: Vec<&str> = summary.keys.iter().map(DocumentKey::as_str).collect();
+        writeln!(w, "keys: {}", names.join(" "))?;
+    }
+    let mut by_kind: BTreeMap<&str, usize> = BTreeMap::new();
+    for n in &summary.notes {
+        *by_kind.entry(n.kind.label()).or_default() += 1;
+    }
+    for (kind, count) in &by_kind {
+        writeln!(w, "  note {kind}: {count}")?;
+    }
+    if verbose {
+        for n in &summary.notes {
+            writeln!(w, "  {n}")?;
+        }
+    } else if !summary.notes.is_empty() {
+        writeln!(w, "  (--verbose lists each note with its JSON pointer)")?;
+    }
+    for p in &summary.unplaced {
+        writeln!(w, "  path {p:?} belongs to no document key; not written")?;
+    }
+    Ok(())
+}
+
+fn read_input(input: &Path) -> Result<Vec<u8>, ConvertCommandError> {
+    let io = |source| ConvertCommandError::Io {
+        action: "reading",
+        path: input.display().to_string(),
+        source,
+    };
+    if input.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        std::io::stdin().read_to_end(&mut buf).map_err(io)?;
+        Ok(buf)
+    } else {
+        std::fs::read(input).map_err(io)
+    }
+}
+
+fn write_json(
+    path: &Path,
+    value: &serde_json::Value,
+    pretty: bool,
+) -> Result<(), ConvertCommandError> {
+    let io = |action, source| ConvertCommandError::Io {
+        action,
+        path: path.display().to_string(),
+        source,
+    };
+    let bytes = if pretty { serde_json::to_vec_pretty(value) } else { serde_json::to_vec(value) }
+        .map_err(|e| io("serializing", std::io::Error::other(e)))?;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io("creating the directory of", e))?;
+    }
+    std::fs::write(path, bytes).map_err(|e| io("writing", e))
+}

@@ -1,0 +1,302 @@
+//! Schema conversion: Swagger 2.0 schema objects → OpenAPI 3.0 schema
+//! objects, with the Kubernetes heuristics.
+//!
+//! The two schema dialects are nearly the same; the differences handled
+//! here are:
+//! - `$ref`s move from `#/definitions/` to `#/components/schemas/`;
+//! - `x-nullable` becomes `nullable`, a string `discriminator` becomes
+//!   `{propertyName}`, `type: file` becomes a binary string;
+//! - JSON Schema keywords v3 forbids are dropped with a note;
+//! - recursion goes into every place a schema can stand, including
+//!   `allOf`/`anyOf`/`oneOf`/`not` (upstream skips those and leaves
+//!   dangling `#/definitions/` references there, BEHAVIOR.md B-8.4).
+//!
+//! Kubernetes heuristics (BEHAVIOR.md Part A item 5):
+//! - IntOrString (`format: int-or-string` or `x-kubernetes-int-or-string:
+//!   true`) → `anyOf: [{type: integer}, {type: string}]`, keeping the format
+//!   and setting the extension, which is how CRD structural schemas spell it;
+//! - the Quantity definition → `anyOf: [{type: string}, {type: number}]`;
+//! - a `$ref` with siblings → `allOf: [{$ref}]` with the siblings beside it,
+//!   because OpenAPI 3.0 ignores everything next to a `$ref` and the
+//!   description and default of a field would otherwise be lost
+//!   (kubernetes/kubernetes#106387). An existing `allOf` is kept after it.
+
+use serde_json::{Map, Value};
+
+use super::{Context, ConvertError, NoteKind};
+use crate::pointer::JsonPointer;
+
+/// The definition name Kubernetes gives its resource quantity type.
+pub(crate) const QUANTITY: &str = "io.k8s.apimachinery.pkg.api.resource.Quantity";
+
+/// The IntOrString extension, set by the heuristic.
+const INT_OR_STRING_EXT: &str = "x-kubernetes-int-or-string";
+
+/// Keywords an OpenAPI 3.0 schema object may carry as they are.
+fn copied_as_is(keyword: &str) -> bool {
+    matches!(
+        keyword,
+        "title"
+            | "multipleOf"
+            | "maximum"
+            | "exclusiveMaximum"
+            | "minimum"
+            | "exclusiveMinimum"
+            | "maxLength"
+            | "minLength"
+            | "pattern"
+            | "maxItems"
+            | "minItems"
+            | "uniqueItems"
+            | "maxProperties"
+            | "minProperties"
+            | "required"
+            | "enum"
+            | "description"
+            | "format"
+            | "default"
+            | "nullable"
+            | "readOnly"
+            | "writeOnly"
+            | "example"
+            | "externalDocs"
+            | "deprecated"
+            | "xml"
+    ) || keyword.starts_with("x-")
+}
+
+impl Context<'_> {
+    /// Converts a definition, applying the heuristics that depend on its
+    /// name (Quantity).
+    pub(super) fn named_schema(
+        &mut self,
+        name: &str,
+        s: &Value,
+        at: &JsonPointer,
+    ) -> Result<Value, ConvertError> {
+        let mut converted = self.schema(s, at)?;
+        if let (QUANTITY, Value::Object(obj)) = (name, &mut converted) {
+            quantity_any_of(obj);
+        }
+        Ok(converted)
+    }
+
+    /// Converts one schema object and, recursively, every schema inside it.
+    pub(super) fn schema(&mut self, s: &Value, at: &JsonPointer) -> Result<Value, ConvertError> {
+        let Value::Object(obj) = s else {
+            return Err(ConvertError::WrongType { at: at.clone(), expected: "a schema object" });
+        };
+        let mut out = Map::new();
+        for (key, value) in obj {
+            match key.as_str() {
+                "$ref" => {
+                    out.insert(key.clone(), self.rewrite_ref(value, at)?);
+                }
+                "properties" => {
+                    let at = at.push(key);
+                    let props = value.as_object().ok_or_else(|| ConvertError::WrongType {
+                        at: at.clone(),
+                        expected: "an object of schemas",
+                    })?;
+                    let mut converted = Map::new();
+                    for (name, p) in props {
+                        converted.insert(name.clone(), self.schema(p, &at.push(name))?);
+                    }
+                    out.insert(key.clone(), Value::Object(converted));
+                }
+                "items" => {
+                    let at = at.push(key);
+                    let items = match value {
+                        Value::Array(list) => {
+                            self.note(&at, NoteKind::TupleItems);
+                            let mut any_of = Map::new();
+                            any_of.insert("anyOf".into(), self.schema_list(list, &at)?);
+                            Value::Object(any_of)
+                        }
+                        other => self.schema(other, &at)?,
+                    };
+                    out.insert(key.clone(), items);
+                }
+                "additionalProperties" => {
+                    let converted = match value {
+                        Value::Bool(_) => value.clone(),
+                        other => self.schema(other, &at.push(key))?,
+                    };
+                    out.insert(key.clone(), converted);
+                }
+                "allOf" | "anyOf" | "oneOf" => {
+                    let at = at.push(key);
+                    let Value::Array(list) = value else {
+                        return Err(ConvertError::WrongType { at, expected: "a list of schemas" });
+                    };
+                    out.insert(key.clone(), self.schema_list(list, &at)?);
+                }
+                "not" => {
+                    out.insert(key.clone(), self.schema(value, &at.push(key))?);
+                }
+                "x-nullable" => match value {
+                    Value::Bool(_) => {
+                        out.insert("nullable".into(), value.clone());
+                    }
+                    _ => {
+                        out.insert(key.clone(), value.clone());
+                    }
+                },
+                "discriminator" => {
+                    let converted = match value {
+                        Value::String(name) => {
+                            let mut d = Map::new();
+                            d.insert("propertyName".into(), Value::String(name.clone()));
+                            Value::Object(d)
+                        }
+                        other => other.clone(),
+                    };
+                    out.insert(key.clone(), converted);
+                }
+                "type" => self.schema_type(value, &mut out, &at.push(key))?,
+                k if copied_as_is(k) => {
+                    out.insert(key.clone(), value.clone());
+                }
+                _ => self
+                    .note(&at.push(key), NoteKind::DroppedSchemaKeyword { keyword: key.clone() }),
+            }
+        }
+        if is_int_or_string(&out) {
+            int_or_string_any_of(&mut out);
+        }
+        Ok(Value::Object(wrap_ref(out)))
+    }
+
+    fn schema_list(&mut self, list: &[Value], at: &JsonPointer) -> Result<Value, ConvertError> {
+        let converted: Result<Vec<Value>, ConvertError> =
+            list.iter().enumerate().map(|(i, s)| self.schema(s, &at.index(i))).collect();
+        Ok(Value::Array(converted?))
+    }
+
+    /// `type`: `file` becomes a binary string; a list of types (not valid
+    /// Swagger 2.0, but common in hand-written documents) becomes
+    /// `nullable` and, for several non-null types, `anyOf`.
+    fn schema_type(
+        &mut self,
+        value: &Value,
+        out: &mut Map<String, Value>,
+        at: &JsonPointer,
+    ) -> Result<(), ConvertError> {
+        match value {
+            Value::String(t) if t == "file" => {
+                out.insert("type".into(), Value::String("string".into()));
+                out.insert("format".into(), Value::String("binary".into()));
+            }
+            Value::String(_) => {
+                out.insert("type".into(), value.clone());
+            }
+            Value::Array(types) => {
+                self.note(at, NoteKind::TypeList);
+                let mut names = Vec::with_capacity(types.len());
+                for (i, t) in types.iter().enumerate() {
+                    let name = t.as_str().ok_or_else(|| ConvertError::WrongType {
+                        at: at.index(i),
+                        expected: "a type name",
+                    })?;
+                    if name == "null" {
+                        out.insert("nullable".into(), Value::Bool(true));
+                    } else {
+                        names.push(name);
+                    }
+                }
+                match names.as_slice() {
+                    [] => {}
+                    [one] => {
+                        out.insert("type".into(), Value::String((*one).to_owned()));
+                    }
+                    many => {
+                        let any_of = many.iter().map(|t| type_schema(t)).collect();
+                        out.insert("anyOf".into(), Value::Array(any_of));
+                    }
+                }
+            }
+            _ => return Err(ConvertError::WrongType { at: at.clone(), expected: "a type name" }),
+        }
+        Ok(())
+    }
+}
+
+/// `{"type": name}`.
+pub(crate) fn type_schema(name: &str) -> Value {
+    let mut m = Map::new();
+    m.insert("type".into(), Value::String(name.to_owned()));
+    Value::Object(m)
+}
+
+fn is_int_or_string(s: &Map<String, Value>) -> bool {
+    s.get("format").and_then(Value::as_str) == Some("int-or-string")
+        || s.get(INT_OR_STRING_EXT) == Some(&Value::Bool(true))
+}
+
+/// IntOrString → `anyOf: [integer, string]`. The single `type` goes (a
+/// value cannot be both `type: string` and an integer); `format` stays for
+/// clients that key on it, and the extension is set for those that key on
+/// that. A schema that already spells out `anyOf`/`oneOf` is left alone.
+fn int_or_string_any_of(s: &mut Map<String, Value>) {
+    if s.contains_key("anyOf") || s.contains_key("oneOf") || s.contains_key("$ref") {
+        return;
+    }
+    let any_of = Value::Array(vec![type_schema("integer"), type_schema("string")]);
+    replace_type_with_any_of(s, any_of);
+    s.insert(INT_OR_STRING_EXT.into(), Value::Bool(true));
+}
+
+/// Quantity → `anyOf: [string, number]` (a quantity is written as `"1Gi"`
+/// or as a bare number).
+fn quantity_any_of(s: &mut Map<String, Value>) {
+    if s.contains_key("anyOf") || s.contains_key("oneOf") || s.contains_key("allOf") {
+        return;
+    }
+    let any_of = Value::Array(vec![type_schema("string"), type_schema("number")]);
+    replace_type_with_any_of(s, any_of);
+}
+
+/// Puts `anyOf` where `type` stood (or at the end), keeping member order
+/// otherwise.
+fn replace_type_with_any_of(s: &mut Map<String, Value>, any_of: Value) {
+    if s.contains_key("type") {
+        let old = std::mem::take(s);
+        for (k, v) in old {
+            if k == "type" {
+                s.insert("anyOf".into(), any_of.clone());
+            } else {
+                s.insert(k, v);
+            }
+        }
+    } else {
+        s.insert("anyOf".into(), any_of);
+    }
+}
+
+/// A schema with a `$ref` and anything else becomes `allOf: [{$ref}, …]`
+/// in the `$ref`'s place, with the siblings kept and any existing `allOf`
+/// items after the reference.
+fn wrap_ref(s: Map<String, Value>) -> Map<String, Value> {
+    if s.len() < 2 || !s.contains_key("$ref") {
+        return s;
+    }
+    let existing = s.get("allOf").and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut out = Map::with_capacity(s.len());
+    for (k, v) in s {
+        match k.as_str() {
+            "$ref" => {
+                let mut r = Map::new();
+                r.insert(k, v);
+                let mut all_of = Vec::with_capacity(existing.len() + 1);
+                all_of.push(Value::Object(r));
+                all_of.extend(existing.iter().cloned());
+                out.insert("allOf".into(), Value::Array(all_of));
+            }
+            "allOf" => {}
+            _ => {
+                out.insert(k, v);
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,92 @@
+//! `securityDefinitions` → `components.securitySchemes`.
+//!
+//! Upstream copies v2 schemes verbatim (BEHAVIOR.md B-8.1), which leaves
+//! `type: basic` and the v2 oauth2 flow names in the output — neither is
+//! valid v3. Here `basic` becomes HTTP basic authentication and each oauth2
+//! `flow` moves to its v3 name (`application` → `clientCredentials`,
+//! `accessCode` → `authorizationCode`) with its URLs and scopes.
+
+use serde_json::{Map, Value};
+
+use super::{Context, ConvertError, NoteKind, as_object};
+use crate::pointer::JsonPointer;
+
+impl Context<'_> {
+    pub(super) fn security_schemes(
+        &mut self,
+        defs: &Value,
+        at: &JsonPointer,
+    ) -> Result<Value, ConvertError> {
+        let defs = as_object(defs, at, "an object of security schemes")?;
+        let mut out = Map::with_capacity(defs.len());
+        for (name, def) in defs {
+            out.insert(name.clone(), self.security_scheme(def, &at.push(name))?);
+        }
+        Ok(Value::Object(out))
+    }
+
+    fn security_scheme(&mut self, def: &Value, at: &JsonPointer) -> Result<Value, ConvertError> {
+        let def = as_object(def, at, "a security scheme object")?;
+        let kind = def.get("type").and_then(Value::as_str).unwrap_or_default();
+        let mut out = Map::new();
+        match kind {
+            "basic" => {
+                out.insert("type".into(), Value::String("http".into()));
+                out.insert("scheme".into(), Value::String("basic".into()));
+                copy(def, &mut out, &["description"]);
+            }
+            "apiKey" => {
+                out.insert("type".into(), Value::String("apiKey".into()));
+                copy(def, &mut out, &["description", "name", "in"]);
+            }
+            "oauth2" => {
+                out.insert("type".into(), Value::String("oauth2".into()));
+                copy(def, &mut out, &["description"]);
+                let flow = def.get("flow").and_then(Value::as_str).unwrap_or_default();
+                let (name, fields): (&str, &[&str]) = match flow {
+                    "implicit" => ("implicit", &["authorizationUrl"]),
+                    "password" => ("password", &["tokenUrl"]),
+                    "application" => ("clientCredentials", &["tokenUrl"]),
+                    "accessCode" => ("authorizationCode", &["authorizationUrl", "tokenUrl"]),
+                    other => {
+                        self.note(
+                            at,
+                            NoteKind::UnknownSecurityScheme {
+                                kind: format!("oauth2 flow {other}"),
+                            },
+                        );
+                        return Ok(Value::Object(def.clone()));
+                    }
+                };
+                let mut f = Map::new();
+                copy(def, &mut f, fields);
+                // Scopes are required in v3 (and in v2); an absent list is
+                // an empty one.
+                let scopes =
+                    def.get("scopes").cloned().unwrap_or_else(|| Value::Object(Map::new()));
+                f.insert("scopes".into(), scopes);
+                let mut flows = Map::new();
+                flows.insert(name.into(), Value::Object(f));
+                out.insert("flows".into(), Value::Object(flows));
+            }
+            other => {
+                self.note(at, NoteKind::UnknownSecurityScheme { kind: other.to_owned() });
+                return Ok(Value::Object(def.clone()));
+            }
+        }
+        for (k, v) in def {
+            if k.starts_with("x-") {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+fn copy(from: &Map<String, Value>, to: &mut Map<String, Value>, fields: &[&str]) {
+    for f in fields {
+        if let Some(v) = from.get(*f) {
+            to.insert((*f).to_owned(), v.clone());
+        }
+    }
+}
