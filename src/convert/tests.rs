@@ -1,1 +1,562 @@
+//! One small test per conversion rule, on documents built inline.
 
+use serde_json::{Value, json};
+
+use super::*;
+
+/// A Swagger 2.0 document around `paths` and `definitions`.
+fn doc(paths: Value, definitions: Value) -> Value {
+    json!({"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": paths, "definitions": definitions})
+}
+
+fn convert_ok(v2: &Value) -> Converted {
+    convert(v2).unwrap_or_else(|e| panic!("conversion failed: {e}"))
+}
+
+/// Converts a document with one definition `X` and returns it converted.
+fn schema_of(x: Value, more: Value) -> (Value, Vec<Note>) {
+    let mut defs = more;
+    defs["X"] = x;
+    let c = convert_ok(&doc(json!({}), defs));
+    (c.document["components"]["schemas"]["X"].clone(), c.notes)
+}
+
+/// Converts one operation (`post /apis/g/v1/things`) and returns it.
+fn operation_of(op: Value) -> (Value, Vec<Note>) {
+    let v2 = doc(json!({"/apis/g/v1/things": {"post": op}}), json!({"T": {"type": "object"}}));
+    let c = convert_ok(&v2);
+    (c.document["paths"]["/apis/g/v1/things"]["post"].clone(), c.notes)
+}
+
+fn kinds(notes: &[Note]) -> Vec<&'static str> {
+    notes.iter().map(|n| n.kind.label()).collect()
+}
+
+#[test]
+fn rejects_what_is_not_swagger_2() {
+    assert_eq!(convert(&json!([1])), Err(ConvertError::NotAnObject));
+    let e = convert(&json!({"openapi": "3.0.0", "paths": {}})).unwrap_err();
+    assert_eq!(e, ConvertError::NotSwagger2 { found: Some("openapi 3.0.0".into()) });
+    assert!(e.to_string().contains("openapi 3.0.0"), "{e}");
+    let e = convert(&json!({"swagger": "1.2"})).unwrap_err();
+    assert_eq!(e, ConvertError::NotSwagger2 { found: Some("1.2".into()) });
+    assert_eq!(convert(&json!({})), Err(ConvertError::NotSwagger2 { found: None }));
+}
+
+#[test]
+fn dangling_ref_is_an_error_naming_where_it_stands() {
+    let v2 = doc(json!({}), json!({"A": {"properties": {"b": {"$ref": "#/definitions/Nope"}}}}));
+    let e = convert(&v2).unwrap_err();
+    assert_eq!(
+        e,
+        ConvertError::UnresolvedRef {
+            reference: "#/definitions/Nope".into(),
+            at: JsonPointer::root().push("definitions").push("A").push("properties").push("b"),
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "reference #/definitions/Nope at /definitions/A/properties/b points to nothing"
+    );
+}
+
+#[test]
+fn wrong_json_type_is_an_error_with_a_pointer() {
+    let e = convert(&json!({"swagger": "2.0", "paths": {"/a": {"get": {"parameters": {}}}}}))
+        .unwrap_err();
+    assert_eq!(e.to_string(), "/paths/~1a/get/parameters must be a list of parameters");
+}
+
+#[test]
+fn document_members_keep_input_order_and_components_always_exist() {
+    let v2 = json!({"swagger": "2.0", "info": {"title": "t", "version": "1"}, "x-top": 1,
+                    "tags": [{"name": "a"}], "security": [{"k": []}], "paths": {}});
+    let c = convert_ok(&v2);
+    let keys: Vec<&str> = c.document.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["openapi", "info", "x-top", "tags", "security", "paths", "components"]);
+    assert_eq!(c.document["openapi"], "3.0.0");
+    assert_eq!(c.document["components"], json!({}));
+}
+
+#[test]
+fn no_servers_without_host_or_base_path() {
+    let c = convert_ok(&json!({"swagger": "2.0", "schemes": ["https"], "paths": {}}));
+    assert!(c.document.get("servers").is_none());
+    let c = convert_ok(&json!({"swagger": "2.0", "basePath": "/", "paths": {}}));
+    assert!(c.document.get("servers").is_none());
+}
+
+#[test]
+fn host_base_path_and_schemes_become_servers() {
+    let c = convert_ok(
+        &json!({"swagger": "2.0", "host": "api.example.com", "basePath": "/v2", "schemes": ["https", "http"]}),
+    );
+    assert_eq!(
+        c.document["servers"],
+        json!([{"url": "https://api.example.com/v2"}, {"url": "http://api.example.com/v2"}])
+    );
+    let c = convert_ok(&json!({"swagger": "2.0", "host": "h:8080"}));
+    assert_eq!(c.document["servers"], json!([{"url": "//h:8080"}]));
+    let c = convert_ok(&json!({"swagger": "2.0", "basePath": "/base"}));
+    assert_eq!(c.document["servers"], json!([{"url": "/base"}]));
+}
+
+#[test]
+fn definitions_become_component_schemas_with_refs_rewritten() {
+    let (x, _) =
+        schema_of(json!({"properties": {"b": {"$ref": "#/definitions/B"}}}), json!({"B": {}}));
+    assert_eq!(x, json!({"properties": {"b": {"$ref": "#/components/schemas/B"}}}));
+}
+
+#[test]
+fn ref_with_siblings_is_wrapped_in_all_of() {
+    let (x, _) = schema_of(
+        json!({"properties": {"m": {"description": "d", "default": {}, "$ref": "#/definitions/B"}}}),
+        json!({"B": {}}),
+    );
+    assert_eq!(
+        x["properties"]["m"],
+        json!({"description": "d", "default": {}, "allOf": [{"$ref": "#/components/schemas/B"}]})
+    );
+}
+
+#[test]
+fn wrapping_keeps_an_existing_all_of_after_the_ref() {
+    let (x, _) = schema_of(
+        json!({"$ref": "#/definitions/B", "allOf": [{"$ref": "#/definitions/C"}], "description": "d"}),
+        json!({"B": {}, "C": {}}),
+    );
+    assert_eq!(
+        x,
+        json!({"allOf": [{"$ref": "#/components/schemas/B"}, {"$ref": "#/components/schemas/C"}], "description": "d"})
+    );
+}
+
+#[test]
+fn bare_ref_is_not_wrapped() {
+    let (x, _) =
+        schema_of(json!({"items": {"$ref": "#/definitions/B"}, "type": "array"}), json!({"B": {}}));
+    assert_eq!(x, json!({"items": {"$ref": "#/components/schemas/B"}, "type": "array"}));
+}
+
+#[test]
+fn int_or_string_format_becomes_any_of_keeping_format() {
+    let (x, _) = schema_of(
+        json!({"description": "d", "type": "string", "format": "int-or-string"}),
+        json!({}),
+    );
+    assert_eq!(
+        x,
+        json!({"description": "d", "anyOf": [{"type": "integer"}, {"type": "string"}],
+               "format": "int-or-string", "x-kubernetes-int-or-string": true})
+    );
+}
+
+#[test]
+fn int_or_string_extension_becomes_any_of() {
+    let (x, _) = schema_of(json!({"x-kubernetes-int-or-string": true}), json!({}));
+    assert_eq!(
+        x,
+        json!({"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]})
+    );
+}
+
+#[test]
+fn int_or_string_with_explicit_any_of_is_left_alone() {
+    let s = json!({"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string", "pattern": "^a"}]});
+    let (x, _) = schema_of(s.clone(), json!({}));
+    assert_eq!(x, s);
+}
+
+#[test]
+fn quantity_definition_becomes_string_or_number() {
+    let v2 = doc(json!({}), json!({schema::QUANTITY: {"description": "q", "type": "string"}}));
+    let c = convert_ok(&v2);
+    assert_eq!(
+        c.document["components"]["schemas"][schema::QUANTITY],
+        json!({"description": "q", "anyOf": [{"type": "string"}, {"type": "number"}]})
+    );
+}
+
+#[test]
+fn x_nullable_becomes_nullable() {
+    let (x, _) = schema_of(json!({"type": "string", "x-nullable": true}), json!({}));
+    assert_eq!(x, json!({"type": "string", "nullable": true}));
+}
+
+#[test]
+fn discriminator_string_becomes_an_object() {
+    let (x, _) = schema_of(
+        json!({"discriminator": "kind", "properties": {"kind": {"type": "string"}}}),
+        json!({}),
+    );
+    assert_eq!(x["discriminator"], json!({"propertyName": "kind"}));
+}
+
+#[test]
+fn file_schema_becomes_binary_string() {
+    let (x, _) = schema_of(json!({"type": "file"}), json!({}));
+    assert_eq!(x, json!({"type": "string", "format": "binary"}));
+}
+
+#[test]
+fn conversion_reaches_into_composition_keywords() {
+    let (x, _) = schema_of(
+        json!({"allOf": [{"$ref": "#/definitions/B"}], "anyOf": [{"x-nullable": true}],
+               "oneOf": [{"type": "file"}], "not": {"$ref": "#/definitions/B"},
+               "additionalProperties": {"$ref": "#/definitions/B"}}),
+        json!({"B": {}}),
+    );
+    assert_eq!(
+        x,
+        json!({"allOf": [{"$ref": "#/components/schemas/B"}], "anyOf": [{"nullable": true}],
+               "oneOf": [{"type": "string", "format": "binary"}], "not": {"$ref": "#/components/schemas/B"},
+               "additionalProperties": {"$ref": "#/components/schemas/B"}})
+    );
+}
+
+#[test]
+fn keywords_v3_forbids_are_dropped_with_a_note() {
+    let (x, notes) = schema_of(
+        json!({"type": "object", "patternProperties": {"^a": {}}, "x-keep": 1}),
+        json!({}),
+    );
+    assert_eq!(x, json!({"type": "object", "x-keep": 1}));
+    assert_eq!(notes.len(), 1);
+    assert_eq!(
+        notes[0].kind,
+        NoteKind::DroppedSchemaKeyword { keyword: "patternProperties".into() }
+    );
+    assert_eq!(notes[0].at.as_str(), "/definitions/X/patternProperties");
+}
+
+#[test]
+fn tuple_items_become_any_of_with_a_note() {
+    let (x, notes) = schema_of(
+        json!({"type": "array", "items": [{"type": "string"}, {"type": "integer"}]}),
+        json!({}),
+    );
+    assert_eq!(x["items"], json!({"anyOf": [{"type": "string"}, {"type": "integer"}]}));
+    assert_eq!(kinds(&notes), ["tuple-items"]);
+}
+
+#[test]
+fn type_list_with_null_becomes_nullable() {
+    let (x, notes) = schema_of(json!({"type": ["string", "null"]}), json!({}));
+    assert_eq!(x, json!({"nullable": true, "type": "string"}));
+    assert_eq!(kinds(&notes), ["type-list"]);
+}
+
+#[test]
+fn body_parameter_is_found_by_location_not_name() {
+    let (op, _) = operation_of(json!({
+        "consumes": ["application/json", "application/yaml"],
+        "parameters": [{"name": "payload", "in": "body", "required": true, "description": "d",
+                        "schema": {"$ref": "#/definitions/T"}}],
+        "responses": {"200": {"description": "OK"}}
+    }));
+    let schema = json!({"$ref": "#/components/schemas/T"});
+    assert_eq!(
+        op["requestBody"],
+        json!({"description": "d", "content": {"application/json": {"schema": schema},
+               "application/yaml": {"schema": schema}}, "required": true})
+    );
+    assert!(op.get("parameters").is_none());
+}
+
+#[test]
+fn body_media_types_come_from_the_document_then_default_to_json() {
+    let mut v2 = doc(
+        json!({"/a": {"post": {"parameters": [{"name": "b", "in": "body", "schema": {}}],
+                                "responses": {"200": {"description": "OK"}}}}}),
+        json!({}),
+    );
+    let c = convert_ok(&v2);
+    assert_eq!(
+        c.document["paths"]["/a"]["post"]["requestBody"]["content"],
+        json!({"application/json": {"schema": {}}})
+    );
+    v2["consumes"] = json!(["application/yaml"]);
+    let c = convert_ok(&v2);
+    assert_eq!(
+        c.document["paths"]["/a"]["post"]["requestBody"]["content"],
+        json!({"application/yaml": {"schema": {}}})
+    );
+}
+
+#[test]
+fn response_content_follows_operation_produces_else_document_produces() {
+    let mut v2 = doc(
+        json!({"/a": {"get": {"responses": {"200": {"description": "OK", "schema": {"type": "string"}}}},
+                      "put": {"produces": ["text/plain"],
+                              "responses": {"200": {"description": "OK", "schema": {"type": "string"}}}}}}),
+        json!({}),
+    );
+    v2["produces"] = json!(["application/json", "application/yaml"]);
+    let c = convert_ok(&v2);
+    let a = &c.document["paths"]["/a"];
+    let s = json!({"schema": {"type": "string"}});
+    assert_eq!(
+        a["get"]["responses"]["200"]["content"],
+        json!({"application/json": s, "application/yaml": s})
+    );
+    assert_eq!(a["put"]["responses"]["200"]["content"], json!({"text/plain": s}));
+}
+
+#[test]
+fn response_headers_examples_and_default_are_converted() {
+    let (op, _) = operation_of(json!({
+        "produces": ["application/json"],
+        "responses": {
+            "default": {"description": "err", "headers": {"X-Rate": {"type": "integer", "format": "int32", "description": "r"}},
+                        "schema": {"$ref": "#/definitions/T"}, "examples": {"application/json": {"a": 1}, "text/plain": "a"},
+                        "x-r": true}
+        }
+    }));
+    assert_eq!(
+        op["responses"]["default"],
+        json!({"description": "err",
+               "headers": {"X-Rate": {"description": "r", "schema": {"type": "integer", "format": "int32"}}},
+               "content": {"application/json": {"schema": {"$ref": "#/components/schemas/T"}, "example": {"a": 1}},
+                           "text/plain": {"schema": {"$ref": "#/components/schemas/T"}, "example": "a"}},
+               "x-r": true})
+    );
+}
+
+#[test]
+fn simple_parameters_keep_their_validation_in_schema() {
+    let (op, _) = operation_of(json!({
+        "parameters": [{"name": "n", "in": "query", "type": "array", "collectionFormat": "multi",
+                        "items": {"type": "string", "enum": ["a", "b"]}, "maxItems": 3, "default": ["a"],
+                        "x-p": 1},
+                       {"name": "l", "in": "header", "type": "integer", "minimum": 1, "maximum": 9,
+                        "exclusiveMaximum": true, "required": true}],
+        "responses": {"200": {"description": "OK"}}
+    }));
+    assert_eq!(
+        op["parameters"],
+        json!([{"name": "n", "in": "query", "x-p": 1, "style": "form", "explode": true,
+                "schema": {"type": "array", "default": ["a"], "maxItems": 3,
+                           "items": {"type": "string", "enum": ["a", "b"]}}},
+               {"name": "l", "in": "header", "required": true,
+                "schema": {"type": "integer", "maximum": 9, "exclusiveMaximum": true, "minimum": 1}}])
+    );
+}
+
+#[test]
+fn collection_formats_map_to_style_and_explode() {
+    let param = |cf: Option<&str>, location: &str| {
+        let mut p =
+            json!({"name": "p", "in": location, "type": "array", "items": {"type": "string"}});
+        if location == "path" {
+            p["required"] = json!(true);
+        }
+        if let Some(cf) = cf {
+            p["collectionFormat"] = json!(cf);
+        }
+        let (op, notes) =
+            operation_of(json!({"parameters": [p], "responses": {"200": {"description": "OK"}}}));
+        let p = &op["parameters"][0];
+        (p.get("style").cloned(), p.get("explode").cloned(), kinds(&notes))
+    };
+    let s = |v: &str| Some(json!(v));
+    assert_eq!(param(None, "query"), (s("form"), Some(json!(false)), vec![]));
+    assert_eq!(param(Some("csv"), "query"), (s("form"), Some(json!(false)), vec![]));
+    assert_eq!(param(Some("multi"), "query"), (s("form"), Some(json!(true)), vec![]));
+    assert_eq!(param(Some("ssv"), "query"), (s("spaceDelimited"), Some(json!(false)), vec![]));
+    assert_eq!(param(Some("pipes"), "query"), (s("pipeDelimited"), Some(json!(false)), vec![]));
+    assert_eq!(param(Some("csv"), "path"), (None, None, vec![]));
+    assert_eq!(param(Some("tsv"), "query"), (None, None, vec!["tsv-collection"]));
+    assert_eq!(param(Some("multi"), "header"), (None, None, vec!["unsupported-collection-format"]));
+}
+
+#[test]
+fn form_data_becomes_a_url_encoded_body() {
+    let (op, _) = operation_of(json!({
+        "parameters": [{"name": "a", "in": "formData", "type": "string", "required": true, "description": "d"},
+                       {"name": "b", "in": "formData", "type": "array", "items": {"type": "integer"}},
+                       {"name": "q", "in": "query", "type": "string"}],
+        "responses": {"200": {"description": "OK"}}
+    }));
+    assert_eq!(
+        op["parameters"],
+        json!([{"name": "q", "in": "query", "schema": {"type": "string"}}])
+    );
+    assert_eq!(
+        op["requestBody"],
+        json!({"content": {"application/x-www-form-urlencoded": {
+                  "schema": {"type": "object",
+                             "properties": {"a": {"type": "string", "description": "d"},
+                                            "b": {"type": "array", "items": {"type": "integer"}}},
+                             "required": ["a"]},
+                  "encoding": {"b": {"style": "form", "explode": false}}}},
+               "required": true})
+    );
+}
+
+#[test]
+fn file_upload_becomes_a_multipart_binary_body() {
+    let (op, _) = operation_of(json!({
+        "parameters": [{"name": "f", "in": "formData", "type": "file"}],
+        "responses": {"200": {"description": "OK"}}
+    }));
+    assert_eq!(
+        op["requestBody"],
+        json!({"content": {"multipart/form-data": {"schema": {"type": "object",
+               "properties": {"f": {"type": "string", "format": "binary"}}}}}})
+    );
+}
+
+#[test]
+fn top_level_parameters_and_responses_become_components() {
+    let v2 = json!({
+        "swagger": "2.0", "consumes": ["application/json"], "produces": ["application/json"],
+        "parameters": {"pretty": {"name": "pretty", "in": "query", "type": "string"},
+                       "payload": {"name": "body", "in": "body", "schema": {"$ref": "#/definitions/T"}},
+                       "upload": {"name": "u", "in": "formData", "type": "string"}},
+        "responses": {"NotFound": {"description": "nf", "schema": {"$ref": "#/definitions/T"}}},
+        "definitions": {"T": {}},
+        "paths": {"/a": {"post": {"parameters": [{"$ref": "#/parameters/pretty"}, {"$ref": "#/parameters/payload"}],
+                                  "responses": {"404": {"$ref": "#/responses/NotFound"}}},
+                         "put": {"parameters": [{"$ref": "#/parameters/upload"}],
+                                 "responses": {"200": {"description": "OK"}}}}}
+    });
+    let c = convert_ok(&v2);
+    let comp = &c.document["components"];
+    assert_eq!(
+        comp["parameters"],
+        json!({"pretty": {"name": "pretty", "in": "query", "schema": {"type": "string"}}})
+    );
+    assert_eq!(
+        comp["requestBodies"],
+        json!({"payload": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/T"}}}}})
+    );
+    assert_eq!(
+        comp["responses"],
+        json!({"NotFound": {"description": "nf",
+               "content": {"application/json": {"schema": {"$ref": "#/components/schemas/T"}}}}})
+    );
+    let post = &c.document["paths"]["/a"]["post"];
+    assert_eq!(post["parameters"], json!([{"$ref": "#/components/parameters/pretty"}]));
+    assert_eq!(post["requestBody"], json!({"$ref": "#/components/requestBodies/payload"}));
+    assert_eq!(post["responses"]["404"], json!({"$ref": "#/components/responses/NotFound"}));
+    let put = &c.document["paths"]["/a"]["put"];
+    assert_eq!(
+        put["requestBody"]["content"]["application/x-www-form-urlencoded"]["schema"]["properties"]
+            ["u"],
+        json!({"type": "string"})
+    );
+    assert_eq!(kinds(&c.notes), ["formdata-component"]);
+}
+
+#[test]
+fn path_level_parameters_stay_and_path_level_body_reaches_operations() {
+    let v2 = doc(
+        json!({"/a/{id}": {
+            "parameters": [{"name": "id", "in": "path", "required": true, "type": "string"},
+                           {"name": "body", "in": "body", "schema": {"$ref": "#/definitions/T"}}],
+            "put": {"responses": {"200": {"description": "OK"}}},
+            "post": {"parameters": [{"name": "own", "in": "body", "schema": {"type": "string"}}],
+                     "responses": {"200": {"description": "OK"}}},
+            "x-item": true}}),
+        json!({"T": {}}),
+    );
+    let c = convert_ok(&v2);
+    let item = &c.document["paths"]["/a/{id}"];
+    assert_eq!(
+        item["parameters"],
+        json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}])
+    );
+    assert!(item["put"].get("parameters").is_none());
+    assert_eq!(
+        item["put"]["requestBody"]["content"]["application/json"]["schema"],
+        json!({"$ref": "#/components/schemas/T"})
+    );
+    assert_eq!(
+        item["post"]["requestBody"]["content"]["application/json"]["schema"],
+        json!({"type": "string"})
+    );
+    assert_eq!(item["x-item"], json!(true));
+    assert!(c.notes.is_empty(), "{:?}", c.notes);
+}
+
+#[test]
+fn security_schemes_take_their_v3_forms() {
+    let v2 = json!({"swagger": "2.0", "securityDefinitions": {
+        "basic": {"type": "basic", "description": "b"},
+        "key": {"type": "apiKey", "name": "authorization", "in": "header", "x-k": 1},
+        "implicit": {"type": "oauth2", "flow": "implicit", "authorizationUrl": "https://a", "scopes": {"r": "read"}},
+        "password": {"type": "oauth2", "flow": "password", "tokenUrl": "https://t", "scopes": {}},
+        "app": {"type": "oauth2", "flow": "application", "tokenUrl": "https://t", "scopes": {}},
+        "code": {"type": "oauth2", "flow": "accessCode", "authorizationUrl": "https://a", "tokenUrl": "https://t"}
+    }});
+    let c = convert_ok(&v2);
+    assert_eq!(
+        c.document["components"]["securitySchemes"],
+        json!({
+            "basic": {"type": "http", "scheme": "basic", "description": "b"},
+            "key": {"type": "apiKey", "name": "authorization", "in": "header", "x-k": 1},
+            "implicit": {"type": "oauth2", "flows": {"implicit": {"authorizationUrl": "https://a", "scopes": {"r": "read"}}}},
+            "password": {"type": "oauth2", "flows": {"password": {"tokenUrl": "https://t", "scopes": {}}}},
+            "app": {"type": "oauth2", "flows": {"clientCredentials": {"tokenUrl": "https://t", "scopes": {}}}},
+            "code": {"type": "oauth2", "flows": {"authorizationCode": {"authorizationUrl": "https://a", "tokenUrl": "https://t", "scopes": {}}}}
+        })
+    );
+}
+
+#[test]
+fn operation_without_responses_gets_an_empty_object_and_a_note() {
+    let (op, notes) = operation_of(json!({"operationId": "x"}));
+    assert_eq!(op, json!({"operationId": "x", "responses": {}}));
+    assert_eq!(kinds(&notes), ["missing-responses"]);
+}
+
+#[test]
+fn operation_fields_and_extensions_are_kept_and_schemes_dropped_without_host() {
+    let (op, notes) = operation_of(json!({
+        "tags": ["t"], "summary": "s", "description": "d", "operationId": "o", "deprecated": true,
+        "schemes": ["https"], "security": [{"k": []}], "externalDocs": {"url": "https://e"},
+        "responses": {"200": {"description": "OK"}},
+        "x-kubernetes-action": "post", "x-kubernetes-group-version-kind": {"group": "g", "version": "v1", "kind": "T"}
+    }));
+    assert_eq!(
+        op,
+        json!({"tags": ["t"], "summary": "s", "description": "d", "operationId": "o", "deprecated": true,
+               "security": [{"k": []}], "externalDocs": {"url": "https://e"},
+               "responses": {"200": {"description": "OK"}},
+               "x-kubernetes-action": "post", "x-kubernetes-group-version-kind": {"group": "g", "version": "v1", "kind": "T"}})
+    );
+    assert_eq!(kinds(&notes), ["operation-schemes"]);
+}
+
+#[test]
+fn operation_schemes_become_servers_when_a_host_is_known() {
+    let v2 = json!({"swagger": "2.0", "host": "h", "schemes": ["https"],
+                    "paths": {"/a": {"get": {"schemes": ["http"], "responses": {"200": {"description": "OK"}}}}}});
+    let c = convert_ok(&v2);
+    assert_eq!(c.document["paths"]["/a"]["get"]["servers"], json!([{"url": "http://h"}]));
+}
+
+#[test]
+fn external_refs_are_kept_with_a_note() {
+    let (x, notes) = schema_of(json!({"$ref": "other.json#/definitions/B"}), json!({}));
+    assert_eq!(x, json!({"$ref": "other.json#/definitions/B"}));
+    assert_eq!(
+        notes[0].kind,
+        NoteKind::ExternalRef { reference: "other.json#/definitions/B".into() }
+    );
+}
+
+#[test]
+fn conversion_does_not_mutate_and_is_deterministic() {
+    let v2 = doc(
+        json!({"/a": {"get": {"parameters": [{"name": "q", "in": "query", "type": "string"}],
+                              "responses": {"200": {"description": "OK", "schema": {"$ref": "#/definitions/T"}}}}}}),
+        json!({"T": {"properties": {"z": {"type": "string"}, "a": {"format": "int-or-string"}}}}),
+    );
+    let before = v2.clone();
+    let a = serde_json::to_vec(&convert_ok(&v2).document).unwrap();
+    let b = serde_json::to_vec(&convert_ok(&v2).document).unwrap();
+    assert_eq!(v2, before);
+    assert_eq!(a, b);
+}
