@@ -1,0 +1,321 @@
+//! The validator harness (`common::validators`) works and cannot pass
+//! vacuously: Kubernetes' own v3 documents pass (openapi-spec-validator
+//! needing exactly the zero-default tolerance), broken documents fail both
+//! validators, and a small valid document passes both.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde_json::{Value, json};
+
+use crate::common::validators::{self, FileReport};
+
+/// `../shared/testdata/kube-openapi/pkg` relative to the crate root, or
+/// `None` (after a notice) when it is missing outside CI.
+///
+/// # Panics
+///
+/// When the data is missing and `CI=true` (the design note: tests on real
+/// data fail, not skip, in CI).
+fn kube_openapi_pkg() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata/kube-openapi/pkg");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{} is missing (CI=true: tests on real data must not skip)",
+        dir.display()
+    );
+    eprintln!("skipping: {} is missing (see DESIGN.md, real data)", dir.display());
+    None
+}
+
+/// Kubernetes 1.24's own OpenAPI v3 documents: the three `v3_*.json` beside
+/// the conversion test data, and every `*.json` under
+/// `util/proto/testdata/openapi_v3_0_0`.
+fn kubernetes_v3_documents() -> Option<Vec<PathBuf>> {
+    let pkg = kube_openapi_pkg()?;
+    let mut documents: Vec<PathBuf> =
+        fs::read_dir(pkg.join("openapiconv/testdata_generated_from_k8s"))
+            .expect("the conversion test data directory is readable")
+            .map(|entry| entry.expect("directory entries are readable").path())
+            .filter(|path| {
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+                name.starts_with("v3_") && name.ends_with(".json")
+            })
+            .collect();
+    documents.sort();
+    assert_eq!(documents.len(), 3, "expected the three v3_*.json documents: {documents:?}");
+    let mut served = Vec::new();
+    collect_json(&pkg.join("util/proto/testdata/openapi_v3_0_0"), &mut served);
+    served.sort();
+    assert!(served.len() >= 5, "expected the served group-version documents: {served:?}");
+    documents.extend(served);
+    Some(documents)
+}
+
+fn collect_json(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).expect("test data directory is readable") {
+        let path = entry.expect("directory entries are readable").path();
+        if path.is_dir() {
+            collect_json(&path, found);
+        } else if path.extension().is_some_and(|e| e == "json") {
+            found.push(path);
+        }
+    }
+}
+
+/// openapi-spec-validator with the tolerance on Kubernetes' documents,
+/// shared by two tests (a run takes seconds).
+fn kubernetes_tolerant_reports(documents: &[PathBuf]) -> &'static [FileReport] {
+    static REPORTS: OnceLock<Vec<FileReport>> = OnceLock::new();
+    REPORTS.get_or_init(|| validators::openapi_spec_validator(documents, true))
+}
+
+fn assert_one_report_per_document(reports: &[FileReport], documents: &[PathBuf]) {
+    let files: Vec<&PathBuf> = reports.iter().map(|r| &r.file).collect();
+    let expected: Vec<&PathBuf> = documents.iter().collect();
+    assert_eq!(files, expected);
+}
+
+#[test]
+fn kubernetes_v3_documents_pass_openapi_spec_validator_with_zero_default_tolerance() {
+    let Some(documents) = kubernetes_v3_documents() else { return };
+    let reports = kubernetes_tolerant_reports(&documents);
+    assert_one_report_per_document(reports, &documents);
+    for report in reports {
+        assert!(report.errors.is_empty(), "{}: {:#?}", report.file.display(), report.errors);
+    }
+    let tolerated: usize = reports.iter().map(|r| r.tolerated).sum();
+    assert!(tolerated > 0, "the tolerance was not needed: is it still needed at all?");
+}
+
+#[test]
+fn openapi_spec_validator_reports_only_zero_defaults_on_kubernetes_v3_documents() {
+    let Some(documents) = kubernetes_v3_documents() else { return };
+    let strict = validators::openapi_spec_validator(&documents, false);
+    let tolerant = kubernetes_tolerant_reports(&documents);
+    assert_one_report_per_document(&strict, &documents);
+    // Without the tolerance the findings are exactly those the tolerance
+    // drops (same count per file, none left with it), and each one points
+    // at a `default`.
+    for (strict, tolerant) in strict.iter().zip(tolerant) {
+        assert_eq!(strict.tolerated, 0);
+        assert_eq!(
+            strict.errors.len(),
+            tolerant.tolerated + tolerant.errors.len(),
+            "{}: strict findings {:#?}",
+            strict.file.display(),
+            strict.errors
+        );
+        for error in &strict.errors {
+            assert!(error.contains("/default: "), "{}: {error}", strict.file.display());
+            assert!(error.ends_with(')') && error.contains("(default "), "{error}");
+        }
+    }
+    let findings: usize = strict.iter().map(|r| r.errors.len()).sum();
+    assert!(findings > 0, "openapi-spec-validator found nothing: the tolerance would be unused");
+}
+
+#[test]
+fn kubernetes_v3_documents_pass_swagger_parser() {
+    let Some(documents) = kubernetes_v3_documents() else { return };
+    let reports = validators::swagger_parser(&documents);
+    assert_one_report_per_document(&reports, &documents);
+    for report in &reports {
+        assert!(report.errors.is_empty(), "{}: {:#?}", report.file.display(), report.errors);
+    }
+}
+
+/// A small, valid group-version document in the shape Kubernetes publishes.
+fn small_valid_document() -> Value {
+    json!({
+        "openapi": "3.0.0",
+        "info": { "title": "Kubernetes", "version": "v1.30.0" },
+        "paths": {
+            "/apis/example.com/v1/namespaces/{namespace}/widgets/{name}": {
+                "parameters": [
+                    { "name": "namespace", "in": "path", "required": true,
+                      "schema": { "type": "string", "uniqueItems": true } },
+                    { "name": "name", "in": "path", "required": true,
+                      "schema": { "type": "string", "uniqueItems": true } }
+                ],
+                "get": {
+                    "operationId": "readExampleComV1NamespacedWidget",
+                    "responses": {
+                        "200": {
+                            "description": "OK",
+                            "content": { "application/json": { "schema": {
+                                "$ref": "#/components/schemas/com.example.v1.Widget"
+                            } } }
+                        },
+                        "401": { "description": "Unauthorized" }
+                    }
+                }
+            }
+        },
+        "components": { "schemas": {
+            "com.example.v1.Widget": {
+                "type": "object",
+                "required": ["spec"],
+                "properties": {
+                    "apiVersion": { "type": "string" },
+                    "kind": { "type": "string" },
+                    "spec": {
+                        "description": "the $ref-with-description wrapper the converter emits",
+                        "allOf": [{ "$ref": "#/components/schemas/com.example.v1.WidgetSpec" }]
+                    }
+                }
+            },
+            "com.example.v1.WidgetSpec": {
+                "type": "object",
+                "properties": {
+                    "replicas": { "type": "integer", "format": "int32", "default": 1 },
+                    "size": { "anyOf": [{ "type": "integer" }, { "type": "string" }],
+                              "x-kubernetes-int-or-string": true }
+                }
+            }
+        } }
+    })
+}
+
+fn write_documents(dir: &Path, documents: &[(&str, Value)]) -> Vec<PathBuf> {
+    documents
+        .iter()
+        .map(|(name, document)| {
+            let path = dir.join(name);
+            fs::write(&path, serde_json::to_vec_pretty(document).expect("JSON serializes"))
+                .expect("scratch directory is writable");
+            path
+        })
+        .collect()
+}
+
+/// Sets `value` at the JSON pointer `pointer` (its parent must exist).
+fn with(mut document: Value, pointer: &str, value: Value) -> Value {
+    *document.pointer_mut(pointer).unwrap_or_else(|| panic!("{pointer} exists")) = value;
+    document
+}
+
+fn parameter_lacking_in() -> Value {
+    with(
+        small_valid_document(),
+        "/paths/~1apis~1example.com~1v1~1namespaces~1{namespace}~1widgets~1{name}/parameters/1",
+        json!({ "name": "name", "required": true, "schema": { "type": "string" } }),
+    )
+}
+
+fn dangling_ref() -> Value {
+    with(
+        small_valid_document(),
+        "/components/schemas/com.example.v1.Widget/properties/spec/allOf/0/$ref",
+        json!("#/components/schemas/com.example.v1.Missing"),
+    )
+}
+
+#[test]
+fn validators_are_installed_under_target_from_the_pins() {
+    validators::ensure_installed();
+    let root = validators::validators_dir();
+    let pins = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/validators");
+    let read =
+        |path: PathBuf| fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(root.join("venv/bin/python").exists());
+    assert_eq!(read(root.join("venv/.installed-from")), read(pins.join("requirements.txt")));
+    let mut npm_pins = read(pins.join("package.json"));
+    npm_pins.extend(read(pins.join("package-lock.json")));
+    assert_eq!(read(root.join("node/.installed-from")), npm_pins);
+    assert!(root.join("node/node_modules/@apidevtools/swagger-parser/package.json").exists());
+}
+
+#[test]
+fn small_valid_document_passes_both_validators() {
+    let dir = validators::scratch_dir("small-valid");
+    let files = write_documents(&dir, &[("valid.json", small_valid_document())]);
+    for report in validators::openapi_spec_validator(&files, false)
+        .into_iter()
+        .chain(validators::swagger_parser(&files))
+    {
+        assert_eq!(report.errors, Vec::<String>::new(), "{}", report.file.display());
+        assert_eq!(report.tolerated, 0);
+    }
+}
+
+#[test]
+fn broken_documents_fail_openapi_spec_validator() {
+    let dir = validators::scratch_dir("broken-osv");
+    let files = write_documents(
+        &dir,
+        &[
+            ("parameter-lacking-in.json", parameter_lacking_in()),
+            ("dangling-ref.json", dangling_ref()),
+        ],
+    );
+    // The tolerance must not hide them either.
+    for tolerate in [false, true] {
+        let reports = validators::openapi_spec_validator(&files, tolerate);
+        assert_eq!(reports.len(), 2);
+        let (lacking_in, dangling) = (&reports[0], &reports[1]);
+        assert!(
+            lacking_in.errors.iter().any(|e| e.contains("/parameters/1: ")),
+            "{:#?}",
+            lacking_in.errors
+        );
+        assert!(
+            dangling.errors.iter().any(|e| e.contains("com.example.v1.Missing")),
+            "{:#?}",
+            dangling.errors
+        );
+        assert_eq!(lacking_in.tolerated + dangling.tolerated, 0);
+    }
+}
+
+#[test]
+fn broken_documents_fail_swagger_parser() {
+    let dir = validators::scratch_dir("broken-swagger-parser");
+    let files = write_documents(
+        &dir,
+        &[
+            ("parameter-lacking-in.json", parameter_lacking_in()),
+            ("dangling-ref.json", dangling_ref()),
+        ],
+    );
+    let reports = validators::swagger_parser(&files);
+    assert_eq!(reports.len(), 2);
+    let (lacking_in, dangling) = (&reports[0], &reports[1]);
+    assert!(
+        lacking_in.errors.iter().any(|e| e.contains("must have required property 'in'")),
+        "{:#?}",
+        lacking_in.errors
+    );
+    assert!(
+        dangling.errors.iter().any(|e| e.contains("com.example.v1.Missing")),
+        "{:#?}",
+        dangling.errors
+    );
+}
+
+#[test]
+fn only_zero_value_defaults_that_do_not_fit_are_tolerated() {
+    let dir = validators::scratch_dir("zero-defaults");
+    let replicas = "/components/schemas/com.example.v1.WidgetSpec/properties/replicas/default";
+    let files = write_documents(
+        &dir,
+        &[
+            // `{}` where an integer is expected: a zero-value default.
+            ("zero-default.json", with(small_valid_document(), replicas, json!({}))),
+            // A wrong default that is not a zero value: always reported.
+            ("non-zero-default.json", with(small_valid_document(), replicas, json!("three"))),
+        ],
+    );
+    let strict = validators::openapi_spec_validator(&files, false);
+    let tolerant = validators::openapi_spec_validator(&files, true);
+    let expected = format!("#{replicas}: {{}} is not of type 'integer' (default /type)");
+    assert_eq!(strict[0].errors, [expected]);
+    assert_eq!((tolerant[0].errors.len(), tolerant[0].tolerated), (0, 1));
+    assert_eq!(strict[1].errors.len(), 1, "{:#?}", strict[1].errors);
+    assert_eq!(tolerant[1].errors, strict[1].errors);
+    assert_eq!(tolerant[1].tolerated, 0);
+}
