@@ -1,4 +1,8 @@
 //! Support code shared by the integration tests.
 
+/// Structural JSON comparison with allow-lists.
+pub mod json_diff;
+/// Locating `../shared/testdata`.
+pub mod shared;
 /// openapi-spec-validator and swagger-parser, installed on first use.
 pub mod validators;
