@@ -4,9 +4,11 @@
 
 /// Test support: fake servers, helpers, the OpenAPI validator harness.
 mod common;
+/// Committed fixtures and their expected conversions, byte for byte.
+mod golden;
+/// Generated documents: no panics, determinism, `$ref` closure.
+mod properties;
 /// The converter and splitter on real Kubernetes documents in `../shared`.
 mod shared_data;
 /// The OpenAPI validator harness itself: it runs, and it cannot pass vacuously.
 mod validators;
-/// Committed fixtures and their expected conversions, byte for byte.
-mod golden;

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use crate::common::refs::dangling_refs;
 use openapi_proxy::convert::convert;
 use openapi_proxy::split::split;
 use serde_json::Value;
@@ -29,17 +30,14 @@ fn one_of_as_any_of(v: &mut Value) {
         Value::Object(m) => {
             let int_or_string = m.get("format").and_then(Value::as_str) == Some("int-or-string")
                 || m.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
-            if int_or_string {
-                if let Some(one_of) = m.remove("oneOf") {
-                    m.insert("anyOf".into(), one_of);
-                }
+            if int_or_string && let Some(one_of) = m.remove("oneOf") {
+                m.insert("anyOf".into(), one_of);
             }
             if let Some(Value::Object(q)) =
                 m.get_mut("io.k8s.apimachinery.pkg.api.resource.Quantity")
+                && let Some(one_of) = q.remove("oneOf")
             {
-                if let Some(one_of) = q.remove("oneOf") {
-                    q.insert("anyOf".into(), one_of);
-                }
+                q.insert("anyOf".into(), one_of);
             }
             m.values_mut().for_each(one_of_as_any_of);
         }
@@ -74,32 +72,13 @@ fn kubernetes_1_24_conversion_equals_what_kubernetes_publishes_but_for_the_allow
         unexplained.len(),
         unexplained.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
     );
-    let unused: Vec<_> =
-        allow.iter().zip(&used).filter(|(_, u)| !**u).map(|(a, _)| &a.pattern).collect();
+    let unused: Vec<_> = allow
+        .iter()
+        .zip(&used)
+        .filter(|(_, u)| !**u)
+        .map(|(a, _)| format!("{} ({})", a.pattern, a.reason))
+        .collect();
     assert!(unused.is_empty(), "allow-list entries no difference needed (remove them): {unused:?}");
-}
-
-/// Every local `$ref` in `doc` resolves inside `doc`.
-fn dangling_refs(doc: &Value) -> Vec<String> {
-    fn walk(v: &Value, root: &Value, out: &mut Vec<String>) {
-        match v {
-            Value::Object(m) => {
-                if let Some(Value::String(r)) = m.get("$ref") {
-                    if let Some(p) = r.strip_prefix('#') {
-                        if root.pointer(p).is_none() {
-                            out.push(r.clone());
-                        }
-                    }
-                }
-                m.values().for_each(|v| walk(v, root, out));
-            }
-            Value::Array(a) => a.iter().for_each(|v| walk(v, root, out)),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    walk(doc, doc, &mut out);
-    out
 }
 
 /// The 1.27 document's split: its keys, and each document's bytes.
