@@ -13,7 +13,7 @@
 //! schemes to valid v3 forms, and never drops an existing `allOf` when it
 //! wraps a `$ref`.
 //!
-//! Kubernetes heuristics ([`schema`]): IntOrString and Quantity become
+//! Kubernetes heuristics (in `schema.rs`): IntOrString and Quantity become
 //! `anyOf`, and a `$ref` that carries siblings (a description, a default) is
 //! wrapped in `allOf` so the siblings survive.
 //!
