@@ -12,3 +12,5 @@ mod properties;
 mod shared_data;
 /// The OpenAPI validator harness itself: it runs, and it cannot pass vacuously.
 mod validators;
+/// The `convert` command as a user runs it.
+mod cli;

@@ -1,0 +1,152 @@
+//! The `openapi-proxy convert` command as a user runs it: files written,
+//! summary, exit status.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use crate::common::validators::scratch_dir;
+
+const SAMPLE: &str = "testdata/sample/widgets.v2.json";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn convert(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
+        .arg("convert")
+        .args(args)
+        .current_dir(root())
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    if let Some(bytes) = stdin {
+        child.stdin.take().expect("stdin").write_all(bytes).expect("write stdin");
+    }
+    child.wait_with_output().expect("binary finishes")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).expect("under dir").to_string_lossy().into_owned());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn convert_writes_one_document_per_key_and_summarises() {
+    let out = scratch_dir("cli-sample");
+    let o = convert(&[SAMPLE, "--out", out.to_str().expect("utf-8")], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        files_under(&out),
+        [
+            "apis.json",
+            "apis/widgets.example.com.json",
+            "apis/widgets.example.com/v1beta1.json",
+            "version.json"
+        ]
+    );
+    let gv: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(out.join("apis/widgets.example.com/v1beta1.json")).expect("read"),
+    )
+    .expect("JSON");
+    assert_eq!(gv["openapi"], "3.0.0");
+    assert!(gv["components"]["schemas"]["com.example.widgets.v1beta1.Widget"].is_object());
+    let err = stderr(&o);
+    assert!(err.contains("converted: 4 documents (1 group-versions, 3 other)"), "{err}");
+    assert!(err.contains("note operation-schemes: 10"), "{err}");
+}
+
+#[test]
+fn convert_reads_yaml_from_stdin_and_writes_the_whole_document() {
+    let dir = scratch_dir("cli-stdin");
+    let whole = dir.join("whole.json");
+    let yaml = std::fs::read(root().join("testdata/convert/petstore.v2.yaml")).expect("fixture");
+    let o = convert(&["-", "--whole", whole.to_str().expect("utf-8"), "--pretty"], Some(&yaml));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let written = std::fs::read_to_string(&whole).expect("whole written");
+    let golden =
+        std::fs::read_to_string(root().join("testdata/convert/petstore.v3.json")).expect("golden");
+    assert_eq!(written.trim_end(), golden.trim_end());
+}
+
+#[test]
+fn input_that_is_not_swagger_exits_3_with_a_pointer() {
+    let o = convert(&["-", "--whole", "/dev/null"], Some(br#"{"openapi": "3.0.0", "paths": {}}"#));
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not a Swagger 2.0 document (found openapi 3.0.0)"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = convert(
+        &["-", "--whole", "/dev/null"],
+        Some(br##"{"swagger": "2.0", "definitions": {"A": {"$ref": "#/definitions/B"}}}"##),
+    );
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        stderr(&o).contains("reference #/definitions/B at /definitions/A points to nothing"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = convert(&["-", "--whole", "/dev/null"], Some(b"{ not json: [ nor yaml"));
+    assert_eq!(o.status.code(), Some(3));
+    assert!(stderr(&o).contains("as JSON or YAML"), "{}", stderr(&o));
+}
+
+#[test]
+fn unreadable_input_or_unwritable_output_exits_4() {
+    let o = convert(&["does/not/exist.json", "--out", "/tmp/x"], None);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(stderr(&o).contains("reading does/not/exist.json"), "{}", stderr(&o));
+
+    let o = convert(&[SAMPLE, "--whole", "/proc/this/cannot/be/written.json"], None);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+}
+
+#[test]
+fn hostile_paths_never_write_outside_the_output_directory() {
+    let dir = scratch_dir("cli-hostile");
+    let out = dir.join("out");
+    let doc = br#"{"swagger": "2.0", "paths": {
+        "/../../escaped/x": {"get": {"responses": {"200": {"description": "OK"}}}},
+        "/apis/../../escaped2/v1": {"get": {"responses": {"200": {"description": "OK"}}}},
+        "/ok": {"get": {"responses": {"200": {"description": "OK"}}}}}}"#;
+    let o = convert(&["-", "--out", out.to_str().expect("utf-8")], Some(doc));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(files_under(&dir), ["out/ok.json"]);
+    assert!(stderr(&o).contains("belongs to no document key"), "{}", stderr(&o));
+}
+
+#[test]
+fn help_explains_the_command() {
+    let o = Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
+        .args(["convert", "--help"])
+        .output()
+        .expect("runs");
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success());
+    for needle in ["--out", "--whole", "Exit status", "YAML"] {
+        assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
+    }
+}
