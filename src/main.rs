@@ -6,6 +6,12 @@ use std::process::ExitCode;
 use clap::Parser;
 use openapi_proxy::cli::{Cli, Command, LogFormat};
 
+/// The converter and the splitter build and free trees of about a million
+/// small nodes. With the system allocator, freeing the 1.27 document's
+/// trees alone took 62 ms, twice the conversion; with mimalloc it takes 15.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing(cli.log_format);

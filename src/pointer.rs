@@ -51,6 +51,80 @@ impl JsonPointer {
     }
 }
 
+/// A location in a document, built without allocating while a walker
+/// descends and turned into a [`JsonPointer`] only when a note or an error
+/// needs one.
+///
+/// The converter visits every node of a 4 MB document; formatting a pointer
+/// string at each of them cost more than the conversion itself. A
+/// `Location` is a chain of borrowed tokens on the stack instead.
+#[derive(Clone, Copy, Debug)]
+pub struct Location<'a> {
+    parent: Option<&'a Location<'a>>,
+    token: Token<'a>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Token<'a> {
+    /// The start of the chain: a pointer built earlier (often the root).
+    Base(&'a JsonPointer),
+    Key(&'a str),
+    Index(usize),
+}
+
+static ROOT: JsonPointer = JsonPointer(String::new());
+static ROOT_LOCATION: Location<'static> = Location { parent: None, token: Token::Base(&ROOT) };
+
+impl<'a> Location<'a> {
+    /// The whole document.
+    #[must_use]
+    pub fn root() -> &'static Location<'static> {
+        &ROOT_LOCATION
+    }
+
+    /// Starts a chain at an already built pointer.
+    #[must_use]
+    pub fn at(base: &'a JsonPointer) -> Self {
+        Self { parent: None, token: Token::Base(base) }
+    }
+
+    /// Child `key` of this node.
+    #[must_use]
+    pub fn key(&'a self, key: &'a str) -> Self {
+        Self { parent: Some(self), token: Token::Key(key) }
+    }
+
+    /// Array element `index` of this node.
+    #[must_use]
+    pub fn index(&'a self, index: usize) -> Self {
+        Self { parent: Some(self), token: Token::Index(index) }
+    }
+
+    /// The pointer this location stands for.
+    #[must_use]
+    pub fn to_pointer(&self) -> JsonPointer {
+        let mut tokens = Vec::new();
+        let mut base = &ROOT;
+        let mut at = Some(self);
+        while let Some(l) = at {
+            match l.token {
+                Token::Base(b) => base = b,
+                t => tokens.push(t),
+            }
+            at = l.parent;
+        }
+        let mut p = base.clone();
+        for t in tokens.iter().rev() {
+            p = match t {
+                Token::Key(k) => p.push(k),
+                Token::Index(i) => p.index(*i),
+                Token::Base(_) => p,
+            };
+        }
+        p
+    }
+}
+
 impl fmt::Display for JsonPointer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.0.is_empty() { f.write_str("(document root)") } else { f.write_str(&self.0) }
@@ -71,6 +145,18 @@ mod tests {
     fn escapes_slash_and_tilde_as_rfc6901_says() {
         let p = JsonPointer::root().push("paths").push("/api/v1/{name}").push("a~b").index(3);
         assert_eq!(p.as_str(), "/paths/~1api~1v1~1{name}/a~0b/3");
+    }
+
+    #[test]
+    fn location_builds_the_same_pointer_lazily() {
+        let base = JsonPointer::root().push("paths");
+        let at = Location::at(&base);
+        let item = at.key("/a");
+        let op = item.key("get");
+        let p = op.key("parameters");
+        assert_eq!(p.index(2).to_pointer().as_str(), "/paths/~1a/get/parameters/2");
+        assert_eq!(Location::root().key("x").to_pointer().as_str(), "/x");
+        assert_eq!(Location::root().to_pointer().as_str(), "");
     }
 
     #[test]

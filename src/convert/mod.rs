@@ -33,7 +33,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::pointer::JsonPointer;
+use crate::pointer::{JsonPointer, Location};
 
 /// The OpenAPI version written into converted documents; the one Kubernetes
 /// itself publishes.
@@ -273,21 +273,21 @@ const ROOT_PRODUCES: &str = "produces";
 
 impl<'a> Context<'a> {
     fn new(root: &'a Value, doc: &'a Map<String, Value>) -> Result<Self, ConvertError> {
-        let top = JsonPointer::root();
-        let consumes = media_types(doc.get(ROOT_CONSUMES), &top.push(ROOT_CONSUMES))?;
-        let produces = media_types(doc.get(ROOT_PRODUCES), &top.push(ROOT_PRODUCES))?;
+        let top = Location::root();
+        let consumes = media_types(doc.get(ROOT_CONSUMES), &top.key(ROOT_CONSUMES))?;
+        let produces = media_types(doc.get(ROOT_PRODUCES), &top.key(ROOT_PRODUCES))?;
         Ok(Self { root, doc, consumes, produces, notes: Vec::new() })
     }
 
-    fn note(&mut self, at: &JsonPointer, kind: NoteKind) {
-        self.notes.push(Note { at: at.clone(), kind });
+    fn note(&mut self, at: &Location<'_>, kind: NoteKind) {
+        self.notes.push(Note { at: at.to_pointer(), kind });
     }
 
     /// The document level: input members in input order, each mapped to its
     /// v3 place (`host`/`basePath`/`schemes` → `servers`, `definitions`,
     /// `parameters`, `responses`, `securityDefinitions` → `components`).
     fn document(&mut self) -> Result<Value, ConvertError> {
-        let top = JsonPointer::root();
+        let top = Location::root();
         let mut out = Map::new();
         out.insert("openapi".into(), Value::String(OPENAPI_VERSION.into()));
         let mut components_done = false;
@@ -304,7 +304,7 @@ impl<'a> Context<'a> {
                     }
                 }
                 "paths" => {
-                    let paths = self.paths(value, &top.push("paths"))?;
+                    let paths = self.paths(value, &top.key("paths"))?;
                     out.insert("paths".into(), paths);
                 }
                 "definitions" | "parameters" | "responses" | "securityDefinitions" => {
@@ -332,10 +332,10 @@ impl<'a> Context<'a> {
     /// document names no host and no base path other than `/` (v3's
     /// default server is `/`), as Kubernetes documents do.
     fn servers(&mut self) -> Result<Option<Value>, ConvertError> {
-        let top = JsonPointer::root();
-        let host = opt_str(self.doc.get("host"), &top.push("host"))?;
-        let base = opt_str(self.doc.get("basePath"), &top.push("basePath"))?;
-        let schemes = media_types(self.doc.get("schemes"), &top.push("schemes"))?;
+        let top = Location::root();
+        let host = opt_str(self.doc.get("host"), &top.key("host"))?;
+        let base = opt_str(self.doc.get("basePath"), &top.key("basePath"))?;
+        let schemes = media_types(self.doc.get("schemes"), &top.key("schemes"))?;
         Ok(server_urls(host, base, &schemes).map(|urls| {
             Value::Array(
                 urls.into_iter()
@@ -350,25 +350,25 @@ impl<'a> Context<'a> {
     }
 
     fn components(&mut self) -> Result<Value, ConvertError> {
-        let top = JsonPointer::root();
+        let top = Location::root();
         let mut out = Map::new();
         if let Some(defs) = self.doc.get("definitions") {
-            let at = top.push("definitions");
+            let at = top.key("definitions");
             let defs = as_object(defs, &at, "an object of schemas")?;
             let mut schemas = Map::new();
             for (name, s) in defs {
-                let converted = self.named_schema(name, s, &at.push(name))?;
+                let converted = self.named_schema(name, s, &at.key(name))?;
                 schemas.insert(name.clone(), converted);
             }
             out.insert("schemas".into(), Value::Object(schemas));
         }
         if let Some(responses) = self.doc.get("responses") {
-            let at = top.push("responses");
+            let at = top.key("responses");
             let responses = as_object(responses, &at, "an object of responses")?;
             let produces = self.produces.clone();
             let mut converted = Map::new();
             for (name, r) in responses {
-                converted.insert(name.clone(), self.response(r, &produces, &at.push(name))?);
+                converted.insert(name.clone(), self.response(r, &produces, &at.key(name))?);
             }
             out.insert("responses".into(), Value::Object(converted));
         }
@@ -382,7 +382,7 @@ impl<'a> Context<'a> {
             }
         }
         if let Some(defs) = self.doc.get("securityDefinitions") {
-            let schemes = self.security_schemes(defs, &top.push("securityDefinitions"))?;
+            let schemes = self.security_schemes(defs, &top.key("securityDefinitions"))?;
             out.insert("securitySchemes".into(), schemes);
         }
         Ok(Value::Object(out))
@@ -390,9 +390,9 @@ impl<'a> Context<'a> {
 
     /// Checks that a local reference resolves in the input document and
     /// returns what it points to.
-    fn resolve(&self, reference: &str, at: &JsonPointer) -> Result<&'a Value, ConvertError> {
+    fn resolve(&self, reference: &str, at: &Location<'_>) -> Result<&'a Value, ConvertError> {
         let unresolved =
-            || ConvertError::UnresolvedRef { reference: reference.to_owned(), at: at.clone() };
+            || ConvertError::UnresolvedRef { reference: reference.to_owned(), at: at.to_pointer() };
         let pointer = reference.strip_prefix('#').ok_or_else(unresolved)?;
         self.root.pointer(pointer).ok_or_else(unresolved)
     }
@@ -402,9 +402,12 @@ impl<'a> Context<'a> {
     /// `#/responses/` → `#/components/responses/`, `#/parameters/` →
     /// `#/components/parameters/` (body and formData parameters are handled
     /// by the operation converter before they get here).
-    fn rewrite_ref(&mut self, reference: &Value, at: &JsonPointer) -> Result<Value, ConvertError> {
+    fn rewrite_ref(&mut self, reference: &Value, at: &Location<'_>) -> Result<Value, ConvertError> {
         let Value::String(r) = reference else {
-            return Err(ConvertError::WrongType { at: at.push("$ref"), expected: "a string" });
+            return Err(ConvertError::WrongType {
+                at: at.key("$ref").to_pointer(),
+                expected: "a string",
+            });
         };
         if !r.starts_with('#') {
             self.note(at, NoteKind::ExternalRef { reference: r.clone() });
@@ -446,22 +449,22 @@ fn server_urls(host: Option<&str>, base: Option<&str>, schemes: &[&str]) -> Opti
 
 fn as_object<'v>(
     v: &'v Value,
-    at: &JsonPointer,
+    at: &Location<'_>,
     expected: &'static str,
 ) -> Result<&'v Map<String, Value>, ConvertError> {
-    v.as_object().ok_or_else(|| ConvertError::WrongType { at: at.clone(), expected })
+    v.as_object().ok_or_else(|| ConvertError::WrongType { at: at.to_pointer(), expected })
 }
 
-fn opt_str<'v>(v: Option<&'v Value>, at: &JsonPointer) -> Result<Option<&'v str>, ConvertError> {
+fn opt_str<'v>(v: Option<&'v Value>, at: &Location<'_>) -> Result<Option<&'v str>, ConvertError> {
     match v {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(ConvertError::WrongType { at: at.clone(), expected: "a string" }),
+        Some(_) => Err(ConvertError::WrongType { at: at.to_pointer(), expected: "a string" }),
     }
 }
 
 /// A list of strings (`consumes`, `produces`, `schemes`); absent is empty.
-fn media_types<'v>(v: Option<&'v Value>, at: &JsonPointer) -> Result<Vec<&'v str>, ConvertError> {
+fn media_types<'v>(v: Option<&'v Value>, at: &Location<'_>) -> Result<Vec<&'v str>, ConvertError> {
     match v {
         None => Ok(Vec::new()),
         Some(Value::Array(items)) => items
@@ -469,12 +472,14 @@ fn media_types<'v>(v: Option<&'v Value>, at: &JsonPointer) -> Result<Vec<&'v str
             .enumerate()
             .map(|(i, item)| {
                 item.as_str().ok_or_else(|| ConvertError::WrongType {
-                    at: at.index(i),
+                    at: at.index(i).to_pointer(),
                     expected: "a string",
                 })
             })
             .collect(),
-        Some(_) => Err(ConvertError::WrongType { at: at.clone(), expected: "a list of strings" }),
+        Some(_) => {
+            Err(ConvertError::WrongType { at: at.to_pointer(), expected: "a list of strings" })
+        }
     }
 }
 

@@ -16,7 +16,7 @@
 use serde_json::{Map, Value};
 
 use super::{Context, ConvertError, NoteKind, as_object, media_types};
-use crate::pointer::JsonPointer;
+use crate::pointer::{JsonPointer, Location};
 
 const METHODS: [&str; 7] = ["get", "put", "post", "delete", "options", "head", "patch"];
 const FORM_URLENCODED: &str = "application/x-www-form-urlencoded";
@@ -80,7 +80,7 @@ impl<'a> Context<'a> {
     pub(super) fn paths(
         &mut self,
         paths: &'a Value,
-        at: &JsonPointer,
+        at: &Location<'_>,
     ) -> Result<Value, ConvertError> {
         let paths = as_object(paths, at, "an object of path items")?;
         let mut out = Map::with_capacity(paths.len());
@@ -88,17 +88,17 @@ impl<'a> Context<'a> {
             let converted = if path.starts_with("x-") {
                 item.clone()
             } else {
-                self.path_item(item, &at.push(path))?
+                self.path_item(item, &at.key(path))?
             };
             out.insert(path.clone(), converted);
         }
         Ok(Value::Object(out))
     }
 
-    fn path_item(&mut self, item: &'a Value, at: &JsonPointer) -> Result<Value, ConvertError> {
+    fn path_item(&mut self, item: &'a Value, at: &Location<'_>) -> Result<Value, ConvertError> {
         let item = as_object(item, at, "a path item object")?;
         let shared = match item.get("parameters") {
-            Some(list) => self.parameter_list(list, &at.push("parameters"))?,
+            Some(list) => self.parameter_list(list, &at.key("parameters"))?,
             None => Vec::new(),
         };
         let mut out = Map::new();
@@ -119,7 +119,7 @@ impl<'a> Context<'a> {
                     }
                 }
                 m if METHODS.contains(&m) => {
-                    let op = self.operation(value, &shared, &at.push(key))?;
+                    let op = self.operation(value, &shared, &at.key(key))?;
                     out.insert(key.clone(), op);
                 }
                 // `$ref` (to another file, in practice) and x- extensions.
@@ -135,19 +135,19 @@ impl<'a> Context<'a> {
         &mut self,
         op: &'a Value,
         shared: &[Param],
-        at: &JsonPointer,
+        at: &Location<'_>,
     ) -> Result<Value, ConvertError> {
         let op = as_object(op, at, "an operation object")?;
         let consumes = match op.get("consumes") {
-            Some(v) => media_types(Some(v), &at.push("consumes"))?,
+            Some(v) => media_types(Some(v), &at.key("consumes"))?,
             None => self.consumes.clone(),
         };
         let produces = match op.get("produces") {
-            Some(v) => media_types(Some(v), &at.push("produces"))?,
+            Some(v) => media_types(Some(v), &at.key("produces"))?,
             None => self.produces.clone(),
         };
         let own = match op.get("parameters") {
-            Some(list) => self.parameter_list(list, &at.push("parameters"))?,
+            Some(list) => self.parameter_list(list, &at.key("parameters"))?,
             None => Vec::new(),
         };
         // The operation's parameters, then the path-level bodies and form
@@ -172,7 +172,7 @@ impl<'a> Context<'a> {
                         continue;
                     }
                     if body.is_some() {
-                        self.note(&at.push("parameters"), NoteKind::ExtraBodyParameter);
+                        self.note(&at.key("parameters"), NoteKind::ExtraBodyParameter);
                         continue;
                     }
                     own_body_seen |= is_own;
@@ -191,12 +191,12 @@ impl<'a> Context<'a> {
             match key.as_str() {
                 "consumes" | "produces" => {}
                 "parameters" => {}
-                "schemes" => self.operation_schemes(value, &mut out, &at.push(key))?,
+                "schemes" => self.operation_schemes(value, &mut out, &at.key(key))?,
                 "responses" => {
                     responses_seen = true;
                     // v3 puts the request before the responses.
                     insert_parameters_and_body(&mut out, &mut plain, &mut body);
-                    out.insert(key.clone(), self.responses(value, &produces, &at.push(key))?);
+                    out.insert(key.clone(), self.responses(value, &produces, &at.key(key))?);
                 }
                 _ => {
                     out.insert(key.clone(), value.clone());
@@ -214,7 +214,9 @@ impl<'a> Context<'a> {
     /// The request body a body parameter (inline or referenced) stands for.
     fn body_of(&mut self, p: &Param, consumes: &[&str]) -> Result<Option<Value>, ConvertError> {
         Ok(match p {
-            Param::Body { param, at } => Some(self.request_body(param, consumes, at)?),
+            Param::Body { param, at } => {
+                Some(self.request_body(param, consumes, &Location::at(at))?)
+            }
             Param::BodyRef(name) => Some(ref_object(&format!("#/components/requestBodies/{name}"))),
             Param::Plain(_) | Param::Form { .. } => None,
         })
@@ -227,10 +229,10 @@ impl<'a> Context<'a> {
         &mut self,
         value: &Value,
         out: &mut Map<String, Value>,
-        at: &JsonPointer,
+        at: &Location<'_>,
     ) -> Result<(), ConvertError> {
         let schemes = media_types(Some(value), at)?;
-        let global = media_types(self.doc.get("schemes"), &JsonPointer::root().push("schemes"))?;
+        let global = media_types(self.doc.get("schemes"), &Location::root().key("schemes"))?;
         if schemes == global {
             return Ok(());
         }
@@ -258,11 +260,11 @@ impl<'a> Context<'a> {
     fn parameter_list(
         &mut self,
         list: &'a Value,
-        at: &JsonPointer,
+        at: &Location<'_>,
     ) -> Result<Vec<Param>, ConvertError> {
         let Value::Array(list) = list else {
             return Err(ConvertError::WrongType {
-                at: at.clone(),
+                at: at.to_pointer(),
                 expected: "a list of parameters",
             });
         };
@@ -282,10 +284,13 @@ impl<'a> Context<'a> {
     fn parameter_ref(
         &mut self,
         reference: &Value,
-        at: &JsonPointer,
+        at: &Location<'_>,
     ) -> Result<Option<Param>, ConvertError> {
         let Value::String(r) = reference else {
-            return Err(ConvertError::WrongType { at: at.push("$ref"), expected: "a string" });
+            return Err(ConvertError::WrongType {
+                at: at.key("$ref").to_pointer(),
+                expected: "a string",
+            });
         };
         let Some(name) = r.strip_prefix("#/parameters/") else {
             // External or unusual references stay references.
@@ -297,7 +302,7 @@ impl<'a> Context<'a> {
             Some("body") => Param::BodyRef(name.to_owned()),
             Some("formData") => {
                 let target_at = JsonPointer::root().push("parameters").push(&unescape(name));
-                let param = as_object(target, &target_at, "a parameter object")?;
+                let param = as_object(target, &Location::at(&target_at), "a parameter object")?;
                 Param::Form { param: param.clone(), at: target_at }
             }
             _ => Param::Plain(ref_object_value(self.rewrite_ref(reference, at)?)),
@@ -309,20 +314,20 @@ impl<'a> Context<'a> {
     fn parameter(
         &mut self,
         p: &Map<String, Value>,
-        at: &JsonPointer,
+        at: &Location<'_>,
     ) -> Result<Option<Param>, ConvertError> {
         let location = match p.get("in") {
             Some(Value::String(s)) => s.as_str(),
             _ => {
                 return Err(ConvertError::WrongType {
-                    at: at.push("in"),
+                    at: at.key("in").to_pointer(),
                     expected: "a parameter location",
                 });
             }
         };
         match location {
-            "body" => Ok(Some(Param::Body { param: p.clone(), at: at.clone() })),
-            "formData" => Ok(Some(Param::Form { param: p.clone(), at: at.clone() })),
+            "body" => Ok(Some(Param::Body { param: p.clone(), at: at.to_pointer() })),
+            "formData" => Ok(Some(Param::Form { param: p.clone(), at: at.to_pointer() })),
             "query" | "header" | "path" | "cookie" => {
                 Ok(Some(Param::Plain(self.plain_parameter(p, location, at)?)))
             }
@@ -339,7 +344,7 @@ impl<'a> Context<'a> {
         &mut self,
         p: &Map<String, Value>,
         location: &str,
-        at: &JsonPointer,
+        at: &Location<'_>,
     ) -> Result<Value, ConvertError> {
         let mut out = Map::new();
         for (key, value) in p {
@@ -351,7 +356,7 @@ impl<'a> Context<'a> {
                     if location == "query" {
                         out.insert(key.clone(), value.clone());
                     } else {
-                        self.note(&at.push(key), NoteKind::AllowEmptyValueOutsideQuery);
+                        self.note(&at.key(key), NoteKind::AllowEmptyValueOutsideQuery);
                     }
                 }
                 k if k.starts_with("x-") && k != "x-nullable" => {
@@ -366,7 +371,7 @@ impl<'a> Context<'a> {
         }
         let schema = match p.get("schema") {
             // Not valid v2 outside a body, but seen in the wild.
-            Some(s) => self.schema(s, &at.push("schema"))?,
+            Some(s) => self.schema(s, &at.key("schema"))?,
             None => self.simple_schema(p, at)?,
         };
         out.insert("schema".into(), schema);
@@ -379,7 +384,7 @@ impl<'a> Context<'a> {
         &mut self,
         p: &Map<String, Value>,
         location: &str,
-        at: &JsonPointer,
+        at: &Location<'_>,
     ) -> Result<Option<(&'static str, bool)>, ConvertError> {
         if p.get("type").and_then(Value::as_str) != Some("array") {
             return Ok(None);
@@ -389,7 +394,7 @@ impl<'a> Context<'a> {
             Some(Value::String(s)) => s.as_str(),
             Some(_) => {
                 return Err(ConvertError::WrongType {
-                    at: at.push("collectionFormat"),
+                    at: at.key("collectionFormat").to_pointer(),
                     expected: "a collection format",
                 });
             }
@@ -405,12 +410,12 @@ impl<'a> Context<'a> {
             ("ssv", true) => Some(("spaceDelimited", false)),
             ("pipes", true) => Some(("pipeDelimited", false)),
             ("tsv", _) => {
-                self.note(&at.push("collectionFormat"), NoteKind::TabSeparatedCollection);
+                self.note(&at.key("collectionFormat"), NoteKind::TabSeparatedCollection);
                 None
             }
             (other, _) => {
                 self.note(
-                    &at.push("collectionFormat"),
+                    &at.key("collectionFormat"),
                     NoteKind::UnsupportedCollectionFormat { format: other.to_owned() },
                 );
                 None
@@ -424,7 +429,7 @@ impl<'a> Context<'a> {
     fn simple_schema(
         &mut self,
         p: &Map<String, Value>,
-        at: &JsonPointer,
+        at: &Location<'_>,
     ) -> Result<Value, ConvertError> {
         let mut out = Map::new();
         match p.get("type") {
@@ -437,7 +442,7 @@ impl<'a> Context<'a> {
             }
             Some(_) => {
                 return Err(ConvertError::WrongType {
-                    at: at.push("type"),
+                    at: at.key("type").to_pointer(),
                     expected: "a type name",
                 });
             }
@@ -455,12 +460,12 @@ impl<'a> Context<'a> {
             }
         }
         if let Some(items) = p.get("items") {
-            let items_at = at.push("items");
+            let items_at = at.key("items");
             let items = as_object(items, &items_at, "an items object")?;
             if items.contains_key("collectionFormat") {
                 // Nested collection formats (`a,b|c,d`) have no v3 style.
                 self.note(
-                    &items_at.push("collectionFormat"),
+                    &items_at.key("collectionFormat"),
                     NoteKind::UnsupportedCollectionFormat {
                         format: items
                             .get("collectionFormat")
@@ -486,10 +491,10 @@ impl<'a> Context<'a> {
         &mut self,
         param: &Map<String, Value>,
         consumes: &[&str],
-        at: &JsonPointer,
+        at: &Location<'_>,
     ) -> Result<Value, ConvertError> {
         let schema = match param.get("schema") {
-            Some(s) => self.schema(s, &at.push("schema"))?,
+            Some(s) => self.schema(s, &at.key("schema"))?,
             None => Value::Object(Map::new()),
         };
         let mut out = Map::new();
@@ -525,11 +530,12 @@ impl<'a> Context<'a> {
         let mut encoding = Map::new();
         let mut has_file = false;
         for (p, at) in form {
+            let at = &Location::at(at);
             let name = match p.get("name") {
                 Some(Value::String(n)) => n.clone(),
                 _ => {
                     return Err(ConvertError::WrongType {
-                        at: at.push("name"),
+                        at: at.key("name").to_pointer(),
                         expected: "a parameter name",
                     });
                 }
@@ -590,7 +596,7 @@ impl<'a> Context<'a> {
         &mut self,
         responses: &Value,
         produces: &[&str],
-        at: &JsonPointer,
+        at: &Location<'_>,
     ) -> Result<Value, ConvertError> {
         let responses = as_object(responses, at, "an object of responses")?;
         let mut out = Map::with_capacity(responses.len());
@@ -598,7 +604,7 @@ impl<'a> Context<'a> {
             let converted = if code.starts_with("x-") {
                 r.clone()
             } else {
-                self.response(r, produces, &at.push(code))?
+                self.response(r, produces, &at.key(code))?
             };
             out.insert(code.clone(), converted);
         }
@@ -611,18 +617,18 @@ impl<'a> Context<'a> {
         &mut self,
         r: &Value,
         produces: &[&str],
-        at: &JsonPointer,
+        at: &Location<'_>,
     ) -> Result<Value, ConvertError> {
         let r = as_object(r, at, "a response object")?;
         if let Some(reference) = r.get("$ref") {
             return Ok(ref_object_value(self.rewrite_ref(reference, at)?));
         }
         let schema = match r.get("schema") {
-            Some(s) => Some(self.schema(s, &at.push("schema"))?),
+            Some(s) => Some(self.schema(s, &at.key("schema"))?),
             None => None,
         };
         let examples = match r.get("examples") {
-            Some(e) => Some(as_object(e, &at.push("examples"), "an object of examples")?),
+            Some(e) => Some(as_object(e, &at.key("examples"), "an object of examples")?),
             None => None,
         };
         let mut out = Map::new();
@@ -636,11 +642,11 @@ impl<'a> Context<'a> {
             }
         }
         if let Some(headers) = r.get("headers") {
-            let at = at.push("headers");
+            let at = at.key("headers");
             let headers = as_object(headers, &at, "an object of headers")?;
             let mut converted = Map::new();
             for (name, h) in headers {
-                converted.insert(name.clone(), self.header(h, &at.push(name))?);
+                converted.insert(name.clone(), self.header(h, &at.key(name))?);
             }
             out.insert("headers".into(), Value::Object(converted));
         }
@@ -678,7 +684,7 @@ impl<'a> Context<'a> {
         Ok(Value::Object(out))
     }
 
-    fn header(&mut self, h: &Value, at: &JsonPointer) -> Result<Value, ConvertError> {
+    fn header(&mut self, h: &Value, at: &Location<'_>) -> Result<Value, ConvertError> {
         let h = as_object(h, at, "a header object")?;
         let mut out = Map::new();
         if let Some(d) = h.get("description") {
@@ -705,19 +711,20 @@ impl<'a> Context<'a> {
         &mut self,
         params: &'a Value,
     ) -> Result<ParameterComponents, ConvertError> {
-        let at = JsonPointer::root().push("parameters");
+        let at = Location::root().key("parameters");
         let params = as_object(params, &at, "an object of parameters")?;
         let mut parameters = Map::new();
         let mut bodies = Map::new();
         let consumes = self.consumes.clone();
         for (name, p) in params {
-            let at = at.push(name);
+            let at = at.key(name);
             let obj = as_object(p, &at, "a parameter object")?;
             match self.parameter(obj, &at)? {
                 Some(Param::Plain(v)) => {
                     parameters.insert(name.clone(), v);
                 }
                 Some(Param::Body { param, at }) => {
+                    let at = Location::at(&at);
                     bodies.insert(name.clone(), self.request_body(&param, &consumes, &at)?);
                 }
                 Some(Param::Form { .. }) => {

@@ -24,7 +24,7 @@
 use serde_json::{Map, Value};
 
 use super::{Context, ConvertError, NoteKind};
-use crate::pointer::JsonPointer;
+use crate::pointer::Location;
 
 /// The definition name Kubernetes gives its resource quantity type.
 pub(crate) const QUANTITY: &str = "io.k8s.apimachinery.pkg.api.resource.Quantity";
@@ -72,7 +72,7 @@ impl Context<'_> {
         &mut self,
         name: &str,
         s: &Value,
-        at: &JsonPointer,
+        at: &Location<'_>,
     ) -> Result<Value, ConvertError> {
         let mut converted = self.schema(s, at)?;
         if let (QUANTITY, Value::Object(obj)) = (name, &mut converted) {
@@ -82,9 +82,12 @@ impl Context<'_> {
     }
 
     /// Converts one schema object and, recursively, every schema inside it.
-    pub(super) fn schema(&mut self, s: &Value, at: &JsonPointer) -> Result<Value, ConvertError> {
+    pub(super) fn schema(&mut self, s: &Value, at: &Location<'_>) -> Result<Value, ConvertError> {
         let Value::Object(obj) = s else {
-            return Err(ConvertError::WrongType { at: at.clone(), expected: "a schema object" });
+            return Err(ConvertError::WrongType {
+                at: at.to_pointer(),
+                expected: "a schema object",
+            });
         };
         let mut out = Map::new();
         for (key, value) in obj {
@@ -93,19 +96,19 @@ impl Context<'_> {
                     out.insert(key.clone(), self.rewrite_ref(value, at)?);
                 }
                 "properties" => {
-                    let at = at.push(key);
+                    let at = at.key(key);
                     let props = value.as_object().ok_or_else(|| ConvertError::WrongType {
-                        at: at.clone(),
+                        at: at.to_pointer(),
                         expected: "an object of schemas",
                     })?;
                     let mut converted = Map::new();
                     for (name, p) in props {
-                        converted.insert(name.clone(), self.schema(p, &at.push(name))?);
+                        converted.insert(name.clone(), self.schema(p, &at.key(name))?);
                     }
                     out.insert(key.clone(), Value::Object(converted));
                 }
                 "items" => {
-                    let at = at.push(key);
+                    let at = at.key(key);
                     let items = match value {
                         Value::Array(list) => {
                             self.note(&at, NoteKind::TupleItems);
@@ -120,19 +123,22 @@ impl Context<'_> {
                 "additionalProperties" => {
                     let converted = match value {
                         Value::Bool(_) => value.clone(),
-                        other => self.schema(other, &at.push(key))?,
+                        other => self.schema(other, &at.key(key))?,
                     };
                     out.insert(key.clone(), converted);
                 }
                 "allOf" | "anyOf" | "oneOf" => {
-                    let at = at.push(key);
+                    let at = at.key(key);
                     let Value::Array(list) = value else {
-                        return Err(ConvertError::WrongType { at, expected: "a list of schemas" });
+                        return Err(ConvertError::WrongType {
+                            at: at.to_pointer(),
+                            expected: "a list of schemas",
+                        });
                     };
                     out.insert(key.clone(), self.schema_list(list, &at)?);
                 }
                 "not" => {
-                    out.insert(key.clone(), self.schema(value, &at.push(key))?);
+                    out.insert(key.clone(), self.schema(value, &at.key(key))?);
                 }
                 "x-nullable" => match value {
                     Value::Bool(_) => {
@@ -153,12 +159,13 @@ impl Context<'_> {
                     };
                     out.insert(key.clone(), converted);
                 }
-                "type" => self.schema_type(value, &mut out, &at.push(key))?,
+                "type" => self.schema_type(value, &mut out, &at.key(key))?,
                 k if copied_as_is(k) => {
                     out.insert(key.clone(), value.clone());
                 }
-                _ => self
-                    .note(&at.push(key), NoteKind::DroppedSchemaKeyword { keyword: key.clone() }),
+                _ => {
+                    self.note(&at.key(key), NoteKind::DroppedSchemaKeyword { keyword: key.clone() })
+                }
             }
         }
         if is_int_or_string(&out) {
@@ -167,7 +174,7 @@ impl Context<'_> {
         Ok(Value::Object(wrap_ref(out)))
     }
 
-    fn schema_list(&mut self, list: &[Value], at: &JsonPointer) -> Result<Value, ConvertError> {
+    fn schema_list(&mut self, list: &[Value], at: &Location<'_>) -> Result<Value, ConvertError> {
         let converted: Result<Vec<Value>, ConvertError> =
             list.iter().enumerate().map(|(i, s)| self.schema(s, &at.index(i))).collect();
         Ok(Value::Array(converted?))
@@ -180,7 +187,7 @@ impl Context<'_> {
         &mut self,
         value: &Value,
         out: &mut Map<String, Value>,
-        at: &JsonPointer,
+        at: &Location<'_>,
     ) -> Result<(), ConvertError> {
         match value {
             Value::String(t) if t == "file" => {
@@ -195,7 +202,7 @@ impl Context<'_> {
                 let mut names = Vec::with_capacity(types.len());
                 for (i, t) in types.iter().enumerate() {
                     let name = t.as_str().ok_or_else(|| ConvertError::WrongType {
-                        at: at.index(i),
+                        at: at.index(i).to_pointer(),
                         expected: "a type name",
                     })?;
                     if name == "null" {
@@ -215,7 +222,12 @@ impl Context<'_> {
                     }
                 }
             }
-            _ => return Err(ConvertError::WrongType { at: at.clone(), expected: "a type name" }),
+            _ => {
+                return Err(ConvertError::WrongType {
+                    at: at.to_pointer(),
+                    expected: "a type name",
+                });
+            }
         }
         Ok(())
     }

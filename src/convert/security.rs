@@ -9,23 +9,23 @@
 use serde_json::{Map, Value};
 
 use super::{Context, ConvertError, NoteKind, as_object};
-use crate::pointer::JsonPointer;
+use crate::pointer::Location;
 
 impl Context<'_> {
     pub(super) fn security_schemes(
         &mut self,
         defs: &Value,
-        at: &JsonPointer,
+        at: &Location<'_>,
     ) -> Result<Value, ConvertError> {
         let defs = as_object(defs, at, "an object of security schemes")?;
         let mut out = Map::with_capacity(defs.len());
         for (name, def) in defs {
-            out.insert(name.clone(), self.security_scheme(def, &at.push(name))?);
+            out.insert(name.clone(), self.security_scheme(def, &at.key(name))?);
         }
         Ok(Value::Object(out))
     }
 
-    fn security_scheme(&mut self, def: &Value, at: &JsonPointer) -> Result<Value, ConvertError> {
+    fn security_scheme(&mut self, def: &Value, at: &Location<'_>) -> Result<Value, ConvertError> {
         let def = as_object(def, at, "a security scheme object")?;
         let kind = def.get("type").and_then(Value::as_str).unwrap_or_default();
         let mut out = Map::new();
