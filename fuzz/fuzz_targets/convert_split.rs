@@ -1,0 +1,65 @@
+//! Bytes → parse → convert → split, checking what must hold for any input:
+//!
+//! - nothing panics;
+//! - conversion is deterministic: the converted document serializes to the
+//!   same bytes twice, and converting the same input again gives the same
+//!   bytes (and the same notes);
+//! - every document the split produces is closed under `$ref`: each local
+//!   `$ref` (`#/…`) resolves inside that same document.
+//!
+//! Inputs that are not JSON/YAML, not Swagger 2.0, or that the splitter
+//! rejects are uninteresting, not failures.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+
+use openapi_proxy::{convert, document, split};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(v2) = document::parse(data) else { return };
+    let Ok(first) = convert::convert(&v2) else { return };
+
+    let bytes = serde_json::to_vec(&first.document).expect("a Value serializes");
+    let again = serde_json::to_vec(&first.document).expect("a Value serializes");
+    assert!(bytes == again, "serializing the converted document twice differs");
+
+    let second = convert::convert(&v2).expect("the same input converted once already");
+    let second_bytes = serde_json::to_vec(&second.document).expect("a Value serializes");
+    assert!(bytes == second_bytes, "converting the same input twice gives different documents");
+    assert_eq!(first.notes, second.notes, "converting the same input twice gives different notes");
+
+    let Ok(parts) = split::split(&first.document) else { return };
+    for (key, doc) in &parts.documents {
+        if let Some(reference) = dangling_ref(doc) {
+            panic!(
+                "split document {key} is not closed under $ref: {reference} resolves to nothing"
+            );
+        }
+    }
+});
+
+/// The first local `$ref` (`#/…`) in `doc` that does not resolve inside
+/// `doc` with `Value::pointer`, if any. Iterative, so deep documents cannot
+/// overflow the stack here.
+fn dangling_ref(doc: &Value) -> Option<&str> {
+    let mut stack = vec![doc];
+    while let Some(node) = stack.pop() {
+        match node {
+            Value::Object(map) => {
+                if let Some(Value::String(reference)) = map.get("$ref")
+                    && let Some(pointer) = reference.strip_prefix('#')
+                    && pointer.starts_with('/')
+                    && doc.pointer(pointer).is_none()
+                {
+                    return Some(reference);
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    None
+}
