@@ -84,10 +84,54 @@ pub enum SplitError {
 /// another output (the part would not be self-contained, and copying a
 /// foreign path into it would publish an operation under the wrong key).
 pub fn split(doc: &Value) -> Result<Split, SplitError> {
+    let (documents, unplaced) =
+        split_with(doc, |index, paths, indices, reach| index.document(paths, indices, reach))?;
+    Ok(Split { documents, unplaced })
+}
+
+/// The documents a whole document splits into, already serialized.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RenderedSplit {
+    /// One compact JSON document per key, in key order; each is byte for
+    /// byte what `serde_json::to_vec` gives for the same key's document
+    /// from [`split`].
+    pub documents: BTreeMap<DocumentKey, Vec<u8>>,
+    /// Paths that belong to no key; they appear in no document.
+    pub unplaced: Vec<String>,
+}
+
+/// [`split`], but straight to bytes: what a server publishes and what
+/// `convert --out` writes.
+///
+/// Most components are shared by many outputs (`ObjectMeta` by almost every
+/// group-version): cloning them into each output tree and serializing each
+/// tree costs the sum of the outputs, which for Kubernetes is several times
+/// the input. Here every component and every member kept whole is
+/// serialized once, on first use, and each output is assembled from those
+/// bytes.
+///
+/// # Errors
+/// As [`split`].
+pub fn split_rendered(doc: &Value) -> Result<RenderedSplit, SplitError> {
+    let mut fragments = Fragments::default();
+    let (documents, unplaced) = split_with(doc, |index, paths, indices, reach| {
+        let mut out = Vec::new();
+        index.render(paths, indices, reach, &mut fragments, &mut out);
+        out
+    })?;
+    Ok(RenderedSplit { documents, unplaced })
+}
+
+/// The splitting shared by [`split`] and [`split_rendered`]: which paths
+/// and components each key gets; `emit` turns that into an output.
+fn split_with<T>(
+    doc: &Value,
+    mut emit: impl FnMut(&Index<'_>, &[(&String, &Value)], &[usize], &Reach) -> T,
+) -> Result<(BTreeMap<DocumentKey, T>, Vec<String>), SplitError> {
     let root = doc.as_object().ok_or(SplitError::UnknownFormat)?;
     let format = Format::detect(root).ok_or(SplitError::UnknownFormat)?;
     let Some(paths) = root.get("paths").and_then(Value::as_object) else {
-        return Ok(Split::default());
+        return Ok((BTreeMap::new(), Vec::new()));
     };
 
     let path_entries: Vec<(&String, &Value)> = paths.iter().collect();
@@ -102,7 +146,7 @@ pub fn split(doc: &Value) -> Result<Split, SplitError> {
     if by_key.is_empty() {
         // Nothing is published, so nothing is reachable and no reference
         // can be at fault.
-        return Ok(Split { documents: BTreeMap::new(), unplaced });
+        return Ok((BTreeMap::new(), unplaced));
     }
 
     // Which key (by its position in `by_key`) owns each path, to judge
@@ -122,10 +166,10 @@ pub fn split(doc: &Value) -> Result<Split, SplitError> {
     let mut documents = BTreeMap::new();
     for (ordinal, (key, indices)) in by_key.into_iter().enumerate() {
         let reach = graph.reach(ordinal, &indices, &path_owner)?;
-        let out = index.document(&path_entries, &indices, &reach);
+        let out = emit(&index, &path_entries, &indices, &reach);
         documents.insert(key, out);
     }
-    Ok(Split { documents, unplaced })
+    Ok((documents, unplaced))
 }
 
 /// The two input formats; they differ only in where the components live.
@@ -382,6 +426,135 @@ impl<'a> Index<'a> {
         }
         let wanted = !map.is_empty() || reach.sections.get(s).copied().unwrap_or(false);
         wanted.then_some(Value::Object(map))
+    }
+}
+
+/// Serialized pieces shared between the outputs of [`split_rendered`].
+#[derive(Default)]
+struct Fragments {
+    /// Component id → its serialized value.
+    components: BTreeMap<usize, Vec<u8>>,
+    /// Members kept whole (top level, and v3 `components` members that are
+    /// not sections), by name; `true` in the key for v3 `components`
+    /// members.
+    members: BTreeMap<(bool, String), Vec<u8>>,
+}
+
+/// Serializes a value that came out of `serde_json`: infallible, since its
+/// map keys are strings and its numbers finite.
+fn to_json(value: &Value) -> Vec<u8> {
+    serde_json::to_vec(value).expect("a serde_json::Value always serializes")
+}
+
+/// Appends `,` (unless first) and `"key":`, escaped as serde_json escapes
+/// map keys.
+fn push_key(out: &mut Vec<u8>, first: &mut bool, key: &str) {
+    if !std::mem::take(first) {
+        out.push(b',');
+    }
+    serde_json::to_writer(&mut *out, key).expect("writing a string into a Vec cannot fail");
+    out.push(b':');
+}
+
+impl Index<'_> {
+    /// The output document for one key, serialized: the same bytes as
+    /// `serde_json::to_vec(&self.document(..))`, from shared fragments.
+    fn render(
+        &self,
+        path_entries: &[(&String, &Value)],
+        indices: &[usize],
+        reach: &Reach,
+        fragments: &mut Fragments,
+        out: &mut Vec<u8>,
+    ) {
+        out.push(b'{');
+        let mut first = true;
+        for (name, value) in self.root {
+            let v2_section = match self.format {
+                Format::Swagger2 => self.section(name),
+                Format::OpenApi3 => None,
+            };
+            match (self.format, name.as_str(), v2_section) {
+                (_, "paths", _) => {
+                    push_key(out, &mut first, name);
+                    out.push(b'{');
+                    let mut first_path = true;
+                    for (path, item) in indices.iter().filter_map(|&i| path_entries.get(i)) {
+                        // Each path belongs to one key: nothing to share.
+                        push_key(out, &mut first_path, path);
+                        out.extend_from_slice(&to_json(item));
+                    }
+                    out.push(b'}');
+                }
+                (Format::Swagger2, _, Some(s)) => {
+                    let mut body = Vec::new();
+                    if self.render_section(s, reach, fragments, &mut body) {
+                        push_key(out, &mut first, name);
+                        out.extend_from_slice(&body);
+                    }
+                }
+                (Format::OpenApi3, "components", _) if value.is_object() => {
+                    push_key(out, &mut first, name);
+                    out.push(b'{');
+                    let mut first_member = true;
+                    for (member, value) in value.as_object().into_iter().flatten() {
+                        match self.section(member) {
+                            Some(s) => {
+                                let mut body = Vec::new();
+                                if self.render_section(s, reach, fragments, &mut body) {
+                                    push_key(out, &mut first_member, member);
+                                    out.extend_from_slice(&body);
+                                }
+                            }
+                            None => {
+                                push_key(out, &mut first_member, member);
+                                let bytes = fragments
+                                    .members
+                                    .entry((true, member.clone()))
+                                    .or_insert_with(|| to_json(value));
+                                out.extend_from_slice(bytes);
+                            }
+                        }
+                    }
+                    out.push(b'}');
+                }
+                _ => {
+                    push_key(out, &mut first, name);
+                    let bytes = fragments
+                        .members
+                        .entry((false, name.clone()))
+                        .or_insert_with(|| to_json(value));
+                    out.extend_from_slice(bytes);
+                }
+            }
+        }
+        out.push(b'}');
+    }
+
+    /// Section `s` with only its reached components, serialized into `out`;
+    /// `false` (and nothing written) when it is left empty and no `$ref`
+    /// names the section itself — as [`Index::reduced_section`] decides.
+    fn render_section(
+        &self,
+        s: usize,
+        reach: &Reach,
+        fragments: &mut Fragments,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        let Some(section) = self.sections.get(s) else { return false };
+        out.push(b'{');
+        let mut first = true;
+        for id in section.ids.clone() {
+            if reach.components.get(id).copied().unwrap_or(false)
+                && let Some(c) = self.components.get(id)
+            {
+                push_key(out, &mut first, c.name);
+                let bytes = fragments.components.entry(id).or_insert_with(|| to_json(c.value));
+                out.extend_from_slice(bytes);
+            }
+        }
+        out.push(b'}');
+        !first || reach.sections.get(s).copied().unwrap_or(false)
     }
 }
 
@@ -675,7 +848,32 @@ mod tests {
         for (key, out) in &split.documents {
             assert!(closed_under_refs(out), "{key} is not closed under $ref: {out:#}");
         }
+        assert_rendered_matches(doc, &split);
         split
+    }
+
+    /// `split_rendered` gives exactly the bytes of serializing `split`.
+    fn assert_rendered_matches(doc: &Value, split: &Split) {
+        let rendered = split_rendered(doc).expect("split_rendered succeeds where split does");
+        assert_eq!(rendered.unplaced, split.unplaced);
+        let expected: BTreeMap<DocumentKey, Vec<u8>> = split
+            .documents
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::to_vec(v).expect("serializes")))
+            .collect();
+        assert_eq!(
+            rendered.documents.keys().collect::<Vec<_>>(),
+            expected.keys().collect::<Vec<_>>()
+        );
+        for (key, bytes) in &expected {
+            let got = &rendered.documents[key];
+            assert!(
+                got == bytes,
+                "{key}: rendered bytes differ\n  rendered: {}\n  expected: {}",
+                String::from_utf8_lossy(got),
+                String::from_utf8_lossy(bytes)
+            );
+        }
     }
 
     fn document<'s>(split: &'s Split, key: &str) -> &'s Value {
@@ -1314,6 +1512,12 @@ mod tests {
                 for (key, out) in &split.documents {
                     prop_assert!(closed_under_refs(out), "{} is not closed: {}", key, out);
                 }
+                let rendered = split_rendered(&doc).expect("split_rendered succeeds where split does");
+                for (key, out) in &split.documents {
+                    let bytes = serde_json::to_vec(out).expect("serializes");
+                    prop_assert_eq!(rendered.documents.get(key), Some(&bytes), "{} renders differently", key);
+                }
+                prop_assert_eq!(rendered.documents.len(), split.documents.len());
                 prop_assert_eq!(super::split(&doc).ok(), Some(split), "not deterministic");
             }
         }

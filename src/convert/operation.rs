@@ -448,15 +448,20 @@ impl<'a> Context<'a> {
             }
             None => {}
         }
-        for field in SIMPLE_SCHEMA_FIELDS {
-            if let Some(v) = p.get(field) {
-                if field == "x-nullable" {
-                    if v.is_boolean() {
-                        out.insert("nullable".into(), v.clone());
-                    }
-                } else if !(field == "format" && out.contains_key("format")) {
-                    out.insert(field.into(), v.clone());
+        // One pass over the parameter's own members (in their order) rather
+        // than a lookup per field: Kubernetes documents have thousands of
+        // query parameters.
+        for (field, v) in p {
+            match field.as_str() {
+                "x-nullable" if v.is_boolean() => {
+                    out.insert("nullable".into(), v.clone());
                 }
+                // `type: file` already set `format: binary`.
+                "format" if out.contains_key("format") => {}
+                f if SIMPLE_SCHEMA_FIELDS.contains(&f) => {
+                    out.insert(field.clone(), v.clone());
+                }
+                _ => {}
             }
         }
         if let Some(items) = p.get("items") {

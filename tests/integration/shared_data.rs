@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::common::refs::dangling_refs;
 use openapi_proxy::convert::convert;
-use openapi_proxy::split::split;
+use openapi_proxy::split::{split, split_rendered};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -87,11 +87,22 @@ fn split_1_27() -> Option<Vec<(String, Vec<u8>, Value)>> {
     let v3 = convert(&v2).expect("1.27 converts").document;
     let parts = split(&v3).expect("1.27 splits");
     assert!(parts.unplaced.is_empty(), "paths with no key: {:?}", parts.unplaced);
+    // What a server publishes comes from split_rendered; it must be the
+    // very bytes of the split documents.
+    let rendered = split_rendered(&v3).expect("1.27 renders");
+    assert_eq!(rendered.documents.len(), parts.documents.len());
     Some(
         parts
             .documents
             .into_iter()
-            .map(|(k, doc)| (k.to_string(), serde_json::to_vec(&doc).expect("serializes"), doc))
+            .map(|(k, doc)| {
+                let bytes = serde_json::to_vec(&doc).expect("serializes");
+                assert!(
+                    rendered.documents.get(&k) == Some(&bytes),
+                    "{k}: split_rendered differs from split"
+                );
+                (k.to_string(), bytes, doc)
+            })
             .collect(),
     )
 }
