@@ -5,7 +5,9 @@
 //!   same bytes twice, and converting the same input again gives the same
 //!   bytes (and the same notes);
 //! - every document the split produces is closed under `$ref`: each local
-//!   `$ref` (`#/…`) resolves inside that same document.
+//!   `$ref` (`#/…`) resolves inside that same document;
+//! - `split_rendered`, which the `convert` command uses, gives for each key
+//!   exactly the bytes `serde_json::to_vec` gives for `split`'s document.
 //!
 //! Inputs that are not JSON/YAML, not Swagger 2.0, or that the splitter
 //! rejects are uninteresting, not failures.
@@ -37,6 +39,20 @@ fuzz_target!(|data: &[u8]| {
                 "split document {key} is not closed under $ref: {reference} resolves to nothing"
             );
         }
+    }
+
+    let rendered = split::split_rendered(&first.document).expect("split accepted the document");
+    assert_eq!(rendered.unplaced, parts.unplaced, "split_rendered places paths differently");
+    assert!(
+        rendered.documents.keys().eq(parts.documents.keys()),
+        "split_rendered gives other keys than split"
+    );
+    for (key, doc) in &parts.documents {
+        let expected = serde_json::to_vec(doc).expect("a Value serializes");
+        assert!(
+            rendered.documents[key] == expected,
+            "split_rendered's bytes for {key} differ from split's document serialized"
+        );
     }
 });
 
