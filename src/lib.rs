@@ -21,5 +21,6 @@ pub mod cli;
 pub mod convert;
 pub mod document;
 pub mod key;
+pub mod negotiate;
 pub mod pointer;
 pub mod split;
