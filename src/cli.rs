@@ -8,9 +8,10 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::config::{self, Config, ConfigError, RawConfig, RawDownstream};
 use crate::convert::{self, Converted};
 use crate::key::DocumentKey;
-use crate::{document, split};
+use crate::{demo, document, proxy, split};
 
 /// openapi-proxy publishes Kubernetes API metadata — OpenAPI v3 per
 /// group-version and aggregated discovery — for one or several
@@ -49,6 +50,164 @@ pub enum Command {
     /// document (not JSON/YAML, not Swagger 2.0, a $ref to nothing); 4
     /// reading or writing a file failed; 2 bad command line.
     Convert(ConvertArgs),
+    /// Serve OpenAPI v3 (and /openapi/v2, /version) for a set of downstream servers.
+    ///
+    /// Polls each downstream (conditional requests), converts Swagger 2.0 for
+    /// those without /openapi/v3, and serves the merged documents with
+    /// hash-pinned URLs. Documents stay served when a downstream fails.
+    /// Downstreams come from --config and --downstream (flags after the file's);
+    /// the first listed wins a key two of them publish, unless priorities say
+    /// otherwise. Health: /healthz, /livez, /readyz; metrics: /metrics.
+    Serve(ServeArgs),
+    /// Run the proxy with two built-in downstream servers and print URLs to try.
+    ///
+    /// One downstream publishes OpenAPI v3 (gadgets.example.com/v1), the other
+    /// only Swagger 2.0 (widgets.example.com/v1beta1, converted with the
+    /// IntOrString, Quantity and $ref heuristics). Needs nothing but this
+    /// binary. Runs until Ctrl-C.
+    Demo(DemoArgs),
+}
+
+/// Arguments of `serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// YAML configuration file (see README: configuration).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Address to listen on [default: 127.0.0.1:8080, loopback only].
+    #[arg(long, value_name = "HOST:PORT")]
+    pub listen: Option<String>,
+    /// A downstream server, NAME=URL; repeat for more, in priority order.
+    #[arg(long = "downstream", value_name = "NAME=URL")]
+    pub downstreams: Vec<String>,
+    /// Time between polls of each downstream, e.g. 30s, 2m [default: 30s].
+    #[arg(long, value_name = "DURATION")]
+    pub poll_interval: Option<String>,
+    /// Largest document accepted from a downstream, in bytes [default: 64 MiB].
+    #[arg(long, value_name = "BYTES")]
+    pub max_document_bytes: Option<usize>,
+}
+
+/// Arguments of `demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Address the proxy listens on.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    pub listen: String,
+    /// Time between polls of the built-in downstreams.
+    #[arg(long, value_name = "DURATION", default_value = "5s")]
+    pub poll_interval: String,
+}
+
+/// The configuration `serve` runs with: the file (if any), then the flags
+/// (flags win for single values; flag downstreams come after the file's).
+///
+/// # Errors
+/// [`ConfigError`] naming the bad field or flag.
+pub fn serve_config(args: &ServeArgs) -> Result<Config, ConfigError> {
+    let mut raw = match &args.config {
+        Some(path) => RawConfig::from_file(path)?,
+        None => RawConfig::default(),
+    };
+    if let Some(listen) = &args.listen {
+        raw.listen = Some(listen.clone());
+    }
+    if let Some(p) = &args.poll_interval {
+        raw.poll_interval = Some(p.clone());
+    }
+    if let Some(m) = args.max_document_bytes {
+        raw.max_document_bytes = Some(m);
+    }
+    for flag in &args.downstreams {
+        let d = config::parse_downstream_flag(flag)
+            .map_err(|problem| ConfigError::Invalid { field: "--downstream".into(), problem })?;
+        raw.downstreams.push(d);
+    }
+    Config::from_raw(raw)
+}
+
+/// Runs `serve` until SIGINT or SIGTERM.
+///
+/// # Errors
+/// When the proxy cannot start or the server fails.
+pub async fn run_serve(config: Config) -> anyhow::Result<()> {
+    if config.downstreams.is_empty() {
+        tracing::warn!("no downstream servers configured: serving an empty document set");
+    }
+    let running = proxy::start(&config)?;
+    running.done.await??;
+    Ok(())
+}
+
+/// Runs `demo` until Ctrl-C.
+///
+/// # Errors
+/// When the built-in servers or the proxy cannot start.
+pub async fn run_demo(args: &DemoArgs) -> anyhow::Result<()> {
+    let sites = demo::start_demo_sites()
+        .map_err(|e| anyhow::anyhow!("starting the built-in downstreams: {e}"))?;
+    let raw = RawConfig {
+        listen: Some(args.listen.clone()),
+        poll_interval: Some(args.poll_interval.clone()),
+        max_document_bytes: None,
+        downstreams: vec![
+            RawDownstream {
+                name: Some("gadgets".into()),
+                url: Some(sites.gadgets.url()),
+                ..RawDownstream::default()
+            },
+            RawDownstream {
+                name: Some("widgets".into()),
+                url: Some(sites.widgets.url()),
+                ..RawDownstream::default()
+            },
+        ],
+    };
+    let config = Config::from_raw(raw)?;
+    let running = proxy::start(&config).map_err(|e| {
+        anyhow::Error::new(e).context("use --listen 127.0.0.1:0 to pick a free port")
+    })?;
+    // Wait for the first snapshot, to print working hash URLs.
+    for _ in 0..100 {
+        if running.state.store.load().ready {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    print_demo_banner(&running, &sites);
+    running.done.await??;
+    Ok(())
+}
+
+#[allow(clippy::print_stdout, reason = "the demo's banner is its output")]
+fn print_demo_banner(running: &proxy::Running, sites: &demo::DemoSites) {
+    let base = format!("http://{}", running.addr);
+    let snap = running.state.store.load();
+    let widgets = snap
+        .openapi
+        .get("apis/widgets.example.com/v1beta1")
+        .map(|e| e.location.to_str().unwrap_or_default().to_owned());
+    println!("openapi-proxy demo: the proxy serves {base}");
+    println!("  downstream gadgets, publishes OpenAPI v3:          {}", sites.gadgets.url());
+    println!("  downstream widgets, publishes Swagger 2.0 only:    {}", sites.widgets.url());
+    println!("  {} documents served (generation {})", snap.openapi.len(), snap.generation);
+    println!();
+    println!("Try:");
+    println!("  curl -s {base}/openapi/v3");
+    if let Some(url) = widgets {
+        println!("  curl -si '{base}{url}' | head -12");
+        println!(
+            "  curl -s '{base}{url}' | python3 -m json.tool | grep -B2 -A8 x-kubernetes-int-or-string"
+        );
+    }
+    println!(
+        "  curl -si -H 'If-None-Match: {}' {base}/openapi/v3",
+        snap.openapi_root.etag.to_str().unwrap_or_default()
+    );
+    println!("  curl -s {base}/metrics | grep '^openapi_proxy_downstream'");
+    println!("  kubectl --server {base} get --raw /openapi/v3");
+    println!();
+    println!("Ctrl-C stops.");
 }
 
 /// Arguments of `convert`.

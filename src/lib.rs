@@ -17,10 +17,33 @@
 //! lets the test suite run it on real Kubernetes documents, the benches time
 //! it, and the fuzzers hammer it.
 
+pub mod cache;
 pub mod cli;
+pub mod config;
 pub mod convert;
+pub mod demo;
+pub mod digest;
 pub mod document;
+pub mod downstream;
+pub mod http;
 pub mod key;
+pub mod metrics;
 pub mod negotiate;
 pub mod pointer;
+pub mod proxy;
+pub mod rendered;
+pub mod snapshot;
 pub mod split;
+
+/// An error and its causes on one line (`a: b: c`), for log fields.
+#[must_use]
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}

@@ -16,6 +16,18 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing(cli.log_format);
     match &cli.command {
+        Command::Serve(args) => {
+            // The configuration is checked before anything starts.
+            let config = match openapi_proxy::cli::serve_config(args) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("error: configuration: {:#}", anyhow::Error::new(e));
+                    return ExitCode::from(2);
+                }
+            };
+            run_async(openapi_proxy::cli::run_serve(config))
+        }
+        Command::Demo(args) => run_async(openapi_proxy::cli::run_demo(args)),
         Command::Convert(args) => match openapi_proxy::cli::run_convert(args) {
             Ok(summary) => {
                 let mut err = std::io::stderr().lock();
@@ -32,10 +44,25 @@ fn main() -> ExitCode {
     }
 }
 
+/// Runs a server command on an actix system (the poll loops' HTTP client
+/// needs one) and turns its error into an exit status.
+fn run_async(fut: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
+    match actix_web::rt::System::new().block_on(fut) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn init_tracing(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     match format {
         LogFormat::Text => builder.init(),
         LogFormat::Json => builder.json().init(),

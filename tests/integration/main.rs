@@ -2,15 +2,17 @@
 //! (faster to build and link than one per file). Each module below is one
 //! topic; shared support code lives in `common/`.
 
+/// The `convert` command as a user runs it.
+mod cli;
 /// Test support: fake servers, helpers, the OpenAPI validator harness.
 mod common;
 /// Committed fixtures and their expected conversions, byte for byte.
 mod golden;
+/// The proxy's OpenAPI v3 surface, black-box, in front of fake downstreams.
+mod openapi_v3;
 /// Generated documents: no panics, determinism, `$ref` closure.
 mod properties;
 /// The converter and splitter on real Kubernetes documents in `../shared`.
 mod shared_data;
 /// The OpenAPI validator harness itself: it runs, and it cannot pass vacuously.
 mod validators;
-/// The `convert` command as a user runs it.
-mod cli;

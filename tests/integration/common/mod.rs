@@ -2,6 +2,10 @@
 
 /// Structural JSON comparison with allow-lists.
 pub mod json_diff;
+/// The pinned kubectl.
+pub mod kubectl;
+/// The proxy under test and fake downstreams.
+pub mod proxy;
 /// `$ref` closure checks.
 pub mod refs;
 /// Locating `../shared/testdata`.

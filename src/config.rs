@@ -1,0 +1,421 @@
+//! Configuration: a YAML file and command-line flags, read once into a
+//! validated [`Config`].
+//!
+//! Two steps (ripgrep's low-level/high-level split): [`RawConfig`] is what
+//! serde reads, unknown fields refused; [`Config::from_raw`] checks
+//! everything once — URLs parse, names are unique, durations are positive,
+//! files named for TLS and tokens exist — and reports the first problem
+//! with the field it is in. After that nothing re-parses strings.
+//!
+//! Defaults live here and nowhere else.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// Where the proxy listens unless told otherwise: loopback only, so that a
+/// proxy started by hand is not reachable from the network by accident.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+/// How often each downstream is polled (conditional requests, so an
+/// unchanged downstream costs a few hundred bytes).
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(30);
+/// How long one request to a downstream may take, headers and body.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The largest document accepted from a downstream. Kubernetes' whole
+/// cluster Swagger document is about 4 MB; big CRD-heavy clusters reach a
+/// few tens of MB.
+pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 64 * 1024 * 1024;
+
+/// The configuration file as written (YAML or JSON).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawConfig {
+    /// Address to listen on, `HOST:PORT`.
+    pub listen: Option<String>,
+    /// Default poll interval, e.g. `30s`, `2m`, `500ms`.
+    pub poll_interval: Option<String>,
+    /// Largest document accepted from a downstream, in bytes.
+    pub max_document_bytes: Option<usize>,
+    /// The downstream servers, highest priority first unless `priority`
+    /// says otherwise.
+    #[serde(default)]
+    pub downstreams: Vec<RawDownstream>,
+}
+
+/// One downstream server as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawDownstream {
+    /// A unique name, used in logs and metrics.
+    pub name: Option<String>,
+    /// Base URL, `http://` or `https://`, without query.
+    pub url: Option<String>,
+    /// Larger wins when two downstreams publish the same document; default:
+    /// by order, the first one highest.
+    pub priority: Option<i64>,
+    /// PEM file of CA certificates to verify the server with (default: the
+    /// system's roots).
+    pub ca_file: Option<PathBuf>,
+    /// Do not verify the server's certificate. For tests only.
+    #[serde(default)]
+    pub insecure_skip_tls_verify: bool,
+    /// File holding a bearer token, re-read when it changes (projected
+    /// service-account tokens rotate).
+    pub token_file: Option<PathBuf>,
+    /// PEM client certificate (chain) for mutual TLS.
+    pub client_cert_file: Option<PathBuf>,
+    /// PEM private key of the client certificate.
+    pub client_key_file: Option<PathBuf>,
+    /// Timeout of one request, e.g. `10s`.
+    pub timeout: Option<String>,
+    /// Poll interval of this downstream, overriding the default.
+    pub poll_interval: Option<String>,
+}
+
+/// The validated configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Address to listen on.
+    pub listen: SocketAddr,
+    /// Largest document accepted from a downstream, in bytes.
+    pub max_document_bytes: usize,
+    /// Downstream servers, in configuration order.
+    pub downstreams: Vec<DownstreamConfig>,
+}
+
+/// One validated downstream server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DownstreamConfig {
+    /// Unique name.
+    pub name: String,
+    /// Base URL without trailing slash (`https://10.0.0.1:6443`).
+    pub url: String,
+    /// Larger wins conflicts.
+    pub priority: i64,
+    /// How the server is verified and how we identify ourselves.
+    pub tls: TlsConfig,
+    /// Bearer token file.
+    pub token_file: Option<PathBuf>,
+    /// Timeout of one request.
+    pub timeout: Duration,
+    /// Time between polls.
+    pub poll_interval: Duration,
+}
+
+/// TLS settings of one downstream.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsConfig {
+    /// CA bundle; `None` means the system's roots.
+    pub ca_file: Option<PathBuf>,
+    /// Skip verification (tests only; logged loudly).
+    pub insecure_skip_verify: bool,
+    /// Client certificate and key files.
+    pub client_cert: Option<(PathBuf, PathBuf)>,
+}
+
+/// A configuration problem, naming the field.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("reading {path}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not valid YAML or has unknown or mistyped fields.
+    #[error("parsing {path}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// Why (serde names the field).
+        #[source]
+        source: serde_yaml_ng::Error,
+    },
+    /// A field has an invalid value.
+    #[error("{field}: {problem}")]
+    Invalid {
+        /// The field, e.g. `downstreams[1].url`.
+        field: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+}
+
+fn invalid(field: impl Into<String>, problem: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid { field: field.into(), problem: problem.into() }
+}
+
+impl RawConfig {
+    /// Reads a configuration file.
+    ///
+    /// # Errors
+    /// [`ConfigError::Read`] or [`ConfigError::Parse`].
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { path: path.display().to_string(), source })?;
+        Self::from_yaml(&text)
+            .map_err(|source| ConfigError::Parse { path: path.display().to_string(), source })
+    }
+
+    /// Parses configuration text (YAML; JSON is YAML too).
+    ///
+    /// # Errors
+    /// When the text is not YAML or has unknown or mistyped fields.
+    pub fn from_yaml(text: &str) -> Result<Self, serde_yaml_ng::Error> {
+        if text.trim().is_empty() {
+            return Ok(Self::default());
+        }
+        serde_yaml_ng::from_str(text)
+    }
+}
+
+impl Config {
+    /// Validates a raw configuration.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the first bad field.
+    pub fn from_raw(raw: RawConfig) -> Result<Self, ConfigError> {
+        let listen_text = raw.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
+        let listen: SocketAddr = listen_text.parse().map_err(|_| {
+            invalid("listen", format!("{listen_text:?} is not HOST:PORT with an IP address"))
+        })?;
+        let default_poll = match &raw.poll_interval {
+            Some(text) => parse_duration(text).map_err(|p| invalid("pollInterval", p))?,
+            None => DEFAULT_POLL_INTERVAL,
+        };
+        let max_document_bytes = raw.max_document_bytes.unwrap_or(DEFAULT_MAX_DOCUMENT_BYTES);
+        if max_document_bytes < 1024 {
+            return Err(invalid("maxDocumentBytes", "must be at least 1024"));
+        }
+        let count = raw.downstreams.len();
+        let mut downstreams: Vec<DownstreamConfig> = Vec::with_capacity(count);
+        for (i, d) in raw.downstreams.into_iter().enumerate() {
+            let field = |f: &str| format!("downstreams[{i}].{f}");
+            let name = d.name.ok_or_else(|| invalid(field("name"), "missing"))?;
+            if name.is_empty()
+                || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            {
+                return Err(invalid(
+                    field("name"),
+                    format!("{name:?}: use letters, digits, '-', '_' or '.'"),
+                ));
+            }
+            if downstreams.iter().any(|o| o.name == name) {
+                return Err(invalid(field("name"), format!("{name:?} is used twice")));
+            }
+            let url = d.url.ok_or_else(|| invalid(field("url"), "missing"))?;
+            let url = validate_url(&url).map_err(|p| invalid(field("url"), p))?;
+            let https = url.starts_with("https://");
+            let timeout = match &d.timeout {
+                Some(t) => parse_duration(t).map_err(|p| invalid(field("timeout"), p))?,
+                None => DEFAULT_TIMEOUT,
+            };
+            let poll_interval = match &d.poll_interval {
+                Some(t) => parse_duration(t).map_err(|p| invalid(field("pollInterval"), p))?,
+                None => default_poll,
+            };
+            for (f, path) in [
+                ("caFile", &d.ca_file),
+                ("tokenFile", &d.token_file),
+                ("clientCertFile", &d.client_cert_file),
+                ("clientKeyFile", &d.client_key_file),
+            ] {
+                if let Some(p) = path
+                    && !p.is_file()
+                {
+                    return Err(invalid(
+                        field(f),
+                        format!("{} is not a readable file", p.display()),
+                    ));
+                }
+            }
+            let client_cert = match (d.client_cert_file, d.client_key_file) {
+                (Some(c), Some(k)) => Some((c, k)),
+                (None, None) => None,
+                (Some(_), None) => {
+                    return Err(invalid(field("clientKeyFile"), "missing (clientCertFile is set)"));
+                }
+                (None, Some(_)) => {
+                    return Err(invalid(field("clientCertFile"), "missing (clientKeyFile is set)"));
+                }
+            };
+            if !https
+                && (d.ca_file.is_some() || client_cert.is_some() || d.insecure_skip_tls_verify)
+            {
+                return Err(invalid(
+                    field("url"),
+                    "TLS settings are given but the URL is not https://",
+                ));
+            }
+            // Default priorities follow the order: the first listed wins.
+            let default_priority = i64::try_from(count - i).unwrap_or(i64::MAX);
+            downstreams.push(DownstreamConfig {
+                name,
+                url,
+                priority: d.priority.unwrap_or(default_priority),
+                tls: TlsConfig {
+                    ca_file: d.ca_file,
+                    insecure_skip_verify: d.insecure_skip_tls_verify,
+                    client_cert,
+                },
+                token_file: d.token_file,
+                timeout,
+                poll_interval,
+            });
+        }
+        Ok(Self { listen, max_document_bytes, downstreams })
+    }
+}
+
+/// Checks a downstream base URL: `http` or `https`, a host, no query or
+/// fragment, no credentials; returns it without trailing slash.
+fn validate_url(url: &str) -> Result<String, String> {
+    let uri: awc::http::Uri = url.parse().map_err(|e| format!("{url:?} is not a URL ({e})"))?;
+    match uri.scheme_str() {
+        Some("http" | "https") => {}
+        _ => return Err(format!("{url:?} must start with http:// or https://")),
+    }
+    let Some(authority) = uri.authority() else {
+        return Err(format!("{url:?} has no host"));
+    };
+    if authority.as_str().contains('@') {
+        return Err(format!("{url:?} carries credentials; use tokenFile or a client certificate"));
+    }
+    if uri.query().is_some() || url.contains('#') {
+        return Err(format!("{url:?} must not have a query or fragment"));
+    }
+    Ok(url.trim_end_matches('/').to_owned())
+}
+
+/// Parses `500ms`, `30s`, `2m`, `1h` (a whole number and a unit); zero is
+/// refused.
+///
+/// # Errors
+/// A message saying what is wrong.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: u64 =
+        number.parse().map_err(|_| format!("{text:?} is not a duration like 30s, 500ms or 2m"))?;
+    let d = match unit {
+        "ms" => Duration::from_millis(n),
+        "s" => Duration::from_secs(n),
+        "m" => Duration::from_secs(n.saturating_mul(60)),
+        "h" => Duration::from_secs(n.saturating_mul(3600)),
+        _ => return Err(format!("{text:?} needs a unit: ms, s, m or h")),
+    };
+    if d.is_zero() {
+        return Err(format!("{text:?} must be more than zero"));
+    }
+    Ok(d)
+}
+
+/// Parses a `--downstream NAME=URL` flag into a raw downstream.
+///
+/// # Errors
+/// When there is no `=`.
+pub fn parse_downstream_flag(flag: &str) -> Result<RawDownstream, String> {
+    let (name, url) = flag.split_once('=').ok_or_else(|| format!("{flag:?} is not NAME=URL"))?;
+    Ok(RawDownstream {
+        name: Some(name.to_owned()),
+        url: Some(url.to_owned()),
+        ..RawDownstream::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(yaml: &str) -> Result<Config, ConfigError> {
+        Config::from_raw(RawConfig::from_yaml(yaml).expect("yaml"))
+    }
+
+    fn error(yaml: &str) -> String {
+        config(yaml).expect_err("invalid").to_string()
+    }
+
+    #[test]
+    fn defaults_apply_to_an_empty_file() {
+        let c = config("").unwrap();
+        assert_eq!(c.listen, DEFAULT_LISTEN.parse().unwrap());
+        assert!(c.downstreams.is_empty());
+        assert_eq!(c.max_document_bytes, DEFAULT_MAX_DOCUMENT_BYTES);
+    }
+
+    #[test]
+    fn priorities_default_to_configuration_order() {
+        let c = config(
+            "downstreams:\n- {name: a, url: 'http://127.0.0.1:1'}\n- {name: b, url: 'http://127.0.0.1:2/', priority: 7}\n- {name: c, url: 'http://127.0.0.1:3'}\n",
+        )
+        .unwrap();
+        let p: Vec<_> = c.downstreams.iter().map(|d| (d.name.as_str(), d.priority)).collect();
+        assert_eq!(p, [("a", 3), ("b", 7), ("c", 1)]);
+        assert_eq!(c.downstreams[1].url, "http://127.0.0.1:2");
+    }
+
+    #[test]
+    fn unknown_fields_are_refused_with_their_name() {
+        let e = RawConfig::from_yaml("downstreams:\n- {name: a, url: 'http://x', tokn: f}\n")
+            .unwrap_err();
+        assert!(e.to_string().contains("tokn"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        assert_eq!(
+            error("listen: localhost"),
+            "listen: \"localhost\" is not HOST:PORT with an IP address"
+        );
+        assert_eq!(error("pollInterval: 0s"), "pollInterval: \"0s\" must be more than zero");
+        assert_eq!(error("downstreams:\n- {url: 'http://x'}"), "downstreams[0].name: missing");
+        assert_eq!(
+            error("downstreams:\n- {name: a, url: 'ftp://x'}"),
+            "downstreams[0].url: \"ftp://x\" must start with http:// or https://"
+        );
+        assert_eq!(
+            error("downstreams:\n- {name: a, url: 'http://x'}\n- {name: a, url: 'http://y'}"),
+            "downstreams[1].name: \"a\" is used twice"
+        );
+        assert_eq!(
+            error("downstreams:\n- {name: a, url: 'http://x', timeout: 10}"),
+            "downstreams[0].timeout: \"10\" needs a unit: ms, s, m or h"
+        );
+        assert_eq!(
+            error("downstreams:\n- {name: a, url: 'https://x', tokenFile: /does/not/exist}"),
+            "downstreams[0].tokenFile: /does/not/exist is not a readable file"
+        );
+        assert_eq!(
+            error("downstreams:\n- {name: a, url: 'http://u:p@x'}"),
+            "downstreams[0].url: \"http://u:p@x\" carries credentials; use tokenFile or a client certificate"
+        );
+        assert_eq!(
+            error("downstreams:\n- {name: a, url: 'http://x', insecureSkipTlsVerify: true}"),
+            "downstreams[0].url: TLS settings are given but the URL is not https://"
+        );
+    }
+
+    #[test]
+    fn durations_take_a_unit() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("s").is_err());
+    }
+
+    #[test]
+    fn downstream_flag_is_name_equals_url() {
+        let d = parse_downstream_flag("kube=https://10.0.0.1:6443").unwrap();
+        assert_eq!(
+            (d.name.as_deref(), d.url.as_deref()),
+            (Some("kube"), Some("https://10.0.0.1:6443"))
+        );
+        assert!(parse_downstream_flag("nope").is_err());
+    }
+}

@@ -1,0 +1,364 @@
+//! The HTTP client for one downstream server.
+//!
+//! - Only the configured base URL is ever contacted: paths are joined to it
+//!   here, redirects are not followed (a redirect is a failure), and nothing
+//!   from a client request reaches this module.
+//! - Bodies are read with a size limit, enforced while streaming.
+//! - TLS is verified by default (the system's roots or a CA bundle);
+//!   client certificates for mutual TLS; a bearer token read from a file and
+//!   re-read when the file changes, because projected service-account tokens
+//!   rotate. Tokens are never logged.
+//!
+//! awc's client is not `Send`: a [`DownstreamClient`] lives on the thread of
+//! its poll loop.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use awc::http::StatusCode;
+use awc::http::header::{self, HeaderValue};
+use bytes::Bytes;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+
+use crate::config::{DownstreamConfig, TlsConfig};
+
+/// What a conditional GET came back with.
+#[derive(Debug)]
+pub enum Fetched {
+    /// 200 with a body.
+    Body {
+        /// The body.
+        body: Bytes,
+        /// The downstream's ETag, to send back as `If-None-Match`.
+        etag: Option<HeaderValue>,
+        /// The downstream's Content-Type.
+        content_type: Option<HeaderValue>,
+    },
+    /// 304: what we have is current.
+    NotModified,
+    /// 404: the downstream does not serve this document.
+    NotFound,
+    /// 406: the downstream does not serve this media type.
+    NotAcceptable,
+}
+
+/// Why a request to a downstream failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// Connecting, sending, or waiting for the response headers failed or
+    /// timed out.
+    #[error("requesting {url}")]
+    Send {
+        /// The URL.
+        url: String,
+        /// awc's error, as text (awc's error type is not `Send`).
+        #[source]
+        source: std::io::Error,
+    },
+    /// The downstream answered with a status we cannot use.
+    #[error("{url} answered {status}")]
+    Status {
+        /// The URL.
+        url: String,
+        /// The status.
+        status: StatusCode,
+    },
+    /// Reading the body failed, timed out, or exceeded the size limit.
+    #[error("reading the body of {url}")]
+    Body {
+        /// The URL.
+        url: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The token file could not be read.
+    #[error("reading token file {path}")]
+    Token {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl FetchError {
+    /// A short stable reason for metrics.
+    #[must_use]
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::Send { source, .. } if source.kind() == std::io::ErrorKind::TimedOut => "timeout",
+            Self::Send { .. } => "connect",
+            Self::Status { .. } => "status",
+            Self::Body { source, .. } if source.kind() == std::io::ErrorKind::FileTooLarge => {
+                "too_large"
+            }
+            Self::Body { .. } => "body",
+            Self::Token { .. } => "token",
+        }
+    }
+}
+
+/// Why a client could not be made from the configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// A certificate or key file could not be read or parsed.
+    #[error("{what} {path}")]
+    Pem {
+        /// Which file.
+        what: &'static str,
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: rustls::pki_types::pem::Error,
+    },
+    /// rustls refused the TLS configuration.
+    #[error("TLS configuration")]
+    Tls(#[source] rustls::Error),
+    /// No CA certificate was found (empty bundle, no system roots).
+    #[error("no CA certificates found ({0})")]
+    NoRoots(String),
+}
+
+/// The bearer token from a file, re-read when the file's modification time
+/// changes.
+#[derive(Debug)]
+struct TokenFile {
+    path: PathBuf,
+    cached: Option<(SystemTime, HeaderValue)>,
+}
+
+impl TokenFile {
+    fn header(&mut self) -> Result<HeaderValue, FetchError> {
+        let err = |source| FetchError::Token { path: self.path.display().to_string(), source };
+        let modified = std::fs::metadata(&self.path).and_then(|m| m.modified()).map_err(err)?;
+        if let Some((at, value)) = &self.cached
+            && *at == modified
+        {
+            return Ok(value.clone());
+        }
+        let token = std::fs::read_to_string(&self.path).map_err(err)?;
+        let mut value =
+            HeaderValue::from_str(&format!("Bearer {}", token.trim())).map_err(|_| {
+                err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "token is not a valid header value",
+                ))
+            })?;
+        value.set_sensitive(true);
+        self.cached = Some((modified, value.clone()));
+        Ok(value)
+    }
+}
+
+/// A client bound to one downstream's base URL.
+pub struct DownstreamClient {
+    base: String,
+    client: awc::Client,
+    token: Option<TokenFile>,
+    max_bytes: usize,
+    timeout: Duration,
+}
+
+impl DownstreamClient {
+    /// Builds the client: TLS from `config.tls`, timeouts, no redirects.
+    ///
+    /// # Errors
+    /// [`ClientError`] when TLS material cannot be loaded.
+    pub fn new(config: &DownstreamConfig, max_bytes: usize) -> Result<Self, ClientError> {
+        let tls = tls_config(&config.tls)?;
+        let connector = awc::Connector::new()
+            .rustls_0_23(Arc::new(tls))
+            .timeout(config.timeout)
+            .handshake_timeout(config.timeout);
+        let client = awc::Client::builder()
+            .connector(connector)
+            .timeout(config.timeout)
+            .disable_redirects()
+            .no_default_headers()
+            .add_default_header((
+                header::USER_AGENT,
+                concat!("openapi-proxy/", env!("CARGO_PKG_VERSION")),
+            ))
+            .finish();
+        let token = config.token_file.clone().map(|path| TokenFile { path, cached: None });
+        Ok(Self { base: config.url.clone(), client, token, max_bytes, timeout: config.timeout })
+    }
+
+    /// The base URL (for logs).
+    #[must_use]
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// `GET base + path` with `accept`, conditional on `etag`.
+    ///
+    /// `path` must start with `/`; it is appended to the configured base
+    /// URL, never used as a URL of its own.
+    ///
+    /// # Errors
+    /// [`FetchError`] for transport failures, timeouts, oversized bodies
+    /// and statuses other than 200, 304, 404 and 406.
+    pub async fn get(
+        &mut self,
+        path: &str,
+        accept: &str,
+        etag: Option<&HeaderValue>,
+    ) -> Result<Fetched, FetchError> {
+        let url = format!("{}{path}", self.base);
+        let mut req = self.client.get(&url).insert_header((header::ACCEPT, accept));
+        if let Some(tag) = etag {
+            req = req.insert_header((header::IF_NONE_MATCH, tag.clone()));
+        }
+        if let Some(token) = &mut self.token {
+            req = req.insert_header((header::AUTHORIZATION, token.header()?));
+        }
+        let resp = req.send().await.map_err(|e| {
+            let kind = match e {
+                awc::error::SendRequestError::Timeout => std::io::ErrorKind::TimedOut,
+                _ => std::io::ErrorKind::Other,
+            };
+            FetchError::Send { url: url.clone(), source: std::io::Error::new(kind, e.to_string()) }
+        })?;
+        match resp.status() {
+            StatusCode::OK => {}
+            StatusCode::NOT_MODIFIED => return Ok(Fetched::NotModified),
+            StatusCode::NOT_FOUND => return Ok(Fetched::NotFound),
+            StatusCode::NOT_ACCEPTABLE => return Ok(Fetched::NotAcceptable),
+            status => return Err(FetchError::Status { url, status }),
+        }
+        let etag = resp.headers().get(header::ETAG).cloned();
+        let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
+        // The body gets its own deadline: a server that sends headers and
+        // then stalls must not hold the poll loop forever.
+        let mut resp = resp.timeout(self.timeout);
+        let body = resp.body().limit(self.max_bytes).await.map_err(|e| {
+            let kind = match e {
+                awc::error::PayloadError::Overflow => std::io::ErrorKind::FileTooLarge,
+                _ => std::io::ErrorKind::Other,
+            };
+            let message = match e {
+                awc::error::PayloadError::Overflow => {
+                    format!("body larger than {} bytes", self.max_bytes)
+                }
+                other => other.to_string(),
+            };
+            FetchError::Body { url: url.clone(), source: std::io::Error::new(kind, message) }
+        })?;
+        Ok(Fetched::Body { body, etag, content_type })
+    }
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// The rustls client configuration for one downstream.
+fn tls_config(tls: &TlsConfig) -> Result<rustls::ClientConfig, ClientError> {
+    let builder = rustls::ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(ClientError::Tls)?;
+    let builder = if tls.insecure_skip_verify {
+        builder.dangerous().with_custom_certificate_verifier(Arc::new(NoVerification(provider())))
+    } else {
+        builder.with_root_certificates(roots(tls.ca_file.as_deref())?)
+    };
+    match &tls.client_cert {
+        Some((cert, key)) => {
+            let certs = read_certs(cert, "reading client certificate")?;
+            let key = PrivateKeyDer::from_pem_file(key).map_err(|source| ClientError::Pem {
+                what: "reading client key",
+                path: key.display().to_string(),
+                source,
+            })?;
+            builder.with_client_auth_cert(certs, key).map_err(ClientError::Tls)
+        }
+        None => Ok(builder.with_no_client_auth()),
+    }
+}
+
+fn read_certs(
+    path: &Path,
+    what: &'static str,
+) -> Result<Vec<CertificateDer<'static>>, ClientError> {
+    let pem = |source| ClientError::Pem { what, path: path.display().to_string(), source };
+    CertificateDer::pem_file_iter(path).map_err(pem)?.collect::<Result<Vec<_>, _>>().map_err(pem)
+}
+
+fn roots(ca_file: Option<&Path>) -> Result<rustls::RootCertStore, ClientError> {
+    let mut store = rustls::RootCertStore::empty();
+    match ca_file {
+        Some(path) => {
+            for cert in read_certs(path, "reading CA bundle")? {
+                store.add(cert).map_err(ClientError::Tls)?;
+            }
+            if store.is_empty() {
+                return Err(ClientError::NoRoots(path.display().to_string()));
+            }
+        }
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            let (added, _) = store.add_parsable_certificates(found.certs);
+            if added == 0 {
+                return Err(ClientError::NoRoots(
+                    "the system has no CA certificates; set caFile".into(),
+                ));
+            }
+        }
+    }
+    Ok(store)
+}
+
+/// `insecureSkipTlsVerify`: accepts any server certificate, still checks
+/// that the handshake signatures are sound.
+#[derive(Debug)]
+struct NoVerification(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for NoVerification {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}

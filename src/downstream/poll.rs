@@ -1,0 +1,548 @@
+//! One poll loop per downstream server.
+//!
+//! Each round (BEHAVIOR.md Part A items 4 and 5):
+//! 1. `GET /openapi/v3` (conditional). For each entry of the root whose
+//!    `?hash=` changed, fetch the document and keep the downstream's bytes
+//!    (not re-encoded). A 404 means the downstream only publishes v2.
+//! 2. `GET /openapi/v2` (conditional). For a v2-only downstream it is split
+//!    by key and each part converted; a part whose input did not change is
+//!    not converted again (cache keyed by input digest) and keeps its ETag.
+//!    The JSON and protobuf renditions are also kept as they are, for
+//!    clients that still read `/openapi/v2` (kubectl 1.27/1.28).
+//! 3. `GET /version`.
+//!
+//! Last good wins: whatever fails (refused, timeout, bad status, invalid or
+//! oversized document), what was fetched before stays in the contribution,
+//! a metric counts it, one log line says so when the downstream turns from
+//! good to failing, and the next poll backs off.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use awc::http::header::HeaderValue;
+use bytes::Bytes;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use tracing::{info, warn};
+
+use super::client::{DownstreamClient, FetchError, Fetched};
+use crate::cache::ConversionCache;
+use crate::config::DownstreamConfig;
+use crate::key::DocumentKey;
+use crate::metrics::{FetchResult, Metrics};
+use crate::rendered::Rendered;
+use crate::snapshot::{Contribution, Hub, OpenApiV2};
+use crate::{convert, document, split};
+
+/// The protobuf rendition of `/openapi/v2` (BEHAVIOR.md B-2.4); we ask for
+/// the deprecated `@` spelling, which every server version accepts.
+const V2_PROTOBUF_ACCEPT: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+/// The spelling served back to clients.
+const V2_PROTOBUF_TYPE: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+
+/// The longest wait between polls of a failing downstream.
+const MAX_BACKOFF: Duration = Duration::from_secs(300);
+
+/// Why a round failed, beyond transport errors.
+#[derive(Debug, thiserror::Error)]
+pub enum PollError {
+    /// A request failed.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// The root index is not `{"paths":{…}}`.
+    #[error("the /openapi/v3 root index is not valid")]
+    BadRoot(#[source] serde_json::Error),
+    /// A root entry names a key or URL we refuse to follow.
+    #[error("root entry {key:?} has an unusable serverRelativeURL {url:?}")]
+    BadEntry {
+        /// The key.
+        key: String,
+        /// The URL.
+        url: String,
+    },
+    /// A document is not an OpenAPI 3 document.
+    #[error("{path} is not an OpenAPI 3.x JSON document")]
+    BadDocument {
+        /// The document's path.
+        path: String,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The Swagger 2.0 document could not be parsed, split or converted.
+    #[error("converting /openapi/v2")]
+    Convert(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The downstream publishes neither `/openapi/v3` nor `/openapi/v2`.
+    #[error("the downstream serves neither /openapi/v3 nor /openapi/v2")]
+    NothingPublished,
+    /// The server answered 406 to a JSON request.
+    #[error("{path} refuses application/json")]
+    NotAcceptable {
+        /// The path.
+        path: String,
+    },
+}
+
+impl PollError {
+    fn reason(&self) -> &'static str {
+        match self {
+            Self::Fetch(e) => e.reason(),
+            Self::BadRoot(_) | Self::BadEntry { .. } => "bad_root",
+            Self::BadDocument { .. } => "bad_document",
+            Self::Convert(_) => "conversion",
+            Self::NothingPublished => "nothing_published",
+            Self::NotAcceptable { .. } => "not_acceptable",
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct RootIndex {
+    paths: BTreeMap<String, RootEntry>,
+}
+
+#[derive(Deserialize)]
+struct RootEntry {
+    #[serde(rename = "serverRelativeURL")]
+    server_relative_url: String,
+}
+
+/// Just enough of a document to know it is OpenAPI 3: everything else is
+/// skipped without building a tree.
+#[derive(Deserialize)]
+struct OpenApiProbe {
+    openapi: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Not known yet, or the last root request failed before telling.
+    Unknown,
+    /// Publishes `/openapi/v3`.
+    V3,
+    /// `/openapi/v3` answered 404.
+    V2Only,
+}
+
+/// A fetched body with the validator to revalidate it.
+#[derive(Debug, Clone)]
+struct Cached {
+    etag: Option<HeaderValue>,
+    rendered: Arc<Rendered>,
+}
+
+/// One downstream's poll loop and its last good documents.
+pub struct Poller {
+    name: String,
+    priority: i64,
+    order: usize,
+    interval: Duration,
+    client: DownstreamClient,
+    hub: Arc<Hub>,
+    metrics: Arc<Metrics>,
+    cache: Arc<ConversionCache>,
+    mode: Mode,
+    root_etag: Option<HeaderValue>,
+    /// Key → (the hash in the downstream's root, the document).
+    v3: BTreeMap<DocumentKey, (String, Arc<Rendered>)>,
+    v2: Option<Cached>,
+    v2_protobuf: Option<Cached>,
+    converted: BTreeMap<DocumentKey, Arc<Rendered>>,
+    version: Option<Cached>,
+    failures: u32,
+}
+
+impl Poller {
+    /// A poller for `config`, the `order`-th configured downstream.
+    #[must_use]
+    pub fn new(
+        config: &DownstreamConfig,
+        order: usize,
+        client: DownstreamClient,
+        hub: Arc<Hub>,
+        metrics: Arc<Metrics>,
+        cache: Arc<ConversionCache>,
+    ) -> Self {
+        Self {
+            name: config.name.clone(),
+            priority: config.priority,
+            order,
+            interval: config.poll_interval,
+            client,
+            hub,
+            metrics,
+            cache,
+            mode: Mode::Unknown,
+            root_etag: None,
+            v3: BTreeMap::new(),
+            v2: None,
+            v2_protobuf: None,
+            converted: BTreeMap::new(),
+            version: None,
+            failures: 0,
+        }
+    }
+
+    /// Polls forever.
+    pub async fn run(mut self) {
+        loop {
+            self.round().await;
+            tokio::time::sleep(self.delay()).await;
+        }
+    }
+
+    /// The wait before the next round: the interval, doubled per
+    /// consecutive failure up to 16 times it, and never more than five
+    /// minutes unless the interval itself is longer.
+    fn delay(&self) -> Duration {
+        if self.failures == 0 {
+            return self.interval;
+        }
+        let factor = 1u32 << self.failures.saturating_sub(1).min(4);
+        self.interval.saturating_mul(factor).min(MAX_BACKOFF.max(self.interval))
+    }
+
+    /// One round: fetch what changed, publish the contribution.
+    #[tracing::instrument(skip(self), fields(downstream = %self.name))]
+    pub async fn round(&mut self) {
+        let errors = self.fetch_all().await;
+        let ok = errors.is_empty();
+        for e in &errors {
+            self.metrics.error(&self.name, e.reason());
+        }
+        if let Some(first) = errors.first() {
+            if self.failures == 0 {
+                warn!(
+                    downstream = %self.name,
+                    url = %self.client.base(),
+                    error = %crate::error_chain(first),
+                    errors = errors.len(),
+                    "poll failed; keeping last good documents"
+                );
+            }
+            self.failures = self.failures.saturating_add(1);
+        } else if self.failures > 0 {
+            info!(downstream = %self.name, failed_polls = self.failures, "poll succeeded again");
+            self.failures = 0;
+        }
+        self.metrics.poll_outcome(&self.name, ok);
+        let contribution = self.contribution();
+        self.metrics.downstream_documents(&self.name, contribution.openapi.len());
+        self.hub.contribute(Arc::new(contribution));
+    }
+
+    fn contribution(&self) -> Contribution {
+        let openapi = match self.mode {
+            Mode::V2Only => self.converted.clone(),
+            // Unknown after a failure: keep whatever was good last.
+            Mode::V3 | Mode::Unknown if !self.v3.is_empty() => {
+                self.v3.iter().map(|(k, (_, r))| (k.clone(), Arc::clone(r))).collect()
+            }
+            Mode::V3 | Mode::Unknown => self.converted.clone(),
+        };
+        Contribution {
+            name: self.name.clone(),
+            priority: self.priority,
+            order: self.order,
+            openapi,
+            openapi_v2: self.v2.as_ref().map(|json| OpenApiV2 {
+                json: Arc::clone(&json.rendered),
+                protobuf: self.v2_protobuf.as_ref().map(|p| Arc::clone(&p.rendered)),
+            }),
+            version: self.version.as_ref().map(|v| Arc::clone(&v.rendered)),
+        }
+    }
+
+    async fn fetch_all(&mut self) -> Vec<PollError> {
+        let mut errors = Vec::new();
+        if let Err(e) = self.fetch_v3().await {
+            errors.push(e);
+        }
+        if let Err(e) = self.fetch_v2().await {
+            errors.push(e);
+        }
+        if let Err(e) = self.fetch_version().await {
+            errors.push(e);
+        }
+        errors
+    }
+
+    fn count(&self, document: &'static str, result: &Result<Fetched, FetchError>) {
+        let r = match result {
+            Ok(Fetched::Body { .. }) => FetchResult::Ok,
+            Ok(Fetched::NotModified) => FetchResult::NotModified,
+            Ok(Fetched::NotFound | Fetched::NotAcceptable) | Err(_) => FetchResult::Error,
+        };
+        self.metrics.fetch(&self.name, document, r);
+    }
+
+    async fn fetch_v3(&mut self) -> Result<(), PollError> {
+        let etag = self.root_etag.clone();
+        let result = self.client.get("/openapi/v3", "application/json", etag.as_ref()).await;
+        self.count("openapi_v3_root", &result);
+        match result? {
+            Fetched::NotModified => Ok(()),
+            Fetched::NotFound => {
+                if self.mode != Mode::V2Only {
+                    info!(downstream = %self.name, "no /openapi/v3; converting /openapi/v2");
+                }
+                self.mode = Mode::V2Only;
+                self.root_etag = None;
+                Ok(())
+            }
+            Fetched::NotAcceptable => Err(PollError::NotAcceptable { path: "/openapi/v3".into() }),
+            Fetched::Body { body, etag, .. } => {
+                let root: RootIndex = serde_json::from_slice(&body).map_err(PollError::BadRoot)?;
+                self.mode = Mode::V3;
+                let complete = self.fetch_documents(root).await?;
+                // Only remember the root's validator once every document it
+                // lists was fetched, so a partial round is retried in full.
+                self.root_etag = if complete { etag } else { None };
+                Ok(())
+            }
+        }
+    }
+
+    /// Fetches the documents of a new root whose hash changed. Returns
+    /// whether all of them were fetched; a document that fails keeps its
+    /// previous version, if any.
+    async fn fetch_documents(&mut self, root: RootIndex) -> Result<bool, PollError> {
+        let mut next = BTreeMap::new();
+        let mut first_error = None;
+        for (key_text, entry) in root.paths {
+            let url = entry.server_relative_url;
+            let key = DocumentKey::parse(&key_text);
+            let Some((key, hash)) = key.zip(document_hash(&key_text, &url)) else {
+                first_error.get_or_insert(PollError::BadEntry { key: key_text, url });
+                continue;
+            };
+            if let Some((old_hash, rendered)) = self.v3.get(&key)
+                && !hash.is_empty()
+                && *old_hash == hash
+            {
+                next.insert(key, (hash, Arc::clone(rendered)));
+                continue;
+            }
+            let result = self.client.get(&url, "application/json", None).await;
+            self.count("openapi_v3_document", &result);
+            let fetched = match result {
+                Ok(Fetched::Body { body, .. }) => validate_v3(&url, body),
+                Ok(_) => Err(PollError::Fetch(FetchError::Status {
+                    url: format!("{}{url}", self.client.base()),
+                    status: awc::http::StatusCode::NOT_FOUND,
+                })),
+                Err(e) => Err(e.into()),
+            };
+            match fetched {
+                Ok(rendered) => {
+                    next.insert(key, (hash, rendered));
+                }
+                Err(e) => {
+                    if let Some(old) = self.v3.get(&key) {
+                        next.insert(key, old.clone());
+                    }
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        self.v3 = next;
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(true),
+        }
+    }
+
+    async fn fetch_v2(&mut self) -> Result<(), PollError> {
+        let etag = self.v2.as_ref().and_then(|c| c.etag.clone());
+        let result = self.client.get("/openapi/v2", "application/json", etag.as_ref()).await;
+        self.count("openapi_v2", &result);
+        match result? {
+            Fetched::NotModified => {
+                // A downstream that stopped publishing v3 after we had its
+                // v2 cached: convert what we have.
+                if self.mode == Mode::V2Only
+                    && self.converted.is_empty()
+                    && let Some(cached) = &self.v2
+                {
+                    self.converted = self.convert(cached.rendered.body.clone()).await?;
+                }
+            }
+            Fetched::NotFound => {
+                self.v2 = None;
+                self.v2_protobuf = None;
+                if self.mode == Mode::V2Only {
+                    return Err(PollError::NothingPublished);
+                }
+            }
+            Fetched::NotAcceptable => {
+                return Err(PollError::NotAcceptable { path: "/openapi/v2".into() });
+            }
+            Fetched::Body { body, etag, .. } => {
+                if self.mode == Mode::V2Only {
+                    self.converted = self.convert(body.clone()).await?;
+                } else {
+                    // Served as it is; only checked to be JSON.
+                    serde_json::from_slice::<serde::de::IgnoredAny>(&body).map_err(|source| {
+                        PollError::BadDocument { path: "/openapi/v2".into(), source }
+                    })?;
+                }
+                self.v2 = Some(Cached { etag, rendered: Arc::new(Rendered::json(body)) });
+                // The protobuf rendition follows the JSON one.
+                self.fetch_v2_protobuf().await;
+            }
+        }
+        Ok(())
+    }
+
+    async fn fetch_v2_protobuf(&mut self) {
+        let etag = self.v2_protobuf.as_ref().and_then(|c| c.etag.clone());
+        let result = self.client.get("/openapi/v2", V2_PROTOBUF_ACCEPT, etag.as_ref()).await;
+        self.count("openapi_v2_protobuf", &result);
+        match result {
+            Ok(Fetched::Body { body, etag, content_type }) => {
+                let is_protobuf = content_type
+                    .as_ref()
+                    .and_then(|c| c.to_str().ok())
+                    .is_some_and(|c| c.contains("protobuf"));
+                self.v2_protobuf = is_protobuf.then(|| Cached {
+                    etag,
+                    rendered: Arc::new(Rendered::new(
+                        body,
+                        HeaderValue::from_static(V2_PROTOBUF_TYPE),
+                    )),
+                });
+            }
+            Ok(Fetched::NotModified) => {}
+            // Not every server has a protobuf rendition; JSON clients are
+            // served either way, so this is no failure of the downstream.
+            Ok(Fetched::NotFound | Fetched::NotAcceptable) | Err(_) => self.v2_protobuf = None,
+        }
+    }
+
+    /// Parses, splits and converts a Swagger 2.0 document on the blocking
+    /// pool (a whole cluster's document takes tens of milliseconds; the
+    /// poll loops and the builder share this thread).
+    async fn convert(
+        &mut self,
+        body: Bytes,
+    ) -> Result<BTreeMap<DocumentKey, Arc<Rendered>>, PollError> {
+        let cache = Arc::clone(&self.cache);
+        let started = Instant::now();
+        let result = tokio::task::spawn_blocking(move || convert_v2(&body, &cache))
+            .await
+            .map_err(|e| PollError::Convert(Box::new(e)))?;
+        self.metrics.conversion(&self.name, started.elapsed());
+        self.cache.prune();
+        result
+    }
+
+    async fn fetch_version(&mut self) -> Result<(), PollError> {
+        let etag = self.version.as_ref().and_then(|c| c.etag.clone());
+        let result = self.client.get("/version", "application/json", etag.as_ref()).await;
+        self.count("version", &result);
+        match result? {
+            Fetched::Body { body, etag, .. } => {
+                serde_json::from_slice::<serde::de::IgnoredAny>(&body)
+                    .map_err(|source| PollError::BadDocument { path: "/version".into(), source })?;
+                self.version = Some(Cached { etag, rendered: Arc::new(Rendered::json(body)) });
+            }
+            Fetched::NotModified => {}
+            // Not every API server has /version; that is no failure.
+            Fetched::NotFound | Fetched::NotAcceptable => self.version = None,
+        }
+        Ok(())
+    }
+}
+
+/// The hash a root entry's `serverRelativeURL` carries, after checking that
+/// the URL is a path under `/openapi/v3/` for this very key: an entry must
+/// never make us fetch anything else (another host, another path).
+/// `""` when the URL has no `hash`.
+fn document_hash(key: &str, url: &str) -> Option<String> {
+    let (path, query) = url.split_once('?').unwrap_or((url, ""));
+    if path != format!("/openapi/v3/{key}") || url.contains("..") || url.contains('#') {
+        return None;
+    }
+    let hash = query.split('&').find_map(|p| p.strip_prefix("hash=")).unwrap_or("");
+    hash.bytes().all(|b| b.is_ascii_alphanumeric()).then(|| hash.to_owned())
+}
+
+fn validate_v3(path: &str, body: Bytes) -> Result<Arc<Rendered>, PollError> {
+    let probe: OpenApiProbe = serde_json::from_slice(&body)
+        .map_err(|source| PollError::BadDocument { path: path.to_owned(), source })?;
+    if !probe.openapi.starts_with("3.") {
+        let source = serde::de::Error::custom(format!("openapi is {:?}", probe.openapi));
+        return Err(PollError::BadDocument { path: path.to_owned(), source });
+    }
+    Ok(Arc::new(Rendered::json(body)))
+}
+
+/// Splits a Swagger 2.0 document by key and converts each part, reusing
+/// the conversion of parts whose input did not change.
+fn convert_v2(
+    body: &[u8],
+    cache: &ConversionCache,
+) -> Result<BTreeMap<DocumentKey, Arc<Rendered>>, PollError> {
+    let boxed = |e: Box<dyn std::error::Error + Send + Sync>| PollError::Convert(e);
+    let v2 = document::parse(body).map_err(|e| boxed(Box::new(e)))?;
+    let parts = split::split(&v2).map_err(|e| boxed(Box::new(e)))?;
+    let mut out = BTreeMap::new();
+    for (key, part) in parts.documents {
+        let input = serde_json::to_vec(&part).map_err(|e| boxed(Box::new(e)))?;
+        let digest: [u8; 32] = Sha256::digest(&input).into();
+        let rendered = match cache.get(&digest) {
+            Some(hit) => hit,
+            None => {
+                let converted = convert::convert(&part).map_err(|e| boxed(Box::new(e)))?;
+                let bytes =
+                    serde_json::to_vec(&converted.document).map_err(|e| boxed(Box::new(e)))?;
+                cache.insert(digest, Arc::new(Rendered::json(bytes)))
+            }
+        };
+        out.insert(key, rendered);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_entries_must_point_under_openapi_v3_at_their_own_key() {
+        assert_eq!(
+            document_hash("apis/a/v1", "/openapi/v3/apis/a/v1?hash=AB12"),
+            Some("AB12".into())
+        );
+        assert_eq!(document_hash("api/v1", "/openapi/v3/api/v1"), Some(String::new()));
+        assert_eq!(document_hash("api/v1", "http://evil.example/openapi/v3/api/v1?hash=A"), None);
+        assert_eq!(document_hash("api/v1", "//evil.example/openapi/v3/api/v1"), None);
+        assert_eq!(document_hash("api/v1", "/openapi/v3/apis/other/v1?hash=A"), None);
+        assert_eq!(document_hash("api/v1", "/openapi/v3/api/v1?hash=A%2F"), None);
+    }
+
+    #[test]
+    fn v3_documents_must_say_openapi_3() {
+        assert!(
+            validate_v3("/x", Bytes::from_static(b"{\"openapi\":\"3.0.0\",\"paths\":{}}")).is_ok()
+        );
+        assert!(validate_v3("/x", Bytes::from_static(b"{\"swagger\":\"2.0\"}")).is_err());
+        assert!(validate_v3("/x", Bytes::from_static(b"{\"openapi\":\"2.0\"}")).is_err());
+        assert!(validate_v3("/x", Bytes::from_static(b"{\"openapi\":")).is_err());
+    }
+
+    #[test]
+    fn unchanged_parts_are_not_converted_again() {
+        let cache = ConversionCache::default();
+        let doc =
+            std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/sample/widgets.v2.json"))
+                .unwrap();
+        let first = convert_v2(&doc, &cache).unwrap();
+        let second = convert_v2(&doc, &cache).unwrap();
+        assert_eq!(first.len(), 4);
+        for (key, r) in &first {
+            assert!(Arc::ptr_eq(r, &second[key]), "{key} was converted again");
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! Metrics in the Prometheus text format.
+//!
+//! A dozen fixed families do not need a metrics framework: counters and
+//! gauges keyed by their label values, rendered sorted so that the output
+//! is stable. The request counter is on the hot path, so it is a sharded
+//! map of atomics; everything else changes once per poll.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use dashmap::DashMap;
+
+/// What a fetch from a downstream ended in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FetchResult {
+    /// 200, new content.
+    Ok,
+    /// 304, unchanged.
+    NotModified,
+    /// Anything else: refused, timeout, bad status, bad body.
+    Error,
+}
+
+impl FetchResult {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::NotModified => "not_modified",
+            Self::Error => "error",
+        }
+    }
+}
+
+/// Per-downstream state, for gauges.
+#[derive(Debug, Clone, Default)]
+struct DownstreamGauges {
+    up: bool,
+    last_success: Option<SystemTime>,
+    consecutive_failures: u64,
+    conversion_seconds: f64,
+    conversions: u64,
+    documents: u64,
+}
+
+#[derive(Debug, Default)]
+struct Slow {
+    fetches: BTreeMap<(String, &'static str, FetchResult), u64>,
+    errors: BTreeMap<(String, &'static str), u64>,
+    downstreams: BTreeMap<String, DownstreamGauges>,
+    snapshot_generation: u64,
+    snapshot_documents: u64,
+    snapshot_build_seconds: f64,
+    snapshot_builds: u64,
+    conflicts: u64,
+}
+
+/// All metrics of one proxy.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    slow: Mutex<Slow>,
+    requests: DashMap<(&'static str, u16), AtomicU64>,
+}
+
+impl Metrics {
+    fn with<T>(&self, f: impl FnOnce(&mut Slow) -> T) -> T {
+        // A panic while holding the lock leaves plain counters behind;
+        // they stay usable.
+        let mut guard = self.slow.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut guard)
+    }
+
+    /// Counts one fetch of `document` (`root`, `document`, `v2`, …).
+    pub fn fetch(&self, downstream: &str, document: &'static str, result: FetchResult) {
+        self.with(|m| {
+            *m.fetches.entry((downstream.to_owned(), document, result)).or_default() += 1
+        });
+    }
+
+    /// Counts one failure of a poll, by reason.
+    pub fn error(&self, downstream: &str, reason: &'static str) {
+        self.with(|m| *m.errors.entry((downstream.to_owned(), reason)).or_default() += 1);
+    }
+
+    /// Records the outcome of a whole poll.
+    pub fn poll_outcome(&self, downstream: &str, ok: bool) {
+        self.with(|m| {
+            let g = m.downstreams.entry(downstream.to_owned()).or_default();
+            g.up = ok;
+            if ok {
+                g.last_success = Some(SystemTime::now());
+                g.consecutive_failures = 0;
+            } else {
+                g.consecutive_failures += 1;
+            }
+        });
+    }
+
+    /// Records the documents a downstream currently contributes.
+    pub fn downstream_documents(&self, downstream: &str, documents: usize) {
+        self.with(|m| {
+            m.downstreams.entry(downstream.to_owned()).or_default().documents =
+                u64::try_from(documents).unwrap_or(u64::MAX);
+        });
+    }
+
+    /// Records time spent converting a downstream's Swagger 2.0 document.
+    pub fn conversion(&self, downstream: &str, took: Duration) {
+        self.with(|m| {
+            let g = m.downstreams.entry(downstream.to_owned()).or_default();
+            g.conversion_seconds += took.as_secs_f64();
+            g.conversions += 1;
+        });
+    }
+
+    /// Records a published snapshot.
+    pub fn snapshot(&self, generation: u64, documents: usize, took: Duration) {
+        self.with(|m| {
+            m.snapshot_generation = generation;
+            m.snapshot_documents = u64::try_from(documents).unwrap_or(u64::MAX);
+            m.snapshot_build_seconds += took.as_secs_f64();
+            m.snapshot_builds += 1;
+        });
+    }
+
+    /// Counts a document key published by two downstreams.
+    pub fn conflict(&self) {
+        self.with(|m| m.conflicts += 1);
+    }
+
+    /// Counts one answered request.
+    pub fn request(&self, route: &'static str, status: u16) {
+        if let Some(c) = self.requests.get(&(route, status)) {
+            c.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        self.requests.entry((route, status)).or_default().fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The Prometheus text exposition of every metric.
+    #[must_use]
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = self.render_into(&mut out);
+        out
+    }
+
+    fn render_into(&self, out: &mut String) -> std::fmt::Result {
+        let mut requests: Vec<((&'static str, u16), u64)> =
+            self.requests.iter().map(|e| (*e.key(), e.value().load(Ordering::Relaxed))).collect();
+        requests.sort_unstable();
+        self.with(|m| -> std::fmt::Result {
+            family(out, "openapi_proxy_downstream_fetches_total", "counter", "Requests made to downstream servers, by document and result.")?;
+            for ((d, doc, r), n) in &m.fetches {
+                writeln!(out, "openapi_proxy_downstream_fetches_total{{downstream=\"{}\",document=\"{doc}\",result=\"{}\"}} {n}", esc(d), r.as_str())?;
+            }
+            family(out, "openapi_proxy_downstream_errors_total", "counter", "Failed polls of downstream servers, by reason.")?;
+            for ((d, reason), n) in &m.errors {
+                writeln!(out, "openapi_proxy_downstream_errors_total{{downstream=\"{}\",reason=\"{reason}\"}} {n}", esc(d))?;
+            }
+            family(out, "openapi_proxy_downstream_up", "gauge", "1 when the last poll of the downstream succeeded.")?;
+            for (d, g) in &m.downstreams {
+                writeln!(out, "openapi_proxy_downstream_up{{downstream=\"{}\"}} {}", esc(d), u8::from(g.up))?;
+            }
+            family(out, "openapi_proxy_downstream_consecutive_failures", "gauge", "Failed polls since the last success.")?;
+            for (d, g) in &m.downstreams {
+                writeln!(out, "openapi_proxy_downstream_consecutive_failures{{downstream=\"{}\"}} {}", esc(d), g.consecutive_failures)?;
+            }
+            family(out, "openapi_proxy_downstream_last_success_timestamp_seconds", "gauge", "Unix time of the last successful poll.")?;
+            for (d, g) in &m.downstreams {
+                if let Some(t) = g.last_success {
+                    let secs = t.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+                    writeln!(out, "openapi_proxy_downstream_last_success_timestamp_seconds{{downstream=\"{}\"}} {secs:.3}", esc(d))?;
+                }
+            }
+            family(out, "openapi_proxy_downstream_documents", "gauge", "OpenAPI v3 documents the downstream currently contributes (last good).")?;
+            for (d, g) in &m.downstreams {
+                writeln!(out, "openapi_proxy_downstream_documents{{downstream=\"{}\"}} {}", esc(d), g.documents)?;
+            }
+            family(out, "openapi_proxy_conversion_seconds", "summary", "Time spent converting Swagger 2.0 to OpenAPI 3.0.")?;
+            for (d, g) in &m.downstreams {
+                writeln!(out, "openapi_proxy_conversion_seconds_sum{{downstream=\"{}\"}} {:.6}", esc(d), g.conversion_seconds)?;
+                writeln!(out, "openapi_proxy_conversion_seconds_count{{downstream=\"{}\"}} {}", esc(d), g.conversions)?;
+            }
+            family(out, "openapi_proxy_snapshot_generation", "gauge", "Generation of the snapshot being served.")?;
+            writeln!(out, "openapi_proxy_snapshot_generation {}", m.snapshot_generation)?;
+            family(out, "openapi_proxy_snapshot_documents", "gauge", "OpenAPI v3 documents in the snapshot being served.")?;
+            writeln!(out, "openapi_proxy_snapshot_documents {}", m.snapshot_documents)?;
+            family(out, "openapi_proxy_snapshot_build_seconds", "summary", "Time spent building snapshots.")?;
+            writeln!(out, "openapi_proxy_snapshot_build_seconds_sum {:.6}", m.snapshot_build_seconds)?;
+            writeln!(out, "openapi_proxy_snapshot_build_seconds_count {}", m.snapshot_builds)?;
+            family(out, "openapi_proxy_key_conflicts_total", "counter", "Document keys published by more than one downstream (the higher priority wins).")?;
+            writeln!(out, "openapi_proxy_key_conflicts_total {}", m.conflicts)?;
+            Ok(())
+        })?;
+        family(
+            out,
+            "openapi_proxy_http_requests_total",
+            "counter",
+            "Requests answered, by route and status code.",
+        )?;
+        for ((route, code), n) in requests {
+            writeln!(
+                out,
+                "openapi_proxy_http_requests_total{{route=\"{route}\",code=\"{code}\"}} {n}"
+            )?;
+        }
+        Ok(())
+    }
+}
+
+fn family(out: &mut String, name: &str, kind: &str, help: &str) -> std::fmt::Result {
+    writeln!(out, "# HELP {name} {help}")?;
+    writeln!(out, "# TYPE {name} {kind}")
+}
+
+/// Escapes a label value (`\`, `"` and newlines, as the format requires).
+fn esc(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_counters_with_labels_in_order() {
+        let m = Metrics::default();
+        m.fetch("b", "root", FetchResult::Ok);
+        m.fetch("a", "root", FetchResult::Error);
+        m.fetch("a", "root", FetchResult::Error);
+        m.request("openapi_v3_document", 200);
+        m.request("openapi_v3_document", 200);
+        m.poll_outcome("a", false);
+        let text = m.render();
+        let a =
+            text.find("downstream=\"a\",document=\"root\",result=\"error\"} 2").expect("a counted");
+        let b =
+            text.find("downstream=\"b\",document=\"root\",result=\"ok\"} 1").expect("b counted");
+        assert!(a < b, "{text}");
+        assert!(text.contains(
+            "openapi_proxy_http_requests_total{route=\"openapi_v3_document\",code=\"200\"} 2"
+        ));
+        assert!(text.contains("openapi_proxy_downstream_up{downstream=\"a\"} 0"));
+        assert!(text.contains("openapi_proxy_downstream_consecutive_failures{downstream=\"a\"} 1"));
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(esc("a\"b\\c\n"), "a\\\"b\\\\c\\n");
+    }
+}

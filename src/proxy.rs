@@ -1,0 +1,173 @@
+//! Putting the proxy together: one poll loop per downstream, one snapshot
+//! builder, and the HTTP server — started the same way by `serve`, `demo`
+//! and the integration tests.
+//!
+//! Everything runs on the actix system of the calling thread: poll loops
+//! and the builder are local tasks there (awc's client is not `Send`),
+//! conversions go to the blocking pool, and the HTTP workers have threads
+//! of their own, so a slow downstream never delays a request.
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use actix_web::{App, HttpServer, dev::ServerHandle};
+use tracing::{info, warn};
+
+use crate::cache::ConversionCache;
+use crate::config::Config;
+use crate::downstream::client::{ClientError, DownstreamClient};
+use crate::downstream::poll::Poller;
+use crate::http::{self, AppState};
+use crate::metrics::Metrics;
+use crate::snapshot::{self, Conflict, Hub, Store};
+
+/// Why the proxy could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A downstream's client could not be made (TLS material).
+    #[error("downstream {name}")]
+    Client {
+        /// The downstream.
+        name: String,
+        /// Why.
+        #[source]
+        source: ClientError,
+    },
+    /// The listen address could not be bound.
+    #[error("listening on {addr}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A started proxy.
+#[derive(Debug)]
+pub struct Running {
+    /// The address it listens on (useful with port 0).
+    pub addr: SocketAddr,
+    /// Its shared state.
+    pub state: AppState,
+    /// Stops the HTTP server.
+    pub server: ServerHandle,
+    /// Completes when the HTTP server has stopped.
+    pub done: actix_web::rt::task::JoinHandle<std::io::Result<()>>,
+}
+
+/// How many HTTP worker threads to run: one per core, at least two so one
+/// slow client never holds up another.
+fn workers() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().max(2))
+}
+
+/// Starts pollers, the builder and the HTTP server on the current actix
+/// system and returns once the server listens. The server runs until
+/// [`Running::server`] stops it (or SIGINT/SIGTERM, which actix handles
+/// gracefully: in-flight requests finish).
+///
+/// # Errors
+/// [`StartError`] when a client cannot be made or the address is taken.
+pub fn start(config: &Config) -> Result<Running, StartError> {
+    let store = Arc::new(Store::new());
+    let metrics = Arc::new(Metrics::default());
+    let hub = Arc::new(Hub::new(config.downstreams.len()));
+    let cache = Arc::new(ConversionCache::default());
+
+    let mut pollers = Vec::with_capacity(config.downstreams.len());
+    for (order, d) in config.downstreams.iter().enumerate() {
+        let client = DownstreamClient::new(d, config.max_document_bytes)
+            .map_err(|source| StartError::Client { name: d.name.clone(), source })?;
+        if d.tls.insecure_skip_verify {
+            warn!(downstream = %d.name, "TLS verification is off for this downstream (insecureSkipTlsVerify)");
+        }
+        pollers.push(Poller::new(
+            d,
+            order,
+            client,
+            Arc::clone(&hub),
+            Arc::clone(&metrics),
+            Arc::clone(&cache),
+        ));
+    }
+
+    let state = AppState { store: Arc::clone(&store), metrics: Arc::clone(&metrics) };
+    let app_state = state.clone();
+    let server = HttpServer::new(move || {
+        let state = app_state.clone();
+        App::new().configure(move |cfg| http::configure(cfg, state))
+    })
+    .workers(workers())
+    .bind(config.listen)
+    .map_err(|source| StartError::Bind { addr: config.listen, source })?;
+    let addr = server.addrs().first().copied().unwrap_or(config.listen);
+    let server = server.run();
+    let handle = server.handle();
+
+    actix_web::rt::spawn(build_loop(hub, store, metrics, config.downstreams.is_empty()));
+    for poller in pollers {
+        actix_web::rt::spawn(poller.run());
+    }
+    let done = actix_web::rt::spawn(server);
+    info!(%addr, downstreams = config.downstreams.len(), "listening");
+    Ok(Running { addr, state, server: handle, done })
+}
+
+/// The one writer: waits for contributions to change, builds the next
+/// snapshot aside, publishes it whole.
+async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>, no_downstreams: bool) {
+    let mut generation = 0u64;
+    let mut reported: BTreeSet<Conflict> = BTreeSet::new();
+    if no_downstreams {
+        // Nothing to wait for: serve the empty snapshot as ready.
+        generation += 1;
+        let (snap, _) = snapshot::build(generation, &[], true);
+        store.publish(snap);
+    }
+    loop {
+        hub.changed().await;
+        let started = Instant::now();
+        let (contributions, ready) = hub.current();
+        let (snap, conflicts) = snapshot::build(generation + 1, &contributions, ready);
+        for c in conflicts {
+            if !reported.contains(&c) {
+                warn!(key = %c.key, winner = %c.winner, loser = %c.loser, "two downstreams publish this document; serving the higher priority one");
+                metrics.conflict();
+                reported.insert(c);
+            }
+        }
+        let current = store.load();
+        if same_content(&current, &snap) {
+            continue;
+        }
+        generation += 1;
+        let documents = snap.openapi.len();
+        store.publish(snap);
+        let took = started.elapsed();
+        metrics.snapshot(generation, documents, took);
+        info!(
+            generation,
+            documents,
+            ready,
+            elapsed_ms = took.as_secs_f64() * 1e3,
+            "snapshot published"
+        );
+    }
+}
+
+/// Whether two snapshots serve the same bytes everywhere (then there is
+/// nothing to publish).
+fn same_content(a: &snapshot::Snapshot, b: &snapshot::Snapshot) -> bool {
+    let hash = |r: Option<&crate::rendered::Rendered>| r.map(|r| r.hash.clone());
+    a.ready == b.ready
+        && a.openapi_root.hash == b.openapi_root.hash
+        && hash(a.openapi_v2.as_ref().map(|v| &*v.json))
+            == hash(b.openapi_v2.as_ref().map(|v| &*v.json))
+        && hash(a.openapi_v2.as_ref().and_then(|v| v.protobuf.as_deref()))
+            == hash(b.openapi_v2.as_ref().and_then(|v| v.protobuf.as_deref()))
+        && hash(a.version.as_deref()) == hash(b.version.as_deref())
+}
