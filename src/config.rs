@@ -401,6 +401,21 @@ mod tests {
         );
     }
 
+    /// The example in `deploy/` parses, and every field it shows is one
+    /// `RawConfig` knows (unknown fields are refused). Its files do not
+    /// exist here, so validation stops at the first of them — by name.
+    #[test]
+    fn the_example_config_in_deploy_parses() {
+        let raw = RawConfig::from_yaml(include_str!("../deploy/openapi-proxy.yaml")).expect("example parses");
+        assert_eq!(raw.downstreams.len(), 3);
+        assert_eq!(raw.downstreams[1].priority, Some(0));
+        let e = Config::from_raw(raw).expect_err("its files do not exist on a build machine");
+        assert_eq!(
+            e.to_string(),
+            "downstreams[0].caFile: /etc/kubernetes/pki/ca.crt is not a readable file"
+        );
+    }
+
     #[test]
     fn durations_take_a_unit() {
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
