@@ -14,5 +14,7 @@ mod openapi_v3;
 mod properties;
 /// The converter and splitter on real Kubernetes documents in `../shared`.
 mod shared_data;
+/// TLS to downstreams (CA bundles, mutual TLS, skipping verification) and bearer tokens.
+mod tls;
 /// The OpenAPI validator harness itself: it runs, and it cannot pass vacuously.
 mod validators;

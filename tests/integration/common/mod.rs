@@ -10,5 +10,7 @@ pub mod proxy;
 pub mod refs;
 /// Locating `../shared/testdata`.
 pub mod shared;
+/// Certificates made at test time and HTTPS fake downstreams.
+pub mod tls;
 /// openapi-spec-validator and swagger-parser, installed on first use.
 pub mod validators;
