@@ -31,9 +31,9 @@ pub enum StartError {
     Client {
         /// The downstream.
         name: String,
-        /// Why.
+        /// Why (boxed: rustls errors are large, and this is the cold path).
         #[source]
-        source: ClientError,
+        source: Box<ClientError>,
     },
     /// The listen address could not be bound.
     #[error("listening on {addr}")]
@@ -80,8 +80,9 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
 
     let mut pollers = Vec::with_capacity(config.downstreams.len());
     for (order, d) in config.downstreams.iter().enumerate() {
-        let client = DownstreamClient::new(d, config.max_document_bytes)
-            .map_err(|source| StartError::Client { name: d.name.clone(), source })?;
+        let client = DownstreamClient::new(d, config.max_document_bytes).map_err(|source| {
+            StartError::Client { name: d.name.clone(), source: Box::new(source) }
+        })?;
         if d.tls.insecure_skip_verify {
             warn!(downstream = %d.name, "TLS verification is off for this downstream (insecureSkipTlsVerify)");
         }

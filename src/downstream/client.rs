@@ -116,9 +116,17 @@ pub enum ClientError {
         #[source]
         source: rustls::pki_types::pem::Error,
     },
-    /// rustls refused the TLS configuration.
-    #[error("TLS configuration")]
-    Tls(#[source] rustls::Error),
+    /// rustls refused a certificate or key, or the configuration.
+    #[error("{what} {path}")]
+    Tls {
+        /// What was being loaded.
+        what: &'static str,
+        /// The file(s) involved.
+        path: String,
+        /// rustls's reason.
+        #[source]
+        source: rustls::Error,
+    },
     /// No CA certificate was found (empty bundle, no system roots).
     #[error("no CA certificates found ({0})")]
     NoRoots(String),
@@ -261,7 +269,11 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
 fn tls_config(tls: &TlsConfig) -> Result<rustls::ClientConfig, ClientError> {
     let builder = rustls::ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
-        .map_err(ClientError::Tls)?;
+        .map_err(|source| ClientError::Tls {
+            what: "TLS protocol versions",
+            path: String::new(),
+            source,
+        })?;
     let builder = if tls.insecure_skip_verify {
         builder.dangerous().with_custom_certificate_verifier(Arc::new(NoVerification(provider())))
     } else {
@@ -270,12 +282,16 @@ fn tls_config(tls: &TlsConfig) -> Result<rustls::ClientConfig, ClientError> {
     match &tls.client_cert {
         Some((cert, key)) => {
             let certs = read_certs(cert, "reading client certificate")?;
-            let key = PrivateKeyDer::from_pem_file(key).map_err(|source| ClientError::Pem {
+            let key_der = PrivateKeyDer::from_pem_file(key).map_err(|source| ClientError::Pem {
                 what: "reading client key",
                 path: key.display().to_string(),
                 source,
             })?;
-            builder.with_client_auth_cert(certs, key).map_err(ClientError::Tls)
+            builder.with_client_auth_cert(certs, key_der).map_err(|source| ClientError::Tls {
+                what: "using client certificate and key",
+                path: format!("{} and {}", cert.display(), key.display()),
+                source,
+            })
         }
         None => Ok(builder.with_no_client_auth()),
     }
@@ -294,7 +310,11 @@ fn roots(ca_file: Option<&Path>) -> Result<rustls::RootCertStore, ClientError> {
     match ca_file {
         Some(path) => {
             for cert in read_certs(path, "reading CA bundle")? {
-                store.add(cert).map_err(ClientError::Tls)?;
+                store.add(cert).map_err(|source| ClientError::Tls {
+                    what: "adding a CA certificate from",
+                    path: path.display().to_string(),
+                    source,
+                })?;
             }
             if store.is_empty() {
                 return Err(ClientError::NoRoots(path.display().to_string()));
