@@ -23,6 +23,7 @@ pub mod config;
 pub mod convert;
 pub mod demo;
 pub mod digest;
+pub mod discovery;
 pub mod document;
 pub mod downstream;
 pub mod http;

@@ -402,6 +402,26 @@ pub fn negotiate_discovery(accept: Option<&str>, serve_v2beta1: bool) -> Discove
     }
 }
 
+/// Negotiates a discovery endpoint that only has the legacy form
+/// (`/apis/`, `/apis/<group>`, `/apis/<group>/<version>`, `/api/v1`): the
+/// second pass of [`negotiate_discovery`] alone. An aggregated clause is
+/// never acceptable here (B-4.1: `/apis/` is wired straight to the legacy
+/// handler).
+#[must_use]
+pub fn negotiate_legacy_discovery(accept: Option<&str>) -> DiscoveryChoice {
+    let header = match accept {
+        None | Some("") => return DiscoveryChoice::Legacy,
+        Some(header) => header,
+    };
+    let clauses = parse_accept(header);
+    let legacy = clauses
+        .iter()
+        .filter(|clause| discovery_matches_json(clause))
+        .filter_map(transform)
+        .any(|t| t == Transform::None);
+    if legacy { DiscoveryChoice::Legacy } else { DiscoveryChoice::NotAcceptable }
+}
+
 /// apiserver's `NegotiateMediaTypeOptions` test against `application/json`:
 /// exact, `type/*`, or `*/*`.
 fn discovery_matches_json(clause: &MediaRange<'_>) -> bool {
@@ -521,6 +541,26 @@ fn weak_eq(a: &str, b: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn legacy_only_endpoints_refuse_an_aggregated_only_accept() {
+        use super::*;
+        let aggregated = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+        assert_eq!(negotiate_legacy_discovery(Some(aggregated)), DiscoveryChoice::NotAcceptable);
+        assert_eq!(
+            negotiate_legacy_discovery(Some(&format!("{aggregated},application/json"))),
+            DiscoveryChoice::Legacy
+        );
+        assert_eq!(negotiate_legacy_discovery(None), DiscoveryChoice::Legacy);
+        assert_eq!(
+            negotiate_legacy_discovery(Some("application/json, */*")),
+            DiscoveryChoice::Legacy
+        );
+        assert_eq!(
+            negotiate_legacy_discovery(Some("application/yaml")),
+            DiscoveryChoice::NotAcceptable
+        );
+    }
+
     use super::*;
     use proptest::prelude::*;
 

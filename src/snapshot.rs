@@ -20,6 +20,7 @@ use arc_swap::ArcSwap;
 use serde::Serialize;
 use tokio::sync::Notify;
 
+use crate::discovery::{self, DownstreamDiscovery, Rendering, Source};
 use crate::key::DocumentKey;
 use crate::rendered::Rendered;
 
@@ -38,6 +39,8 @@ pub struct Contribution {
     pub openapi_v2: Option<OpenApiV2>,
     /// `/version` as the downstream serves it.
     pub version: Option<Arc<Rendered>>,
+    /// Its discovery, last good (stale when its last poll failed).
+    pub discovery: Option<Arc<DownstreamDiscovery>>,
 }
 
 /// The renditions of a downstream's `/openapi/v2`, passed through
@@ -75,6 +78,8 @@ pub struct Snapshot {
     pub openapi_v2: Option<OpenApiV2>,
     /// `/version` from the highest-priority downstream that serves it.
     pub version: Option<Arc<Rendered>>,
+    /// Every discovery body.
+    pub discovery: Rendering,
     /// Every downstream has been tried at least once.
     pub ready: bool,
 }
@@ -152,6 +157,18 @@ pub fn build(
             .collect(),
     };
     let root_bytes = serde_json::to_vec(&root).expect("a map of strings always serializes");
+    let sources: Vec<Source<'_>> = ordered
+        .iter()
+        .filter_map(|c| {
+            c.discovery.as_deref().map(|d| Source {
+                name: &c.name,
+                priority: c.priority,
+                order: c.order,
+                discovery: d,
+            })
+        })
+        .collect();
+    let discovery = discovery::render(&discovery::merge(&sources));
     let openapi_v2 = ordered.iter().find_map(|c| c.openapi_v2.clone());
     let version = ordered.iter().find_map(|c| c.version.clone());
     let snapshot = Snapshot {
@@ -160,6 +177,7 @@ pub fn build(
         openapi,
         openapi_v2,
         version,
+        discovery,
         ready,
     };
     (snapshot, conflicts)

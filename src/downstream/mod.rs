@@ -3,4 +3,5 @@
 //! [`crate::snapshot::Hub`].
 
 pub mod client;
+pub mod discovery;
 pub mod poll;

@@ -27,8 +27,11 @@ use sha2::{Digest, Sha256};
 use tracing::{info, warn};
 
 use super::client::{DownstreamClient, FetchError, Fetched};
+use super::discovery::DiscoveryFetcher;
 use crate::cache::ConversionCache;
 use crate::config::DownstreamConfig;
+use crate::discovery::DownstreamDiscovery;
+use crate::discovery::types::{APIGroupDiscovery, APIVersionDiscovery, ObjectMeta, STALE};
 use crate::key::DocumentKey;
 use crate::metrics::{FetchResult, Metrics};
 use crate::rendered::Rendered;
@@ -150,6 +153,7 @@ pub struct Poller {
     v2_protobuf: Option<Cached>,
     converted: BTreeMap<DocumentKey, Arc<Rendered>>,
     version: Option<Cached>,
+    discovery: DiscoveryFetcher,
     failures: u32,
 }
 
@@ -180,6 +184,7 @@ impl Poller {
             v2_protobuf: None,
             converted: BTreeMap::new(),
             version: None,
+            discovery: DiscoveryFetcher::default(),
             failures: 0,
         }
     }
@@ -245,12 +250,15 @@ impl Poller {
             name: self.name.clone(),
             priority: self.priority,
             order: self.order,
-            openapi,
             openapi_v2: self.v2.as_ref().map(|json| OpenApiV2 {
                 json: Arc::clone(&json.rendered),
                 protobuf: self.v2_protobuf.as_ref().map(|p| Arc::clone(&p.rendered)),
             }),
             version: self.version.as_ref().map(|v| Arc::clone(&v.rendered)),
+            discovery: Some(Arc::new(
+                self.discovery.current().unwrap_or_else(|| stale_from_openapi(&openapi)),
+            )),
+            openapi,
         }
     }
 
@@ -263,6 +271,9 @@ impl Poller {
             errors.push(e);
         }
         if let Err(e) = self.fetch_version().await {
+            errors.push(e);
+        }
+        if let Err(e) = self.discovery.fetch(&mut self.client, &self.metrics, &self.name).await {
             errors.push(e);
         }
         errors
@@ -453,6 +464,33 @@ impl Poller {
         }
         Ok(())
     }
+}
+
+/// Discovery for a downstream whose discovery never answered: the
+/// group-versions its OpenAPI documents name, listed `Stale` and empty
+/// (Part A item 8), so clients see them as failing rather than absent.
+fn stale_from_openapi(openapi: &BTreeMap<DocumentKey, Arc<Rendered>>) -> DownstreamDiscovery {
+    let mut out = DownstreamDiscovery::default();
+    for key in openapi.keys().filter(|k| k.is_group_version()) {
+        let parts: Vec<&str> = key.as_str().split('/').collect();
+        let stale = |v: &str| APIVersionDiscovery {
+            version: v.to_owned(),
+            resources: Vec::new(),
+            freshness: STALE.into(),
+        };
+        match parts.as_slice() {
+            ["api", v] => out.core.push(stale(v)),
+            ["apis", g, v] => match out.groups.iter_mut().find(|e| e.metadata.name == *g) {
+                Some(e) => e.versions.push(stale(v)),
+                None => out.groups.push(APIGroupDiscovery {
+                    metadata: ObjectMeta { name: (*g).to_owned() },
+                    versions: vec![stale(v)],
+                }),
+            },
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The hash a root entry's `serverRelativeURL` carries, after checking that

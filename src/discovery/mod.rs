@@ -1,0 +1,427 @@
+//! Discovery: aggregated (KEP-3352, `apidiscovery.k8s.io` v2/v2beta1) and
+//! legacy (`APIVersions`, `APIGroupList`, `APIGroup`, `APIResourceList`),
+//! merged across downstream servers.
+//!
+//! - [`types`]: the wire types, field for field as Kubernetes writes them.
+//! - [`legacy`]: legacy ↔ aggregated conversion (B-4.10).
+//! - [`version`]: Kubernetes version preference (B-4.8).
+//! - [`merge`] (here): every downstream's discovery → one ordered model,
+//!   with `Stale` for downstreams that cannot be reached (Part A item 8).
+//! - [`render`] (here): that model → every body discovery serves, prepared
+//!   once per snapshot.
+
+pub mod legacy;
+pub mod types;
+pub mod version;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use self::types::{
+    APIGroup, APIGroupDiscovery, APIGroupList, APIVersionDiscovery, APIVersions,
+    GroupVersionForDiscovery, ObjectMeta, STALE, ServerAddressByClientCIDR,
+};
+use crate::rendered::Rendered;
+
+/// What one downstream's discovery currently says (its last good answer).
+#[derive(Debug, Clone, Default)]
+pub struct DownstreamDiscovery {
+    /// Versions of the core group (from `/api`).
+    pub core: Vec<APIVersionDiscovery>,
+    /// Named groups (from `/apis`), in the downstream's order.
+    pub groups: Vec<APIGroupDiscovery>,
+    /// Legacy `APIResourceList` per group-version path (`api/v1`,
+    /// `apis/<g>/<v>`): the downstream's own bytes where it serves them
+    /// (they carry `storageVersionHash`), else synthesized.
+    pub legacy: BTreeMap<String, Arc<Rendered>>,
+    /// The core group's `serverAddressByClientCIDRs`, when the downstream
+    /// served legacy `/api`.
+    pub server_addresses: Vec<ServerAddressByClientCIDR>,
+    /// The last discovery poll succeeded. When false, every version of this
+    /// downstream is published `Stale` (with its last known resources).
+    pub fresh: bool,
+}
+
+/// One downstream's discovery with what ranks it.
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    /// The downstream's name.
+    pub name: &'a str,
+    /// Larger wins.
+    pub priority: i64,
+    /// Configuration order; earlier wins ties.
+    pub order: usize,
+    /// Its discovery.
+    pub discovery: &'a DownstreamDiscovery,
+}
+
+/// The merged discovery model.
+#[derive(Debug, Clone, Default)]
+pub struct Merged {
+    /// The core group, if any downstream serves it.
+    pub core: Option<APIGroupDiscovery>,
+    /// Named groups in serving order.
+    pub groups: Vec<APIGroupDiscovery>,
+    /// Legacy lists of the winning group-versions, by path.
+    pub legacy: BTreeMap<String, Arc<Rendered>>,
+    /// For legacy `/api`.
+    pub server_addresses: Vec<ServerAddressByClientCIDR>,
+}
+
+/// The path key of a group-version's legacy list.
+#[must_use]
+pub fn legacy_path(group: &str, version: &str) -> String {
+    if group.is_empty() { format!("api/{version}") } else { format!("apis/{group}/{version}") }
+}
+
+struct Candidate<'a> {
+    priority: i64,
+    order: usize,
+    version: &'a APIVersionDiscovery,
+    fresh: bool,
+    legacy: Option<&'a Arc<Rendered>>,
+}
+
+/// Merges every downstream's discovery (BEHAVIOR.md B-4.8, B-4.9, Part A 8).
+///
+/// - A group-version served by several downstreams comes from the one with
+///   the highest priority (then the earliest configured); the result does
+///   not depend on the order of `sources`.
+/// - Versions in a group: by their downstream's priority, then Kubernetes
+///   version preference (GA > beta > alpha, then numbers, others last).
+/// - Groups: by the highest priority among their versions, then
+///   `apiregistration.k8s.io` first (kube-aggregator forces it there), then
+///   by name.
+/// - A downstream that is not `fresh` has its versions marked `Stale`,
+///   keeping their last known resources.
+#[must_use]
+pub fn merge(sources: &[Source<'_>]) -> Merged {
+    let mut ranked: Vec<&Source<'_>> = sources.iter().collect();
+    ranked.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.order.cmp(&b.order)));
+
+    let mut core: BTreeMap<&str, Candidate<'_>> = BTreeMap::new();
+    let mut groups: BTreeMap<&str, BTreeMap<&str, Candidate<'_>>> = BTreeMap::new();
+    for s in &ranked {
+        let d = s.discovery;
+        for v in &d.core {
+            core.entry(v.version.as_str()).or_insert_with(|| candidate(s, v, ""));
+        }
+        for g in &d.groups {
+            if g.metadata.name.is_empty() {
+                continue; // the core group never appears under /apis
+            }
+            let versions = groups.entry(g.metadata.name.as_str()).or_default();
+            for v in &g.versions {
+                versions
+                    .entry(v.version.as_str())
+                    .or_insert_with(|| candidate(s, v, &g.metadata.name));
+            }
+        }
+    }
+
+    let mut merged = Merged {
+        server_addresses: ranked
+            .iter()
+            .find(|s| !s.discovery.server_addresses.is_empty())
+            .map(|s| s.discovery.server_addresses.clone())
+            .unwrap_or_default(),
+        ..Merged::default()
+    };
+    if !core.is_empty() {
+        merged.core = Some(group_entry("", core, &mut merged.legacy));
+    }
+    let mut ordered: Vec<(i64, &str, BTreeMap<&str, Candidate<'_>>)> = groups
+        .into_iter()
+        .map(|(name, versions)| {
+            let priority = versions.values().map(|c| c.priority).max().unwrap_or(i64::MIN);
+            (priority, name, versions)
+        })
+        .collect();
+    ordered.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then_with(|| (b.1 == "apiregistration.k8s.io").cmp(&(a.1 == "apiregistration.k8s.io")))
+            .then_with(|| a.1.cmp(b.1))
+    });
+    for (_, name, versions) in ordered {
+        let entry = group_entry(name, versions, &mut merged.legacy);
+        merged.groups.push(entry);
+    }
+    merged
+}
+
+fn candidate<'a>(s: &Source<'a>, version: &'a APIVersionDiscovery, group: &str) -> Candidate<'a> {
+    Candidate {
+        priority: s.priority,
+        order: s.order,
+        version,
+        fresh: s.discovery.fresh,
+        legacy: s.discovery.legacy.get(&legacy_path(group, &version.version)),
+    }
+}
+
+fn group_entry(
+    name: &str,
+    versions: BTreeMap<&str, Candidate<'_>>,
+    legacy: &mut BTreeMap<String, Arc<Rendered>>,
+) -> APIGroupDiscovery {
+    let mut candidates: Vec<Candidate<'_>> = versions.into_values().collect();
+    candidates.sort_by(|a, b| {
+        b.priority
+            .cmp(&a.priority)
+            .then(a.order.cmp(&b.order))
+            .then_with(|| version::preference(&a.version.version, &b.version.version))
+    });
+    let mut out =
+        APIGroupDiscovery { metadata: ObjectMeta { name: name.to_owned() }, versions: Vec::new() };
+    for c in candidates {
+        let mut v = c.version.clone();
+        if !c.fresh {
+            v.freshness = STALE.to_owned();
+        }
+        if let Some(l) = c.legacy {
+            legacy.insert(legacy_path(name, &v.version), Arc::clone(l));
+        }
+        out.versions.push(v);
+    }
+    out
+}
+
+/// Every discovery body, prepared once.
+#[derive(Debug, Clone)]
+pub struct Rendering {
+    /// `/api`, aggregated v2.
+    pub api_v2: Rendered,
+    /// `/api`, aggregated v2beta1.
+    pub api_v2beta1: Rendered,
+    /// `/apis`, aggregated v2.
+    pub apis_v2: Rendered,
+    /// `/apis`, aggregated v2beta1.
+    pub apis_v2beta1: Rendered,
+    /// `/api`, legacy `APIVersions`.
+    pub api_legacy: Rendered,
+    /// `/apis`, legacy `APIGroupList`.
+    pub apis_legacy: Rendered,
+    /// `/apis/<group>`: `APIGroup` per group.
+    pub groups: BTreeMap<String, Rendered>,
+    /// `/api/v1`, `/apis/<g>/<v>`: `APIResourceList` per path.
+    pub resources: BTreeMap<String, Arc<Rendered>>,
+}
+
+/// Compact JSON and a trailing newline, as the Kubernetes JSON serializer
+/// writes discovery.
+fn k8s_json<T: Serialize>(value: &T) -> Vec<u8> {
+    let mut out = serde_json::to_vec(value).expect("discovery types always serialize");
+    out.push(b'\n');
+    out
+}
+
+/// `{"kind":"APIGroupDiscoveryList","apiVersion":…,"metadata":{},"items":ITEMS}`
+/// around items serialized once.
+fn aggregated_list(api_version: &str, items: &[u8]) -> Rendered {
+    let mut out = Vec::with_capacity(items.len() + 128);
+    out.extend_from_slice(b"{\"kind\":\"APIGroupDiscoveryList\",\"apiVersion\":\"");
+    out.extend_from_slice(api_version.as_bytes());
+    out.extend_from_slice(b"\",\"metadata\":{},\"items\":");
+    out.extend_from_slice(items);
+    out.extend_from_slice(b"}\n");
+    Rendered::json(out)
+}
+
+fn legacy_group(g: &APIGroupDiscovery, standalone: bool) -> APIGroup {
+    let versions: Vec<GroupVersionForDiscovery> = g
+        .versions
+        .iter()
+        .map(|v| GroupVersionForDiscovery {
+            group_version: format!("{}/{}", g.metadata.name, v.version),
+            version: v.version.clone(),
+        })
+        .collect();
+    APIGroup {
+        kind: if standalone { "APIGroup".into() } else { String::new() },
+        api_version: if standalone { "v1".into() } else { String::new() },
+        name: g.metadata.name.clone(),
+        preferred_version: versions.first().cloned().unwrap_or_default(),
+        versions,
+    }
+}
+
+/// Renders every discovery body of a merged model.
+#[must_use]
+pub fn render(merged: &Merged) -> Rendering {
+    let core_items: Vec<&APIGroupDiscovery> = merged.core.iter().collect();
+    let core_bytes = serde_json::to_vec(&core_items).expect("discovery types always serialize");
+    let group_bytes = serde_json::to_vec(&merged.groups).expect("discovery types always serialize");
+    let api_legacy = APIVersions {
+        kind: "APIVersions".into(),
+        versions: merged
+            .core
+            .iter()
+            .flat_map(|g| g.versions.iter().map(|v| v.version.clone()))
+            .collect(),
+        server_address_by_client_cidrs: merged.server_addresses.clone(),
+    };
+    let apis_legacy = APIGroupList {
+        kind: "APIGroupList".into(),
+        api_version: "v1".into(),
+        groups: merged.groups.iter().map(|g| legacy_group(g, false)).collect(),
+    };
+    Rendering {
+        api_v2: aggregated_list("apidiscovery.k8s.io/v2", &core_bytes),
+        api_v2beta1: aggregated_list("apidiscovery.k8s.io/v2beta1", &core_bytes),
+        apis_v2: aggregated_list("apidiscovery.k8s.io/v2", &group_bytes),
+        apis_v2beta1: aggregated_list("apidiscovery.k8s.io/v2beta1", &group_bytes),
+        api_legacy: Rendered::json(k8s_json(&api_legacy)),
+        apis_legacy: Rendered::json(k8s_json(&apis_legacy)),
+        groups: merged
+            .groups
+            .iter()
+            .map(|g| (g.metadata.name.clone(), Rendered::json(k8s_json(&legacy_group(g, true)))))
+            .collect(),
+        resources: merged.legacy.clone(),
+    }
+}
+
+/// The legacy list of a group-version, synthesized from its aggregated
+/// resources and prepared for serving.
+#[must_use]
+pub fn synthesized_legacy(group: &str, version: &APIVersionDiscovery) -> Rendered {
+    Rendered::json(k8s_json(&legacy::to_legacy(group, &version.version, &version.resources)))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::types::{APIResourceDiscovery, CURRENT};
+    use super::*;
+
+    fn version(v: &str, resources: &[&str]) -> APIVersionDiscovery {
+        APIVersionDiscovery {
+            version: v.into(),
+            resources: resources
+                .iter()
+                .map(|r| APIResourceDiscovery {
+                    resource: (*r).into(),
+                    scope: "Namespaced".into(),
+                    ..Default::default()
+                })
+                .collect(),
+            freshness: CURRENT.into(),
+        }
+    }
+
+    fn group(name: &str, versions: Vec<APIVersionDiscovery>) -> APIGroupDiscovery {
+        APIGroupDiscovery { metadata: ObjectMeta { name: name.into() }, versions }
+    }
+
+    fn downstream(groups: Vec<APIGroupDiscovery>, fresh: bool) -> DownstreamDiscovery {
+        DownstreamDiscovery { groups, fresh, ..Default::default() }
+    }
+
+    fn names(m: &Merged) -> Vec<String> {
+        m.groups
+            .iter()
+            .map(|g| {
+                let vs: Vec<&str> = g.versions.iter().map(|v| v.version.as_str()).collect();
+                format!("{}:{}", g.metadata.name, vs.join(","))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn groups_by_priority_then_apiregistration_then_name_and_versions_kube_ordered() {
+        let a = downstream(
+            vec![
+                group("zeta.io", vec![version("v1", &[])]),
+                group(
+                    "apps",
+                    vec![version("v1beta1", &[]), version("v1", &[]), version("v2alpha1", &[])],
+                ),
+                group("apiregistration.k8s.io", vec![version("v1", &[])]),
+            ],
+            true,
+        );
+        let b = downstream(vec![group("low.io", vec![version("v1", &[])])], true);
+        let m = merge(&[
+            Source { name: "b", priority: 1, order: 1, discovery: &b },
+            Source { name: "a", priority: 2, order: 0, discovery: &a },
+        ]);
+        assert_eq!(
+            names(&m),
+            ["apiregistration.k8s.io:v1", "apps:v1,v1beta1,v2alpha1", "zeta.io:v1", "low.io:v1"]
+        );
+    }
+
+    #[test]
+    fn duplicate_group_version_goes_to_the_higher_priority_whatever_the_order() {
+        let a = downstream(vec![group("g.io", vec![version("v1", &["from-a"])])], true);
+        let b = downstream(
+            vec![group("g.io", vec![version("v1", &["from-b"]), version("v2", &[])])],
+            true,
+        );
+        for order in [[0, 1], [1, 0]] {
+            let mut s = vec![
+                Source { name: "a", priority: 5, order: 0, discovery: &a },
+                Source { name: "b", priority: 1, order: 1, discovery: &b },
+            ];
+            if order[0] == 1 {
+                s.reverse();
+            }
+            let m = merge(&s);
+            let g = &m.groups[0];
+            assert_eq!(g.versions[0].resources[0].resource, "from-a");
+            assert_eq!(
+                g.versions.iter().map(|v| v.version.as_str()).collect::<Vec<_>>(),
+                ["v1", "v2"]
+            );
+        }
+    }
+
+    #[test]
+    fn an_unreachable_downstream_is_stale_with_its_last_resources() {
+        let down = downstream(vec![group("g.io", vec![version("v1", &["things"])])], false);
+        let m = merge(&[Source { name: "d", priority: 1, order: 0, discovery: &down }]);
+        let v = &m.groups[0].versions[0];
+        assert_eq!(v.freshness, STALE);
+        assert_eq!(v.resources[0].resource, "things");
+    }
+
+    #[test]
+    fn rendered_bodies_have_the_upstream_shapes() {
+        let d = DownstreamDiscovery {
+            core: vec![version("v1", &["pods"])],
+            groups: vec![group("apps", vec![version("v1", &["deployments"])])],
+            fresh: true,
+            ..Default::default()
+        };
+        let m = merge(&[Source { name: "d", priority: 1, order: 0, discovery: &d }]);
+        let r = render(&m);
+        let api: serde_json::Value = serde_json::from_slice(&r.api_v2.body).unwrap();
+        assert_eq!(api["kind"], "APIGroupDiscoveryList");
+        assert_eq!(api["apiVersion"], "apidiscovery.k8s.io/v2");
+        assert_eq!(api["metadata"], json!({}));
+        assert_eq!(api["items"][0]["metadata"], json!({}), "core group has no name");
+        assert!(r.apis_v2.body.starts_with(b"{\"kind\":\"APIGroupDiscoveryList\",\"apiVersion\":\"apidiscovery.k8s.io/v2\",\"metadata\":{},\"items\":[{\"metadata\":{\"name\":\"apps\"}"));
+        assert!(r.apis_v2.body.ends_with(b"}\n"));
+        assert_eq!(
+            &r.api_legacy.body[..],
+            b"{\"kind\":\"APIVersions\",\"versions\":[\"v1\"],\"serverAddressByClientCIDRs\":[]}\n"
+        );
+        assert_eq!(
+            &r.apis_legacy.body[..],
+            &b"{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[{\"name\":\"apps\",\"versions\":[{\"groupVersion\":\"apps/v1\",\"version\":\"v1\"}],\"preferredVersion\":{\"groupVersion\":\"apps/v1\",\"version\":\"v1\"}}]}\n"[..]
+        );
+        assert!(
+            r.groups["apps"]
+                .body
+                .starts_with(b"{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\",\"name\":\"apps\"")
+        );
+        let apis: serde_json::Value = serde_json::from_slice(&r.apis_v2.body).unwrap();
+        assert!(
+            apis["items"].as_array().unwrap().iter().all(|g| g["metadata"]["name"] != ""),
+            "no core group in /apis"
+        );
+    }
+}
