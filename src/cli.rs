@@ -86,6 +86,9 @@ pub struct ServeArgs {
     /// Largest document accepted from a downstream, in bytes [default: 64 MiB].
     #[arg(long, value_name = "BYTES")]
     pub max_document_bytes: Option<usize>,
+    /// Serve aggregated discovery apidiscovery.k8s.io/v2beta1 besides v2 [default: true].
+    #[arg(long, value_name = "BOOL")]
+    pub discovery_v2beta1: Option<bool>,
 }
 
 /// Arguments of `demo`.
@@ -117,6 +120,9 @@ pub fn serve_config(args: &ServeArgs) -> Result<Config, ConfigError> {
     }
     if let Some(m) = args.max_document_bytes {
         raw.max_document_bytes = Some(m);
+    }
+    if let Some(b) = args.discovery_v2beta1 {
+        raw.discovery_v2beta1 = Some(b);
     }
     for flag in &args.downstreams {
         let d = config::parse_downstream_flag(flag)
@@ -150,6 +156,7 @@ pub async fn run_demo(args: &DemoArgs) -> anyhow::Result<()> {
         listen: Some(args.listen.clone()),
         poll_interval: Some(args.poll_interval.clone()),
         max_document_bytes: None,
+        discovery_v2beta1: None,
         downstreams: vec![
             RawDownstream {
                 name: Some("gadgets".into()),

@@ -38,6 +38,9 @@ pub struct RawConfig {
     pub poll_interval: Option<String>,
     /// Largest document accepted from a downstream, in bytes.
     pub max_document_bytes: Option<usize>,
+    /// Serve aggregated discovery `apidiscovery.k8s.io/v2beta1` besides
+    /// `v2` (clients 1.26–1.29 ask only for v2beta1). Default true.
+    pub discovery_v2beta1: Option<bool>,
     /// The downstream servers, highest priority first unless `priority`
     /// says otherwise.
     #[serde(default)]
@@ -81,6 +84,8 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Largest document accepted from a downstream, in bytes.
     pub max_document_bytes: usize,
+    /// Serve aggregated discovery v2beta1 too.
+    pub discovery_v2beta1: bool,
     /// Downstream servers, in configuration order.
     pub downstreams: Vec<DownstreamConfig>,
 }
@@ -268,7 +273,12 @@ impl Config {
                 poll_interval,
             });
         }
-        Ok(Self { listen, max_document_bytes, downstreams })
+        Ok(Self {
+            listen,
+            max_document_bytes,
+            discovery_v2beta1: raw.discovery_v2beta1.unwrap_or(true),
+            downstreams,
+        })
     }
 }
 
@@ -406,7 +416,8 @@ mod tests {
     /// exist here, so validation stops at the first of them — by name.
     #[test]
     fn the_example_config_in_deploy_parses() {
-        let raw = RawConfig::from_yaml(include_str!("../deploy/openapi-proxy.yaml")).expect("example parses");
+        let raw = RawConfig::from_yaml(include_str!("../deploy/openapi-proxy.yaml"))
+            .expect("example parses");
         assert_eq!(raw.downstreams.len(), 3);
         assert_eq!(raw.downstreams[1].priority, Some(0));
         let e = Config::from_raw(raw).expect_err("its files do not exist on a build machine");

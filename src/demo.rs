@@ -233,6 +233,14 @@ pub const GADGETS_V2: &[u8] = include_bytes!("../testdata/demo/gadgets.v2.json")
 /// with IntOrString, Quantity and described references to convert.
 pub const WIDGETS_V2: &[u8] = include_bytes!("../testdata/sample/widgets.v2.json");
 
+/// gadgets' aggregated discovery.
+pub const GADGETS_DISCOVERY: &[u8] = include_bytes!("../testdata/demo/gadgets.discovery.json");
+/// widgets' legacy `/apis`.
+pub const WIDGETS_APIS: &[u8] = include_bytes!("../testdata/demo/widgets.apis.json");
+/// widgets' legacy `/apis/widgets.example.com/v1beta1`.
+pub const WIDGETS_RESOURCES: &[u8] =
+    include_bytes!("../testdata/demo/widgets.v1beta1.discovery.json");
+
 /// The two built-in downstreams of `openapi-proxy demo`, started.
 #[derive(Debug)]
 pub struct DemoSites {
@@ -251,8 +259,16 @@ pub fn start_demo_sites() -> Result<DemoSites, Box<dyn std::error::Error>> {
     gadgets.replace(v3_routes(&openapi_v3_documents(GADGETS_V2)?));
     gadgets.set("/openapi/v2", Route::json(Bytes::from_static(GADGETS_V2)));
     gadgets.set("/version", Route::json(version_body(32)));
+    let mut aggregated = Route::json(Bytes::from_static(GADGETS_DISCOVERY));
+    aggregated.content_type = crate::negotiate::DISCOVERY_V2_CONTENT_TYPE;
+    gadgets.set("/apis", aggregated);
     let widgets = Routes::default();
     widgets.set("/openapi/v2", Route::json(Bytes::from_static(WIDGETS_V2)));
+    widgets.set("/apis", Route::json(Bytes::from_static(WIDGETS_APIS)));
+    widgets.set(
+        "/apis/widgets.example.com/v1beta1",
+        Route::json(Bytes::from_static(WIDGETS_RESOURCES)),
+    );
     widgets.set("/version", Route::json(version_body(31)));
     Ok(DemoSites { gadgets: start_site(gadgets)?, widgets: start_site(widgets)? })
 }

@@ -96,7 +96,11 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
         ));
     }
 
-    let state = AppState { store: Arc::clone(&store), metrics: Arc::clone(&metrics) };
+    let state = AppState {
+        store: Arc::clone(&store),
+        metrics: Arc::clone(&metrics),
+        serve_v2beta1: config.discovery_v2beta1,
+    };
     let app_state = state.clone();
     let server = HttpServer::new(move || {
         let state = app_state.clone();

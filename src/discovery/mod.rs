@@ -23,6 +23,9 @@ use self::types::{
     APIGroup, APIGroupDiscovery, APIGroupList, APIVersionDiscovery, APIVersions,
     GroupVersionForDiscovery, ObjectMeta, STALE, ServerAddressByClientCIDR,
 };
+use actix_web::http::header::HeaderValue;
+
+use crate::negotiate::{DISCOVERY_V2_CONTENT_TYPE, DISCOVERY_V2BETA1_CONTENT_TYPE};
 use crate::rendered::Rendered;
 
 /// What one downstream's discovery currently says (its last good answer).
@@ -219,14 +222,14 @@ fn k8s_json<T: Serialize>(value: &T) -> Vec<u8> {
 
 /// `{"kind":"APIGroupDiscoveryList","apiVersion":…,"metadata":{},"items":ITEMS}`
 /// around items serialized once.
-fn aggregated_list(api_version: &str, items: &[u8]) -> Rendered {
+fn aggregated_list(api_version: &str, items: &[u8], content_type: &'static str) -> Rendered {
     let mut out = Vec::with_capacity(items.len() + 128);
     out.extend_from_slice(b"{\"kind\":\"APIGroupDiscoveryList\",\"apiVersion\":\"");
     out.extend_from_slice(api_version.as_bytes());
     out.extend_from_slice(b"\",\"metadata\":{},\"items\":");
     out.extend_from_slice(items);
     out.extend_from_slice(b"}\n");
-    Rendered::json(out)
+    Rendered::new(out, HeaderValue::from_static(content_type))
 }
 
 fn legacy_group(g: &APIGroupDiscovery, standalone: bool) -> APIGroup {
@@ -268,10 +271,18 @@ pub fn render(merged: &Merged) -> Rendering {
         groups: merged.groups.iter().map(|g| legacy_group(g, false)).collect(),
     };
     Rendering {
-        api_v2: aggregated_list("apidiscovery.k8s.io/v2", &core_bytes),
-        api_v2beta1: aggregated_list("apidiscovery.k8s.io/v2beta1", &core_bytes),
-        apis_v2: aggregated_list("apidiscovery.k8s.io/v2", &group_bytes),
-        apis_v2beta1: aggregated_list("apidiscovery.k8s.io/v2beta1", &group_bytes),
+        api_v2: aggregated_list("apidiscovery.k8s.io/v2", &core_bytes, DISCOVERY_V2_CONTENT_TYPE),
+        api_v2beta1: aggregated_list(
+            "apidiscovery.k8s.io/v2beta1",
+            &core_bytes,
+            DISCOVERY_V2BETA1_CONTENT_TYPE,
+        ),
+        apis_v2: aggregated_list("apidiscovery.k8s.io/v2", &group_bytes, DISCOVERY_V2_CONTENT_TYPE),
+        apis_v2beta1: aggregated_list(
+            "apidiscovery.k8s.io/v2beta1",
+            &group_bytes,
+            DISCOVERY_V2BETA1_CONTENT_TYPE,
+        ),
         api_legacy: Rendered::json(k8s_json(&api_legacy)),
         apis_legacy: Rendered::json(k8s_json(&apis_legacy)),
         groups: merged

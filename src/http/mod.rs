@@ -6,6 +6,7 @@
 //! write bytes prepared when the snapshot was built. They never contact a
 //! downstream.
 
+mod discovery;
 mod health;
 mod openapi;
 
@@ -26,6 +27,9 @@ pub struct AppState {
     pub store: Arc<Store>,
     /// Metrics, also served at `/metrics`.
     pub metrics: Arc<Metrics>,
+    /// Serve aggregated discovery `v2beta1` too (clients 1.26–1.29 ask only
+    /// for it).
+    pub serve_v2beta1: bool,
 }
 
 /// `Cache-Control` of responses that must be revalidated (BEHAVIOR.md B-9.1:
@@ -39,6 +43,12 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
         .service(read_only("/openapi/v3/{key:.+}", openapi::document))
         .service(read_only("/openapi/v2", openapi::v2))
         .service(read_only("/version", openapi::version))
+        .service(read_only("/api", discovery::api))
+        .service(read_only("/apis", discovery::apis))
+        .service(read_only("/apis/", discovery::apis_slash))
+        .service(read_only("/apis/{group}", discovery::group))
+        .service(read_only("/apis/{group}/{version}", discovery::group_version))
+        .service(read_only("/api/{version}", discovery::core_version))
         .service(read_only("/healthz", health::healthz))
         .service(read_only("/livez", health::healthz))
         .service(read_only("/readyz", health::readyz))

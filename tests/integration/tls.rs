@@ -298,6 +298,7 @@ async fn config_validation_refuses_tls_material_that_does_not_parse() {
     let config = openapi_proxy::config::Config {
         listen: "127.0.0.1:0".parse().expect("address"),
         max_document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
+        discovery_v2beta1: true,
         downstreams: vec![verified("garbage", url, &not_pem)],
     };
     let e = openapi_proxy::proxy::start(&config).expect_err("refused");

@@ -41,6 +41,7 @@ impl TestProxy {
         let config = Config {
             listen: "127.0.0.1:0".parse().expect("address"),
             max_document_bytes: openapi_proxy::config::DEFAULT_MAX_DOCUMENT_BYTES,
+            discovery_v2beta1: true,
             downstreams,
         };
         let running = proxy::start(&config).expect("proxy starts");
