@@ -55,6 +55,30 @@ struct Slow {
     snapshot_build_seconds: f64,
     snapshot_builds: u64,
     conflicts: u64,
+    discovery_aggregations: u64,
+    rebuild: Histogram,
+}
+
+/// Upper bounds (seconds) of the rebuild-duration histogram buckets.
+const REBUILD_BUCKETS: [f64; 10] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0];
+
+#[derive(Debug, Default)]
+struct Histogram {
+    counts: [u64; REBUILD_BUCKETS.len()],
+    sum: f64,
+    count: u64,
+}
+
+impl Histogram {
+    fn observe(&mut self, seconds: f64) {
+        for (bound, c) in REBUILD_BUCKETS.iter().zip(self.counts.iter_mut()) {
+            if seconds <= *bound {
+                *c += 1;
+            }
+        }
+        self.sum += seconds;
+        self.count += 1;
+    }
 }
 
 /// All metrics of one proxy.
@@ -122,6 +146,19 @@ impl Metrics {
             m.snapshot_documents = u64::try_from(documents).unwrap_or(u64::MAX);
             m.snapshot_build_seconds += took.as_secs_f64();
             m.snapshot_builds += 1;
+        });
+    }
+
+    /// Records a rebuild of the merged model (OpenAPI root and discovery):
+    /// how long it took, and whether the aggregated discovery document
+    /// changed (upstream's `aggregator_discovery_aggregation_count_total`
+    /// counts regenerations of that document).
+    pub fn rebuild(&self, took: Duration, discovery_changed: bool) {
+        self.with(|m| {
+            m.rebuild.observe(took.as_secs_f64());
+            if discovery_changed {
+                m.discovery_aggregations += 1;
+            }
         });
     }
 
@@ -194,6 +231,15 @@ impl Metrics {
             writeln!(out, "openapi_proxy_snapshot_build_seconds_count {}", m.snapshot_builds)?;
             family(out, "openapi_proxy_key_conflicts_total", "counter", "Document keys published by more than one downstream (the higher priority wins).")?;
             writeln!(out, "openapi_proxy_key_conflicts_total {}", m.conflicts)?;
+            family(out, "aggregator_discovery_aggregation_count_total", "counter", "Times the aggregated discovery document was regenerated (kube-apiserver's name).")?;
+            writeln!(out, "aggregator_discovery_aggregation_count_total {}", m.discovery_aggregations)?;
+            family(out, "openapi_proxy_rebuild_duration_seconds", "histogram", "Time to rebuild the merged OpenAPI and discovery model after a downstream changed.")?;
+            for (bound, c) in REBUILD_BUCKETS.iter().zip(m.rebuild.counts.iter()) {
+                writeln!(out, "openapi_proxy_rebuild_duration_seconds_bucket{{le=\"{bound}\"}} {c}")?;
+            }
+            writeln!(out, "openapi_proxy_rebuild_duration_seconds_bucket{{le=\"+Inf\"}} {}", m.rebuild.count)?;
+            writeln!(out, "openapi_proxy_rebuild_duration_seconds_sum {:.6}", m.rebuild.sum)?;
+            writeln!(out, "openapi_proxy_rebuild_duration_seconds_count {}", m.rebuild.count)?;
             Ok(())
         })?;
         family(
@@ -246,6 +292,31 @@ mod tests {
         ));
         assert!(text.contains("openapi_proxy_downstream_up{downstream=\"a\"} 0"));
         assert!(text.contains("openapi_proxy_downstream_consecutive_failures{downstream=\"a\"} 1"));
+    }
+
+    #[test]
+    fn rebuild_histogram_is_cumulative() {
+        let m = Metrics::default();
+        m.rebuild(Duration::from_millis(3), true);
+        m.rebuild(Duration::from_millis(40), false);
+        let text = m.render();
+        assert!(
+            text.contains("openapi_proxy_rebuild_duration_seconds_bucket{le=\"0.0025\"} 0"),
+            "{text}"
+        );
+        assert!(
+            text.contains("openapi_proxy_rebuild_duration_seconds_bucket{le=\"0.005\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("openapi_proxy_rebuild_duration_seconds_bucket{le=\"0.05\"} 2"),
+            "{text}"
+        );
+        assert!(
+            text.contains("openapi_proxy_rebuild_duration_seconds_bucket{le=\"+Inf\"} 2"),
+            "{text}"
+        );
+        assert!(text.contains("aggregator_discovery_aggregation_count_total 1"), "{text}");
     }
 
     #[test]

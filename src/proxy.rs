@@ -146,6 +146,9 @@ async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>, no_
             }
         }
         let current = store.load();
+        let discovery_changed = current.discovery.apis_v2.hash != snap.discovery.apis_v2.hash
+            || current.discovery.api_v2.hash != snap.discovery.api_v2.hash;
+        metrics.rebuild(started.elapsed(), discovery_changed);
         if same_content(&current, &snap) {
             continue;
         }
@@ -168,7 +171,21 @@ async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>, no_
 /// nothing to publish).
 fn same_content(a: &snapshot::Snapshot, b: &snapshot::Snapshot) -> bool {
     let hash = |r: Option<&crate::rendered::Rendered>| r.map(|r| r.hash.clone());
+    let d = |s: &snapshot::Snapshot| {
+        (
+            s.discovery.api_v2.hash.clone(),
+            s.discovery.apis_v2.hash.clone(),
+            s.discovery.api_legacy.hash.clone(),
+        )
+    };
+    // Legacy per-group-version lists are not part of the aggregated list:
+    // compare their hashes too.
+    let legacy = |s: &snapshot::Snapshot| -> Vec<String> {
+        s.discovery.resources.values().map(|r| r.hash.clone()).collect()
+    };
     a.ready == b.ready
+        && d(a) == d(b)
+        && legacy(a) == legacy(b)
         && a.openapi_root.hash == b.openapi_root.hash
         && hash(a.openapi_v2.as_ref().map(|v| &*v.json))
             == hash(b.openapi_v2.as_ref().map(|v| &*v.json))
