@@ -33,6 +33,7 @@ pub mod negotiate;
 pub mod pointer;
 pub mod proxy;
 pub mod rendered;
+pub mod scale;
 pub mod snapshot;
 pub mod split;
 
