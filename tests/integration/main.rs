@@ -8,6 +8,8 @@ mod cli;
 mod common;
 /// Committed fixtures and their expected conversions, byte for byte.
 mod golden;
+/// The real kubectl sees the same API through the proxy as against the downstream directly.
+mod kubectl;
 /// The proxy's OpenAPI v3 surface, black-box, in front of fake downstreams.
 mod openapi_v3;
 /// Generated documents: no panics, determinism, `$ref` closure.
