@@ -43,6 +43,39 @@ pub struct Contribution {
     pub discovery: Option<Arc<DownstreamDiscovery>>,
 }
 
+impl Contribution {
+    /// Whether `other` serves exactly what this one does (same documents by
+    /// hash, same discovery): then publishing it would change nothing, and
+    /// the builder is not woken. Pollers run every few seconds; with many
+    /// downstreams, rebuilding on every unchanged poll would keep the
+    /// builder busy for nothing.
+    #[must_use]
+    pub fn same_as(&self, other: &Self) -> bool {
+        let hashes = |m: &BTreeMap<DocumentKey, Arc<Rendered>>| -> Vec<(DocumentKey, String)> {
+            m.iter().map(|(k, r)| (k.clone(), r.hash.clone())).collect()
+        };
+        let v2 = |c: &Self| {
+            c.openapi_v2
+                .as_ref()
+                .map(|v| (v.json.hash.clone(), v.protobuf.as_ref().map(|p| p.hash.clone())))
+        };
+        let discovery = |c: &Self| {
+            c.discovery.as_ref().map(|d| {
+                let legacy: Vec<(String, String)> =
+                    d.legacy.iter().map(|(k, r)| (k.clone(), r.hash.clone())).collect();
+                (d.core.clone(), d.groups.clone(), legacy, d.server_addresses.clone(), d.fresh)
+            })
+        };
+        self.name == other.name
+            && self.priority == other.priority
+            && self.order == other.order
+            && hashes(&self.openapi) == hashes(&other.openapi)
+            && v2(self) == v2(other)
+            && self.version.as_ref().map(|r| &r.hash) == other.version.as_ref().map(|r| &r.hash)
+            && discovery(self) == discovery(other)
+    }
+}
+
 /// The renditions of a downstream's `/openapi/v2`, passed through
 /// unchanged.
 #[derive(Debug, Clone)]

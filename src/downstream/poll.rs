@@ -155,6 +155,8 @@ pub struct Poller {
     version: Option<Cached>,
     discovery: DiscoveryFetcher,
     failures: u32,
+    /// What was last handed to the hub.
+    published: Option<Arc<Contribution>>,
 }
 
 impl Poller {
@@ -186,6 +188,7 @@ impl Poller {
             version: None,
             discovery: DiscoveryFetcher::default(),
             failures: 0,
+            published: None,
         }
     }
 
@@ -234,7 +237,14 @@ impl Poller {
         self.metrics.poll_outcome(&self.name, ok);
         let contribution = self.contribution();
         self.metrics.downstream_documents(&self.name, contribution.openapi.len());
-        self.hub.contribute(Arc::new(contribution));
+        // The first round always counts (it makes the proxy ready); later
+        // ones only when something changed.
+        if self.published.as_deref().is_some_and(|p| p.same_as(&contribution)) {
+            return;
+        }
+        let contribution = Arc::new(contribution);
+        self.published = Some(Arc::clone(&contribution));
+        self.hub.contribute(contribution);
     }
 
     fn contribution(&self) -> Contribution {
