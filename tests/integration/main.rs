@@ -6,6 +6,8 @@
 mod cli;
 /// Test support: fake servers, helpers, the OpenAPI validator harness.
 mod common;
+/// Discovery (aggregated and legacy) through the proxy, black-box, in front of fake downstreams.
+mod discovery;
 /// Committed fixtures and their expected conversions, byte for byte.
 mod golden;
 /// The real kubectl sees the same API through the proxy as against the downstream directly.
