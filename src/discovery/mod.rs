@@ -94,9 +94,9 @@ struct Candidate<'a> {
 ///   not depend on the order of `sources`.
 /// - Versions in a group: by their downstream's priority, then Kubernetes
 ///   version preference (GA > beta > alpha, then numbers, others last).
-/// - Groups: by the highest priority among their versions, then
-///   `apiregistration.k8s.io` first (kube-aggregator forces it there), then
-///   by name.
+/// - Groups: `apiregistration.k8s.io` first whatever its priority
+///   (kube-aggregator forces it there), then by the highest priority among
+///   their versions, then by name.
 /// - A downstream that is not `fresh` has its versions marked `Stale`,
 ///   keeping their last known resources.
 #[must_use]
@@ -142,9 +142,12 @@ pub fn merge(sources: &[Source<'_>]) -> Merged {
             (priority, name, versions)
         })
         .collect();
+    // kube-aggregator gives apiregistration.k8s.io group priority 20001,
+    // above the 20000 any other group can have: it is always first.
     ordered.sort_by(|a, b| {
-        b.0.cmp(&a.0)
-            .then_with(|| (b.1 == "apiregistration.k8s.io").cmp(&(a.1 == "apiregistration.k8s.io")))
+        (b.1 == "apiregistration.k8s.io")
+            .cmp(&(a.1 == "apiregistration.k8s.io"))
+            .then(b.0.cmp(&a.0))
             .then_with(|| a.1.cmp(b.1))
     });
     for (_, name, versions) in ordered {
@@ -342,7 +345,7 @@ mod tests {
     }
 
     #[test]
-    fn groups_by_priority_then_apiregistration_then_name_and_versions_kube_ordered() {
+    fn apiregistration_first_then_groups_by_priority_then_name_and_versions_kube_ordered() {
         let a = downstream(
             vec![
                 group("zeta.io", vec![version("v1", &[])]),
