@@ -214,7 +214,9 @@ fn print_demo_banner(running: &proxy::Running, sites: &demo::DemoSites) {
     println!("  curl -s {base}/metrics | grep '^openapi_proxy_downstream'");
     println!("  kubectl --server {base} api-resources");
     println!("  kubectl --server {base} explain widgets.spec");
-    println!("  curl -s -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' {base}/apis");
+    println!(
+        "  curl -s -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' {base}/apis"
+    );
     println!();
     println!("Ctrl-C stops.");
 }
