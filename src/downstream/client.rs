@@ -44,6 +44,19 @@ pub enum Fetched {
     NotAcceptable,
 }
 
+impl Fetched {
+    /// How the fetch counts in `openapi_proxy_downstream_fetches_total`.
+    #[must_use]
+    pub fn result(outcome: &Result<Self, FetchError>) -> crate::metrics::FetchResult {
+        use crate::metrics::FetchResult;
+        match outcome {
+            Ok(Self::Body { .. }) => FetchResult::Ok,
+            Ok(Self::NotModified) => FetchResult::NotModified,
+            Ok(Self::NotFound | Self::NotAcceptable) | Err(_) => FetchResult::Error,
+        }
+    }
+}
+
 /// Why a request to a downstream failed.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {

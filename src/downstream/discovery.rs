@@ -24,7 +24,7 @@ use crate::discovery::types::{
     APIVersions, CURRENT, GroupVersionKind, ObjectMeta, STALE, ServerAddressByClientCIDR,
 };
 use crate::discovery::{DownstreamDiscovery, legacy, legacy_path, synthesized_legacy};
-use crate::metrics::{FetchResult, Metrics};
+use crate::metrics::Metrics;
 use crate::negotiate;
 use crate::rendered::Rendered;
 

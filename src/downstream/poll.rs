@@ -33,7 +33,7 @@ use crate::config::DownstreamConfig;
 use crate::discovery::DownstreamDiscovery;
 use crate::discovery::types::{APIGroupDiscovery, APIVersionDiscovery, ObjectMeta, STALE};
 use crate::key::DocumentKey;
-use crate::metrics::{FetchResult, Metrics};
+use crate::metrics::Metrics;
 use crate::rendered::Rendered;
 use crate::snapshot::{Contribution, Hub, OpenApiV2};
 use crate::{convert, document, split};
@@ -290,12 +290,7 @@ impl Poller {
     }
 
     fn count(&self, document: &'static str, result: &Result<Fetched, FetchError>) {
-        let r = match result {
-            Ok(Fetched::Body { .. }) => FetchResult::Ok,
-            Ok(Fetched::NotModified) => FetchResult::NotModified,
-            Ok(Fetched::NotFound | Fetched::NotAcceptable) | Err(_) => FetchResult::Error,
-        };
-        self.metrics.fetch(&self.name, document, r);
+        self.metrics.fetch(&self.name, document, Fetched::result(result));
     }
 
     async fn fetch_v3(&mut self) -> Result<(), PollError> {
