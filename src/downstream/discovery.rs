@@ -148,12 +148,7 @@ fn count(
     document: &'static str,
     result: &Result<Fetched, FetchError>,
 ) {
-    let r = match result {
-        Ok(Fetched::Body { .. }) => FetchResult::Ok,
-        Ok(Fetched::NotModified) => FetchResult::NotModified,
-        Ok(Fetched::NotFound | Fetched::NotAcceptable) | Err(_) => FetchResult::Error,
-    };
-    metrics.fetch(name, document, r);
+    metrics.fetch(name, document, Fetched::result(result));
 }
 
 fn bad(path: &str, source: serde_json::Error) -> PollError {
