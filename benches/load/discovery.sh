@@ -16,7 +16,11 @@ N_GROUPS=${N_GROUPS:-30}
 N_VERSIONS=${N_VERSIONS:-2}
 DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-50}
-CHURN=${CHURN:-2}
+# Seconds between changes of downstream 0 while the fleet warms up (0: none).
+CHURN=${CHURN:-0}
+# Poll interval of the proxy. The fleet is 50 HTTP servers on this same
+# machine; polling them every second would measure the fleet, not the proxy.
+POLL=${POLL:-30s}
 PORT=${PORT:-18180}
 AGG='application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json'
 
@@ -30,7 +34,9 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 
-timeout 600 target/release/examples/fleet "$N_DOWNSTREAMS" "$N_GROUPS" "$N_VERSIONS" --churn "$CHURN" >"$work/fleet.out" &
+churn=()
+[ "$CHURN" != 0 ] && churn=(--churn "$CHURN")
+timeout 600 target/release/examples/fleet "$N_DOWNSTREAMS" "$N_GROUPS" "$N_VERSIONS" "${churn[@]}" >"$work/fleet.out" &
 pids+=($!)
 for _ in $(seq 100); do grep -q ready "$work/fleet.out" 2>/dev/null && break; sleep 0.1; done
 flags=()
@@ -41,7 +47,7 @@ while read -r url; do
   i=$((i + 1))
 done <"$work/fleet.out"
 
-RUST_LOG=warn timeout 600 target/release/openapi-proxy serve --listen "127.0.0.1:$PORT" --poll-interval 1s "${flags[@]}" \
+RUST_LOG=warn timeout 600 target/release/openapi-proxy serve --listen "127.0.0.1:$PORT" --poll-interval "$POLL" "${flags[@]}" \
   2>"$work/proxy.log" &
 pids+=($!)
 proxy=""
