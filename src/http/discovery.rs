@@ -6,8 +6,11 @@
 //! v2beta1 unless switched off), else the legacy document; `/apis/` and
 //! the per-group paths are legacy only.
 
+use std::sync::LazyLock;
+
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
+use bytes::Bytes;
 
 use super::{AppState, NO_CACHE, body_response, joined};
 use crate::negotiate::{self, DISCOVERY_NOT_ACCEPTABLE_MESSAGE, DiscoveryChoice, DiscoveryVersion};
@@ -21,10 +24,10 @@ fn vary_accept() -> (header::HeaderName, HeaderValue) {
     (header::VARY, HeaderValue::from_static("Accept"))
 }
 
-/// 406 with the `Status` body apiserver writes (two-space indented, no
-/// trailing newline; B-4.3).
-fn not_acceptable() -> HttpResponse {
-    let body = serde_json::to_vec_pretty(&crate::discovery::types::Status {
+/// The 406 `Status` body apiserver writes (two-space indented, no trailing
+/// newline; B-4.3), serialized once: handlers do not serialize.
+static NOT_ACCEPTABLE_STATUS: LazyLock<Bytes> = LazyLock::new(|| {
+    let status = crate::discovery::types::Status {
         kind: "Status",
         api_version: "v1",
         metadata: crate::discovery::types::Empty {},
@@ -32,12 +35,15 @@ fn not_acceptable() -> HttpResponse {
         message: DISCOVERY_NOT_ACCEPTABLE_MESSAGE,
         reason: "NotAcceptable",
         code: 406,
-    })
-    .unwrap_or_default();
+    };
+    Bytes::from(serde_json::to_vec_pretty(&status).expect("a Status always serializes"))
+});
+
+fn not_acceptable() -> HttpResponse {
     HttpResponse::NotAcceptable()
         .insert_header((header::CONTENT_TYPE, "application/json"))
         .insert_header(vary_accept())
-        .body(body)
+        .body(NOT_ACCEPTABLE_STATUS.clone())
 }
 
 fn not_found() -> HttpResponse {
@@ -140,10 +146,7 @@ pub(super) async fn group_version(
     state: web::Data<AppState>,
 ) -> HttpResponse {
     let (group, version) = path.into_inner();
-    let key = format!("apis/{group}/{version}");
-    let resp = legacy_only(&req, &state, |s| s.discovery.resources.get(&key).map(|r| &**r));
-    state.metrics.request("discovery_group_version", resp.status().as_u16());
-    resp
+    resource_list(&req, &state, &format!("apis/{group}/{version}"))
 }
 
 pub(super) async fn core_version(
@@ -151,8 +154,12 @@ pub(super) async fn core_version(
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
-    let key = format!("api/{}", path.as_str());
-    let resp = legacy_only(&req, &state, |s| s.discovery.resources.get(&key).map(|r| &**r));
+    resource_list(&req, &state, &format!("api/{}", path.as_str()))
+}
+
+/// `/apis/<g>/<v>` and `/api/<v>`: the `APIResourceList` at `key`.
+fn resource_list(req: &HttpRequest, state: &AppState, key: &str) -> HttpResponse {
+    let resp = legacy_only(req, state, |s| s.discovery.resources.get(key).map(|r| &**r));
     state.metrics.request("discovery_group_version", resp.status().as_u16());
     resp
 }
