@@ -10,6 +10,7 @@ mod discovery;
 mod health;
 mod openapi;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use actix_web::http::StatusCode;
@@ -39,8 +40,14 @@ pub(crate) const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache, pri
 /// Registers every route on `cfg`.
 pub fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
     cfg.app_data(web::Data::new(state))
-        .service(read_only("/openapi/v3", openapi::root))
-        .service(read_only("/openapi/v3/{key:.+}", openapi::document))
+        .service(
+            // A scope, not a `{key:.+}` pattern: the key is the rest of the
+            // path, and matching a regex on every document request cost a
+            // quarter of the instructions of a 304.
+            web::scope("/openapi/v3")
+                .service(read_only("", openapi::root))
+                .default_service(web::to(openapi::document)),
+        )
         .service(read_only("/openapi/v2", openapi::v2))
         .service(read_only("/version", openapi::version))
         .service(read_only("/api", discovery::api))
@@ -81,11 +88,22 @@ async fn not_found(state: web::Data<AppState>) -> HttpResponse {
 
 /// All values of a header joined with `,`, as one list (several `Accept`
 /// lines mean the same as one line with commas). `None` when absent or not
-/// visible ASCII.
-pub(crate) fn joined(headers: &HeaderMap, name: header::HeaderName) -> Option<String> {
-    let mut values = headers.get_all(name).filter_map(|v| v.to_str().ok()).peekable();
-    values.peek()?;
-    Some(values.collect::<Vec<_>>().join(","))
+/// visible ASCII. Borrowed in the usual case of one line, so the hot paths
+/// (a 304 is a header lookup and a compare) allocate nothing for it.
+pub(crate) fn joined(headers: &HeaderMap, name: header::HeaderName) -> Option<Cow<'_, str>> {
+    let mut values = headers.get_all(name).filter_map(|v| v.to_str().ok());
+    let first = values.next()?;
+    match values.next() {
+        None => Some(Cow::Borrowed(first)),
+        Some(second) => {
+            let mut all = format!("{first},{second}");
+            for v in values {
+                all.push(',');
+                all.push_str(v);
+            }
+            Some(Cow::Owned(all))
+        }
+    }
 }
 
 /// Whether the client accepts gzip: a `gzip` (or `*`) coding in

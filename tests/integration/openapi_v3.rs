@@ -201,6 +201,13 @@ async fn accept_negotiation_unknown_keys_methods_and_head() {
         StatusCode::NOT_ACCEPTABLE,
         "negotiation comes before the lookup"
     );
+    // The key is percent-decoded as Go's URL.Path is.
+    let encoded = proxy.get("/openapi/v3/apis%2Fbatch%2Fv1", &[]).await;
+    assert_eq!(encoded.status, StatusCode::OK);
+    assert_eq!(encoded.body, proxy.get(path, &[]).await.body);
+    for odd in ["/openapi/v3/", "/openapi/v3x", "/openapi/v3/%FF", "/openapi/v3/apis/batch/v1/"] {
+        assert_eq!(proxy.get(odd, &[]).await.status, StatusCode::NOT_FOUND, "{odd}");
+    }
 
     let get = proxy.get(path, &[]).await;
     let head = request("HEAD", &format!("{}{path}", proxy.base), &[]).await;
