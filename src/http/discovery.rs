@@ -57,7 +57,7 @@ fn not_found() -> HttpResponse {
 /// (no weak form, no lists; B-4.4).
 fn aggregated(req: &HttpRequest, rendered: &Rendered) -> HttpResponse {
     let inm = joined(req.headers(), header::IF_NONE_MATCH);
-    let etag = rendered.etag.to_str().unwrap_or_default();
+    let etag = rendered.etag_str();
     let not_modified = negotiate::discovery_etag_matches(inm.as_deref(), etag);
     body_response(
         req,
@@ -69,7 +69,7 @@ fn aggregated(req: &HttpRequest, rendered: &Rendered) -> HttpResponse {
 
 fn legacy(req: &HttpRequest, rendered: &Rendered) -> HttpResponse {
     let inm = joined(req.headers(), header::IF_NONE_MATCH);
-    let etag = rendered.etag.to_str().unwrap_or_default();
+    let etag = rendered.etag_str();
     let not_modified = negotiate::if_none_match_matches(inm.as_deref(), etag);
     body_response(req, rendered, not_modified, &[vary_accept(), (header::CACHE_CONTROL, NO_CACHE)])
 }

@@ -88,10 +88,13 @@ async fn not_found(state: web::Data<AppState>) -> HttpResponse {
 
 /// All values of a header joined with `,`, as one list (several `Accept`
 /// lines mean the same as one line with commas). `None` when absent or not
-/// visible ASCII. Borrowed in the usual case of one line, so the hot paths
-/// (a 304 is a header lookup and a compare) allocate nothing for it.
+/// UTF-8 (Go passes any bytes on; a value that is not text matches nothing
+/// here, so it is dropped). Borrowed in the usual case of one line, so the
+/// hot paths (a 304 is a header lookup and a compare) allocate nothing for
+/// it; `from_utf8` rather than `HeaderValue::to_str`, which checks byte by
+/// byte and cost a tenth of a 304.
 pub(crate) fn joined(headers: &HeaderMap, name: header::HeaderName) -> Option<Cow<'_, str>> {
-    let mut values = headers.get_all(name).filter_map(|v| v.to_str().ok());
+    let mut values = headers.get_all(name).filter_map(|v| std::str::from_utf8(v.as_bytes()).ok());
     let first = values.next()?;
     match values.next() {
         None => Some(Cow::Borrowed(first)),

@@ -52,7 +52,7 @@ fn if_none_match(req: &HttpRequest) -> Option<Cow<'_, str>> {
 pub(super) async fn root(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let snap = state.store.load();
     let rendered = &snap.openapi_root;
-    let etag = rendered.etag.to_str().unwrap_or_default();
+    let etag = rendered.etag_str();
     let not_modified = negotiate::if_none_match_matches(if_none_match(&req).as_deref(), etag);
     let resp = body_response(&req, rendered, not_modified, &[(header::CACHE_CONTROL, NO_CACHE)]);
     state.metrics.request("openapi_v3_root", resp.status().as_u16());
@@ -126,7 +126,7 @@ fn document_response(req: &HttpRequest, key: &str, state: &AppState) -> HttpResp
         }
         None => extra.push((header::CACHE_CONTROL, NO_CACHE)),
     }
-    let etag = rendered.etag.to_str().unwrap_or_default();
+    let etag = rendered.etag_str();
     let not_modified = negotiate::if_none_match_matches(if_none_match(req).as_deref(), etag);
     body_response(req, rendered, not_modified, &extra)
 }
@@ -148,7 +148,7 @@ pub(super) async fn v2(req: HttpRequest, state: web::Data<AppState>) -> HttpResp
             match rendered {
                 None => HttpResponse::NotAcceptable().insert_header(vary_accept()).finish(),
                 Some(r) => {
-                    let etag = r.etag.to_str().unwrap_or_default();
+                    let etag = r.etag_str();
                     let not_modified =
                         negotiate::if_none_match_matches(if_none_match(&req).as_deref(), etag);
                     body_response(
@@ -172,7 +172,7 @@ pub(super) async fn version(req: HttpRequest, state: web::Data<AppState>) -> Htt
     let resp = match &snap.version {
         None => HttpResponse::NotFound().finish(),
         Some(r) => {
-            let etag = r.etag.to_str().unwrap_or_default();
+            let etag = r.etag_str();
             let not_modified =
                 negotiate::if_none_match_matches(if_none_match(&req).as_deref(), etag);
             body_response(&req, r, not_modified, &[(header::CACHE_CONTROL, NO_CACHE)])
