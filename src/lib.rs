@@ -18,6 +18,7 @@
 //! it, and the fuzzers hammer it.
 
 pub mod cache;
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod convert;
@@ -32,6 +33,7 @@ pub mod metrics;
 pub mod negotiate;
 pub mod pointer;
 pub mod proxy;
+pub mod refs;
 pub mod rendered;
 pub mod scale;
 pub mod snapshot;

@@ -28,6 +28,9 @@ fn main() -> ExitCode {
             run_async(openapi_proxy::cli::run_serve(config))
         }
         Command::Demo(args) => run_async(openapi_proxy::cli::run_demo(args)),
+        Command::Check(args) => {
+            actix_web::rt::System::new().block_on(openapi_proxy::cli::run_check(args))
+        }
         Command::Convert(args) => match openapi_proxy::cli::run_convert(args) {
             Ok(summary) => {
                 let mut err = std::io::stderr().lock();

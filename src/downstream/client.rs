@@ -278,8 +278,9 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-/// The rustls client configuration for one downstream.
-fn tls_config(tls: &TlsConfig) -> Result<rustls::ClientConfig, ClientError> {
+/// The rustls client configuration for one downstream (also what
+/// `openapi-proxy check` connects with).
+pub(crate) fn tls_config(tls: &TlsConfig) -> Result<rustls::ClientConfig, ClientError> {
     let builder = rustls::ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|source| ClientError::Tls {

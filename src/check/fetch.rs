@@ -1,0 +1,249 @@
+//! The checker's HTTP client: read-only, bounded, and bound to one server.
+//!
+//! - Only `GET` is sent, and only to the base URL given on the command line:
+//!   every path is appended to it, redirects are not followed (a 301 is
+//!   evidence to judge, not an instruction), and a `serverRelativeURL` that
+//!   does not start with `/openapi/v3/` is never requested.
+//! - Each request has a timeout, each body a size limit enforced while it
+//!   streams, and the whole run a deadline: a server that stalls makes rules
+//!   fail with that evidence instead of hanging the command.
+//! - TLS reuses the proxy's downstream setup (CA bundle, skipping
+//!   verification); the bearer token is sent but never shown in evidence.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use awc::http::header::{self, HeaderValue};
+use bytes::Bytes;
+
+use crate::config::TlsConfig;
+use crate::downstream::client::{ClientError, tls_config};
+
+/// How the checker reaches the server.
+#[derive(Debug, Clone)]
+pub struct FetchOptions {
+    /// Base URL, `http://` or `https://`, without a trailing slash.
+    pub base: String,
+    /// CA bundle to verify the server with (`None`: the system's roots).
+    pub ca_file: Option<PathBuf>,
+    /// Skip TLS verification.
+    pub insecure: bool,
+    /// File holding a bearer token.
+    pub token_file: Option<PathBuf>,
+    /// Per-request timeout (headers and body).
+    pub timeout: Duration,
+    /// Deadline for the whole run.
+    pub deadline: Duration,
+    /// Largest body read, in bytes.
+    pub max_bytes: usize,
+}
+
+/// Why the checker could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchSetupError {
+    /// The URL is not `http://` or `https://`, or carries a query.
+    #[error("{0:?} must be an http:// or https:// URL without query or fragment")]
+    Url(String),
+    /// TLS material could not be loaded.
+    #[error("TLS setup")]
+    Tls(#[source] ClientError),
+    /// The token file could not be read or is not a header value.
+    #[error("reading token file {path}")]
+    Token {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// One request as sent (the token is never recorded).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// Always `GET`: the checker is read-only.
+    pub method: &'static str,
+    /// Path and query, relative to the base URL.
+    pub path: String,
+    /// Headers chosen by the rule (Accept, If-None-Match), in order.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Request {
+    /// `GET path` with `headers`.
+    #[must_use]
+    pub fn get(path: &str, headers: &[(&str, &str)]) -> Self {
+        Self {
+            method: "GET",
+            path: path.to_owned(),
+            headers: headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+        }
+    }
+}
+
+impl std::fmt::Display for Request {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.method, self.path)?;
+        for (k, v) in &self.headers {
+            write!(f, " [{k}: {v}]")?;
+        }
+        Ok(())
+    }
+}
+
+/// A response, read whole (within the size limit).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Response {
+    /// Status code.
+    pub status: u16,
+    /// Headers, names lower-case, in wire order (repeated names kept).
+    pub headers: Vec<(String, String)>,
+    /// Body bytes.
+    pub body: Bytes,
+}
+
+impl Response {
+    /// Every value of header `name` (lower-case).
+    pub fn header_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.headers.iter().filter(move |(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The first value of header `name` (lower-case).
+    #[must_use]
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The body as JSON, or why not.
+    ///
+    /// # Errors
+    /// The parser's message.
+    pub fn json(&self) -> Result<serde_json::Value, String> {
+        serde_json::from_slice(&self.body).map_err(|e| format!("body is not JSON: {e}"))
+    }
+}
+
+/// One request and what came of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchange {
+    /// What was asked.
+    pub request: Request,
+    /// The response, or why there is none (refused, timeout, too large,
+    /// deadline passed).
+    pub outcome: Result<Response, String>,
+}
+
+/// Sends the checker's requests.
+pub struct Fetcher {
+    options: FetchOptions,
+    client: awc::Client,
+    token: Option<HeaderValue>,
+    started: Instant,
+}
+
+impl Fetcher {
+    /// Builds the client.
+    ///
+    /// # Errors
+    /// [`FetchSetupError`] for a bad URL, TLS material or token file.
+    pub fn new(mut options: FetchOptions) -> Result<Self, FetchSetupError> {
+        let base = options.base.trim_end_matches('/').to_owned();
+        let valid = (base.starts_with("http://") || base.starts_with("https://"))
+            && !base.contains(['?', '#'])
+            && base.split_once("://").is_some_and(|(_, rest)| !rest.is_empty());
+        if !valid {
+            return Err(FetchSetupError::Url(options.base));
+        }
+        options.base = base;
+        let tls = tls_config(&TlsConfig {
+            ca_file: options.ca_file.clone(),
+            insecure_skip_verify: options.insecure,
+            client_cert: None,
+        })
+        .map_err(FetchSetupError::Tls)?;
+        let connector = awc::Connector::new()
+            .rustls_0_23(Arc::new(tls))
+            .timeout(options.timeout)
+            .handshake_timeout(options.timeout);
+        let client = awc::Client::builder()
+            .connector(connector)
+            .timeout(options.timeout)
+            .disable_redirects()
+            .no_default_headers()
+            .add_default_header((
+                header::USER_AGENT,
+                concat!("openapi-proxy-check/", env!("CARGO_PKG_VERSION")),
+            ))
+            .finish();
+        let token = match &options.token_file {
+            None => None,
+            Some(path) => Some(read_token(path)?),
+        };
+        Ok(Self { options, client, token, started: Instant::now() })
+    }
+
+    /// The base URL.
+    #[must_use]
+    pub fn base(&self) -> &str {
+        &self.options.base
+    }
+
+    /// Sends `request` and reads the whole response.
+    pub async fn send(&self, request: Request) -> Exchange {
+        let outcome = self.try_send(&request).await;
+        Exchange { request, outcome }
+    }
+
+    async fn try_send(&self, request: &Request) -> Result<Response, String> {
+        if !request.path.starts_with('/') {
+            return Err(format!("{:?} is not a server-relative path; not requested", request.path));
+        }
+        let left = self.options.deadline.saturating_sub(self.started.elapsed());
+        if left.is_zero() {
+            return Err(format!(
+                "not requested: the overall deadline ({:?}) has passed",
+                self.options.deadline
+            ));
+        }
+        let timeout = self.options.timeout.min(left);
+        let url = format!("{}{}", self.options.base, request.path);
+        let mut req = self.client.get(&url).timeout(timeout);
+        for (k, v) in &request.headers {
+            req = req.insert_header((k.as_str(), v.as_str()));
+        }
+        if let Some(token) = &self.token {
+            req = req.insert_header((header::AUTHORIZATION, token.clone()));
+        }
+        let resp = req.send().await.map_err(|e| match e {
+            awc::error::SendRequestError::Timeout => format!("no response within {timeout:?}"),
+            other => format!("request failed: {other}"),
+        })?;
+        let status = resp.status().as_u16();
+        let headers = resp
+            .headers()
+            .iter()
+            .map(|(k, v)| {
+                (k.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned())
+            })
+            .collect();
+        let mut resp = resp.timeout(timeout);
+        let body = resp.body().limit(self.options.max_bytes).await.map_err(|e| match e {
+            awc::error::PayloadError::Overflow => {
+                format!("status {status}: body larger than {} bytes", self.options.max_bytes)
+            }
+            other => format!("status {status}: reading the body: {other}"),
+        })?;
+        Ok(Response { status, headers, body })
+    }
+}
+
+fn read_token(path: &std::path::Path) -> Result<HeaderValue, FetchSetupError> {
+    let err = |source| FetchSetupError::Token { path: path.display().to_string(), source };
+    let token = std::fs::read_to_string(path).map_err(err)?;
+    let mut value = HeaderValue::from_str(&format!("Bearer {}", token.trim())).map_err(|_| {
+        err(std::io::Error::new(std::io::ErrorKind::InvalidData, "not a valid header value"))
+    })?;
+    value.set_sensitive(true);
+    Ok(value)
+}

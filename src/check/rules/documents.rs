@@ -1,0 +1,392 @@
+//! Document-level rules: what each published OpenAPI document must be, and
+//! how the OpenAPI documents and discovery must agree (BEHAVIOR.md B-11.15,
+//! B-1.1, B-2.1, B-6.2, KEP-2896).
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::{Judge, missing, truncate};
+use crate::check::evidence::{
+    Document, group_version_of_key, json_ok, key_of_group_version, legacy_groups,
+};
+use crate::check::{Area, Evidence, Exchange, Outcome, Profile, Rule};
+
+/// The documents that answered 200 with a JSON body.
+fn served(docs: &[Document]) -> impl Iterator<Item = (&Document, &Exchange, Value)> {
+    docs.iter().filter_map(|d| {
+        let ex = d.exchange.as_ref()?;
+        Some((d, ex, json_ok(ex)?))
+    })
+}
+
+fn with_documents(
+    e: &Evidence,
+    only_group_versions: bool,
+    f: impl FnOnce(&mut Judge, Vec<(&Document, &Exchange, Value)>),
+) -> Outcome {
+    let Some(o) = &e.openapi else { return missing(Area::Openapi) };
+    let docs: Vec<_> = served(&o.documents)
+        .filter(|(d, _, _)| !only_group_versions || d.is_group_version())
+        .collect();
+    if docs.is_empty() {
+        return Outcome::NotApplicable("no document answered 200 with JSON".into());
+    }
+    let mut j = Judge::new();
+    f(&mut j, docs);
+    j.outcome()
+}
+
+/// B-11.15: group-version documents are OpenAPI 3.0, not Swagger leftovers.
+pub const OPENAPI_3_0_SHAPE: Rule = Rule {
+    id: "B-11.15/openapi-3.0-shape",
+    section: "B-11.15",
+    area: Area::Openapi,
+    title: "each group-version document has openapi 3.0.x, only #/components/ refs, no $ref with siblings (wrapped in allOf), no body/formData parameters or type: file, and no servers",
+    failure_means: "a converted Swagger 2.0 document kept v2 constructs: clients ignore descriptions beside $refs, mis-read request bodies, or send requests to the wrong server",
+    eval: openapi_3_0_shape,
+};
+
+fn openapi_3_0_shape(e: &Evidence, _: Profile) -> Outcome {
+    with_documents(e, true, |j, docs| {
+        for (_, ex, doc) in docs {
+            let version = doc.get("openapi").and_then(Value::as_str).unwrap_or_default();
+            if !version.starts_with("3.0.") {
+                j.fail(Some(ex), "body /openapi", "\"3.0.x\"", format!("{version:?}"));
+            }
+            if doc.get("servers").is_some() {
+                j.fail(Some(ex), "body /servers", "absent", "present");
+            }
+            walk(&doc, &mut String::new(), &mut |at, m| {
+                if let Some(Value::String(r)) = m.get("$ref") {
+                    if !r.starts_with("#/components/") {
+                        j.fail(
+                            Some(ex),
+                            format!("body {at}/$ref"),
+                            "#/components/…",
+                            format!("{r:?}"),
+                        );
+                    }
+                    if m.len() > 1 {
+                        let others: Vec<&String> = m.keys().filter(|k| *k != "$ref").collect();
+                        j.fail(
+                            Some(ex),
+                            format!("body {at}"),
+                            "a $ref alone (siblings go beside allOf: [{$ref}])",
+                            truncate(&format!("$ref with {others:?}")),
+                        );
+                    }
+                }
+                if let (Some(Value::String(inn)), Some(Value::String(_))) =
+                    (m.get("in"), m.get("name"))
+                    && (inn == "body" || inn == "formData")
+                {
+                    j.fail(
+                        Some(ex),
+                        format!("body {at}/in"),
+                        "query, header, path or cookie (bodies are requestBody)",
+                        format!("{inn:?}"),
+                    );
+                }
+                if m.get("type").and_then(Value::as_str) == Some("file") {
+                    j.fail(
+                        Some(ex),
+                        format!("body {at}/type"),
+                        "string with format binary",
+                        "\"file\"",
+                    );
+                }
+            });
+        }
+    })
+}
+
+/// Calls `f` on every object of `v` with its JSON pointer.
+fn walk(v: &Value, at: &mut String, f: &mut dyn FnMut(&str, &serde_json::Map<String, Value>)) {
+    match v {
+        Value::Object(m) => {
+            f(at, m);
+            for (k, v) in m {
+                let len = at.len();
+                at.push('/');
+                at.push_str(&super::token(k));
+                walk(v, at, f);
+                at.truncate(len);
+            }
+        }
+        Value::Array(a) => {
+            for (i, v) in a.iter().enumerate() {
+                let len = at.len();
+                at.push('/');
+                at.push_str(&i.to_string());
+                walk(v, at, f);
+                at.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every `serverRelativeURL` resolves on this server.
+pub const URLS_RESOLVE: Rule = Rule {
+    id: "doc/urls-resolve",
+    section: "B-1.1",
+    area: Area::Openapi,
+    title: "every serverRelativeURL is under /openapi/v3/ on this server and answers 200 with a JSON body",
+    failure_means: "a document listed in the root cannot be fetched: kubectl explain and client-side validation fail for that group-version",
+    eval: urls_resolve,
+};
+
+fn urls_resolve(e: &Evidence, _: Profile) -> Outcome {
+    let Some(o) = &e.openapi else { return missing(Area::Openapi) };
+    if o.documents.is_empty() {
+        return Outcome::NotApplicable("the root lists no document".into());
+    }
+    let mut j = Judge::new();
+    for d in &o.documents {
+        let Some(ex) = &d.exchange else {
+            j.fail(
+                Some(&o.root),
+                format!("body /paths/{}/serverRelativeURL", super::token(&d.key)),
+                "a path under /openapi/v3/ (not requested otherwise)",
+                format!("{:?}", d.url),
+            );
+            continue;
+        };
+        if let Some(r) = j.status(ex, 200) {
+            j.json(ex, r);
+        }
+    }
+    j.outcome()
+}
+
+/// Documents are valid OpenAPI 3.0.
+pub const VALID_OPENAPI: Rule = Rule {
+    id: "doc/valid-openapi-3.0",
+    section: "B-2.1",
+    area: Area::Openapi,
+    title: "every document deserializes as an OpenAPI 3.0 document (openapiv3 crate) with openapi 3.0.x",
+    failure_means: "OpenAPI tooling (kubectl explain, generators, validators) rejects the document",
+    eval: valid_openapi,
+};
+
+fn valid_openapi(e: &Evidence, _: Profile) -> Outcome {
+    with_documents(e, false, |j, docs| {
+        for (_, ex, doc) in docs {
+            if let Err(err) = serde_json::from_value::<openapiv3::OpenAPI>(doc.clone()) {
+                j.fail(Some(ex), "body /", "an OpenAPI 3.0 document", truncate(&err.to_string()));
+                continue;
+            }
+            let version = doc.get("openapi").and_then(Value::as_str).unwrap_or_default();
+            if !version.starts_with("3.0.") {
+                j.fail(Some(ex), "body /openapi", "\"3.0.x\"", format!("{version:?}"));
+            }
+        }
+    })
+}
+
+/// Documents are closed under `$ref`.
+pub const REFS_CLOSED: Rule = Rule {
+    id: "doc/refs-closed",
+    section: "B-2.1",
+    area: Area::Openapi,
+    title: "every document is self-contained: each $ref is local (#/…) and resolves inside it",
+    failure_means: "clients resolving a field's type hit a reference to nothing (kubectl explain errors, validation skips fields)",
+    eval: refs_closed,
+};
+
+fn refs_closed(e: &Evidence, _: Profile) -> Outcome {
+    with_documents(e, false, |j, docs| {
+        for (_, ex, doc) in docs {
+            for (at, r) in crate::refs::all_refs(&doc) {
+                let resolves = r.strip_prefix('#').is_some_and(|p| doc.pointer(p).is_some());
+                if !resolves {
+                    j.fail(
+                        Some(ex),
+                        format!("body {at}/$ref"),
+                        "a reference resolving inside the document",
+                        format!("{r:?}"),
+                    );
+                }
+            }
+        }
+    })
+}
+
+/// Discovery and OpenAPI list the same group-versions.
+pub const DISCOVERY_OPENAPI_COVERAGE: Rule = Rule {
+    id: "doc/discovery-openapi-coverage",
+    section: "B-6.2",
+    area: Area::Both,
+    title: "every group-version in discovery has an OpenAPI v3 document (api/v1, apis/<g>/<v>) and every group-version document is in discovery",
+    failure_means: "kubectl explain and server-side field validation tooling know no schema for a served resource, or describe one that is not served",
+    eval: coverage,
+};
+
+/// The group-versions discovery lists (aggregated when served, else
+/// legacy), with the exchange that lists each.
+fn discovery_group_versions(e: &Evidence) -> Option<Vec<((String, String), &Exchange)>> {
+    let d = e.discovery.as_ref()?;
+    let mut out: Vec<((String, String), &Exchange)> = Vec::new();
+    let mut aggregated = false;
+    for ex in [&d.api_aggregated, &d.apis_aggregated] {
+        let Some(list) = json_ok(ex) else { continue };
+        if list.get("kind").and_then(Value::as_str) != Some("APIGroupDiscoveryList") {
+            continue;
+        }
+        aggregated = true;
+        for (g, versions) in crate::check::evidence::aggregated_groups(&list) {
+            for (v, _) in versions {
+                out.push(((g.clone(), v), ex));
+            }
+        }
+    }
+    if !aggregated {
+        if let Some(list) = json_ok(&d.apis_json) {
+            for (g, versions) in legacy_groups(&list) {
+                for v in versions {
+                    out.push(((g.clone(), v), &d.apis_json));
+                }
+            }
+        }
+        if let Some(api) = json_ok(&d.api_legacy)
+            && let Some(vs) = api.get("versions").and_then(Value::as_array)
+        {
+            for v in vs.iter().filter_map(Value::as_str) {
+                out.push(((String::new(), v.to_owned()), &d.api_legacy));
+            }
+        }
+    }
+    Some(out)
+}
+
+fn coverage(e: &Evidence, _: Profile) -> Outcome {
+    let (Some(o), Some(listed)) = (&e.openapi, discovery_group_versions(e)) else {
+        return Outcome::NotApplicable("needs both OpenAPI and discovery evidence".into());
+    };
+    let keys: BTreeSet<&str> = o.documents.iter().map(|d| d.key.as_str()).collect();
+    if keys.is_empty() && listed.is_empty() {
+        return Outcome::NotApplicable("the server lists no group-version".into());
+    }
+    let mut j = Judge::new();
+    for ((g, v), ex) in &listed {
+        let key = key_of_group_version(g, v);
+        if !keys.contains(key.as_str()) {
+            j.fail(
+                Some(&o.root),
+                format!("body /paths/{}", super::token(&key)),
+                format!("a document for {key} (listed by {})", ex.request.path),
+                "absent",
+            );
+        }
+    }
+    for d in &o.documents {
+        let Some((g, v)) = group_version_of_key(&d.key) else { continue };
+        if !listed.iter().any(|((lg, lv), _)| lg == g && lv == v) {
+            j.fail(
+                Some(&o.root),
+                format!("body /paths/{}", super::token(&d.key)),
+                "a group-version discovery lists",
+                "not in discovery",
+            );
+        }
+    }
+    j.outcome()
+}
+
+/// Every kind has a schema `kubectl explain` can find.
+pub const KINDS_HAVE_SCHEMAS: Rule = Rule {
+    id: "doc/kinds-have-schemas",
+    section: "B-6.2",
+    area: Area::Both,
+    title: "every resource kind in aggregated discovery has a schema in its group-version's document carrying x-kubernetes-group-version-kind for it",
+    failure_means: "kubectl explain <resource> answers \"couldn't find resource\"; kubectl apply --validate cannot check the kind",
+    eval: kinds_have_schemas,
+};
+
+fn kinds_have_schemas(e: &Evidence, _: Profile) -> Outcome {
+    let (Some(o), Some(d)) = (&e.openapi, &e.discovery) else {
+        return Outcome::NotApplicable("needs both OpenAPI and discovery evidence".into());
+    };
+    let mut j = Judge::new();
+    let mut checked = 0;
+    for (ex, core) in [(&d.api_aggregated, true), (&d.apis_aggregated, false)] {
+        let Some(list) = json_ok(ex) else { continue };
+        let Some(items) = list.get("items").and_then(Value::as_array) else { continue };
+        for (i, item) in items.iter().enumerate() {
+            let group = if core {
+                ""
+            } else {
+                item.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default()
+            };
+            let versions =
+                item.get("versions").and_then(Value::as_array).cloned().unwrap_or_default();
+            for (k, v) in versions.iter().enumerate() {
+                if v.get("freshness").and_then(Value::as_str) == Some("Stale") {
+                    continue;
+                }
+                let version = v.get("version").and_then(Value::as_str).unwrap_or_default();
+                let resources =
+                    v.get("resources").and_then(Value::as_array).cloned().unwrap_or_default();
+                for (r, res) in resources.iter().enumerate() {
+                    let kind = res
+                        .pointer("/responseKind/kind")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    if kind.is_empty() {
+                        continue;
+                    }
+                    let kg = res
+                        .pointer("/responseKind/group")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    let kv = res
+                        .pointer("/responseKind/version")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    let (g, v) = if kv.is_empty() { (group, version) } else { (kg, kv) };
+                    checked += 1;
+                    let key = key_of_group_version(g, v);
+                    let at = format!("body /items/{i}/versions/{k}/resources/{r}/responseKind");
+                    let doc = o
+                        .documents
+                        .iter()
+                        .find(|d| d.key == key)
+                        .and_then(|d| d.exchange.as_ref())
+                        .and_then(json_ok);
+                    let Some(doc) = doc else {
+                        j.fail(
+                            Some(ex),
+                            at,
+                            format!("a readable OpenAPI document {key} for {g}/{v} {kind}"),
+                            "none",
+                        );
+                        continue;
+                    };
+                    if !has_gvk(&doc, g, v, kind) {
+                        j.fail(Some(ex), at, format!("a schema in {key} with x-kubernetes-group-version-kind {{group: {g:?}, version: {v:?}, kind: {kind:?}}}"), "none");
+                    }
+                }
+            }
+        }
+    }
+    if checked == 0 && j.clean() {
+        return Outcome::NotApplicable("aggregated discovery lists no resource kind".into());
+    }
+    j.outcome()
+}
+
+fn has_gvk(doc: &Value, group: &str, version: &str, kind: &str) -> bool {
+    let Some(schemas) = doc.pointer("/components/schemas").and_then(Value::as_object) else {
+        return false;
+    };
+    schemas.values().any(|s| {
+        s.get("x-kubernetes-group-version-kind").and_then(Value::as_array).is_some_and(|gvks| {
+            gvks.iter().any(|x| {
+                x.get("group").and_then(Value::as_str).unwrap_or_default() == group
+                    && x.get("version").and_then(Value::as_str) == Some(version)
+                    && x.get("kind").and_then(Value::as_str) == Some(kind)
+            })
+        })
+    })
+}
