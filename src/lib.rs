@@ -21,6 +21,7 @@ pub mod cache;
 pub mod cli;
 pub mod config;
 pub mod convert;
+pub mod credentials;
 pub mod demo;
 pub mod digest;
 pub mod discovery;
