@@ -6,6 +6,8 @@
 mod cli;
 /// Test support: fake servers, helpers, the OpenAPI validator harness.
 mod common;
+/// Downstream credentials from the pod's service account and from kubeconfigs, over TLS.
+mod credentials;
 /// Discovery (aggregated and legacy) through the proxy, black-box, in front of fake downstreams.
 mod discovery;
 /// Committed fixtures and their expected conversions, byte for byte.
