@@ -8,6 +8,8 @@ mod cli;
 mod common;
 /// Downstream credentials from the pod's service account and from kubeconfigs, over TLS.
 mod credentials;
+/// deploy/: manifests validated by kubectl through the proxy, the image's and manifests' configurations.
+mod deploy;
 /// Discovery (aggregated and legacy) through the proxy, black-box, in front of fake downstreams.
 mod discovery;
 /// Committed fixtures and their expected conversions, byte for byte.
