@@ -497,7 +497,7 @@ mod tests {
     fn the_example_config_in_deploy_parses() {
         let raw = RawConfig::from_yaml(include_str!("../deploy/openapi-proxy.yaml"))
             .expect("example parses");
-        assert_eq!(raw.downstreams.len(), 3);
+        assert_eq!(raw.downstreams.len(), 5);
         assert_eq!(raw.downstreams[1].priority, Some(0));
         let e = Config::from_raw(raw).expect_err("its files do not exist on a build machine");
         assert_eq!(

@@ -511,3 +511,59 @@ fn the_image_runs_as_a_non_root_user_without_a_healthcheck() {
     let ignore = read(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".dockerignore"));
     assert!(ignore.lines().any(|l| l.trim() == "target/"), ".dockerignore keeps target/ out");
 }
+
+// ---------------------------------------------------------------------------
+// The configuration reference
+
+/// The fields serde knows for the part of the configuration `yaml` puts an
+/// unknown field into, from its own "expected one of" list — the
+/// configuration type itself, not a copy of its field names.
+fn serde_fields(yaml: &str) -> std::collections::BTreeSet<String> {
+    let e = RawConfig::from_yaml(yaml).expect_err("an unknown field is refused").to_string();
+    let list = e.split("expected one of ").nth(1).unwrap_or_else(|| panic!("{e}"));
+    let list = list.split(" at line").next().unwrap_or(list);
+    list.split('`').skip(1).step_by(2).map(str::to_owned).collect()
+}
+
+/// The first-column names of the table under `### heading` in the README's
+/// "Configuration reference".
+fn readme_fields(heading: &str) -> std::collections::BTreeSet<String> {
+    let readme = read(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md"));
+    let section = readme.split("\n## Configuration reference\n").nth(1).expect("the section");
+    let section = section.split("\n## ").next().expect("its text");
+    let sub = section
+        .split("\n### ")
+        .find(|s| s.starts_with(heading))
+        .unwrap_or_else(|| panic!("no ### {heading}"));
+    sub.lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_readme_configuration_reference_lists_every_field() {
+    let top = serde_fields("zzNotAField: 1");
+    let downstream = serde_fields("downstreams: [{zzNotAField: 1}]");
+    assert!(top.contains("listen") && downstream.contains("kubeconfig"), "{top:?} {downstream:?}");
+    assert_eq!(readme_fields("Top level"), top, "README top-level table vs RawConfig");
+    assert_eq!(
+        readme_fields("Per downstream"),
+        downstream,
+        "README downstream table vs RawDownstream"
+    );
+}
+
+#[test]
+fn the_example_configuration_shows_every_field() {
+    let example: Value =
+        serde_yaml_ng::from_str(&read(&deploy("openapi-proxy.yaml"))).expect("example parses");
+    let keys = |m: &Value| -> std::collections::BTreeSet<String> {
+        m.as_mapping().expect("a mapping").keys().map(|k| text(k).to_owned()).collect()
+    };
+    assert_eq!(keys(&example), serde_fields("zzNotAField: 1"));
+    let used: std::collections::BTreeSet<String> =
+        example["downstreams"].as_sequence().expect("downstreams").iter().flat_map(keys).collect();
+    assert_eq!(used, serde_fields("downstreams: [{zzNotAField: 1}]"));
+}
