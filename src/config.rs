@@ -8,12 +8,19 @@
 //! with the field it is in. After that nothing re-parses strings.
 //!
 //! Defaults live here and nowhere else.
+//!
+//! A downstream's credentials come from its own fields, or from a
+//! kubeconfig or the pod's service account ([`crate::credentials`]); the
+//! downstream's own fields win, group by group (server verification,
+//! client certificate, token), as kubectl's flags win over its kubeconfig.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
+
+use crate::credentials::{self, BearerToken, Credentials, Environment, PemSource};
 
 /// Where the proxy listens unless told otherwise: loopback only, so that a
 /// proxy started by hand is not reachable from the network by accident.
@@ -53,7 +60,8 @@ pub struct RawConfig {
 pub struct RawDownstream {
     /// A unique name, used in logs and metrics.
     pub name: Option<String>,
-    /// Base URL, `http://` or `https://`, without query.
+    /// Base URL, `http://` or `https://`, without query. May be omitted
+    /// with `inCluster` or `kubeconfig`, which name the server.
     pub url: Option<String>,
     /// Larger wins when two downstreams publish the same document; default:
     /// by order, the first one highest.
@@ -75,6 +83,15 @@ pub struct RawDownstream {
     pub timeout: Option<String>,
     /// Poll interval of this downstream, overriding the default.
     pub poll_interval: Option<String>,
+    /// Use the pod's service account: its token (re-read when rotated),
+    /// its CA, and `https://KUBERNETES_SERVICE_HOST:PORT` when `url` is
+    /// omitted.
+    #[serde(default)]
+    pub in_cluster: bool,
+    /// A kubeconfig to take the server and credentials from.
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use instead of its `current-context`.
+    pub context: Option<String>,
 }
 
 /// The validated configuration.
@@ -101,8 +118,8 @@ pub struct DownstreamConfig {
     pub priority: i64,
     /// How the server is verified and how we identify ourselves.
     pub tls: TlsConfig,
-    /// Bearer token file.
-    pub token_file: Option<PathBuf>,
+    /// The bearer token, if any (a file is re-read when it changes).
+    pub token: Option<BearerToken>,
     /// Timeout of one request.
     pub timeout: Duration,
     /// Time between polls.
@@ -113,11 +130,11 @@ pub struct DownstreamConfig {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TlsConfig {
     /// CA bundle; `None` means the system's roots.
-    pub ca_file: Option<PathBuf>,
+    pub ca: Option<PemSource>,
     /// Skip verification (tests only; logged loudly).
     pub insecure_skip_verify: bool,
-    /// Client certificate and key files.
-    pub client_cert: Option<(PathBuf, PathBuf)>,
+    /// Client certificate and key.
+    pub client_cert: Option<(PemSource, PemSource)>,
 }
 
 /// A configuration problem, naming the field.
@@ -179,12 +196,33 @@ impl RawConfig {
     }
 }
 
+/// The process's in-cluster environment: the standard service-account
+/// directory and the service variables. The only place that reads them.
+#[must_use]
+pub fn process_environment() -> Environment {
+    Environment {
+        service_account_dir: PathBuf::from(credentials::in_cluster::SERVICE_ACCOUNT_DIR),
+        service_host: std::env::var("KUBERNETES_SERVICE_HOST").ok(),
+        service_port: std::env::var("KUBERNETES_SERVICE_PORT").ok(),
+    }
+}
+
 impl Config {
-    /// Validates a raw configuration.
+    /// Validates a raw configuration, resolving `inCluster` against this
+    /// process's environment.
     ///
     /// # Errors
     /// [`ConfigError::Invalid`] naming the first bad field.
     pub fn from_raw(raw: RawConfig) -> Result<Self, ConfigError> {
+        Self::from_raw_in(raw, &process_environment())
+    }
+
+    /// Validates a raw configuration, resolving `inCluster` against `env`
+    /// (tests point it at a directory of their own).
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the first bad field.
+    pub fn from_raw_in(raw: RawConfig, env: &Environment) -> Result<Self, ConfigError> {
         let listen_text = raw.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
         let listen: SocketAddr = listen_text.parse().map_err(|_| {
             invalid("listen", format!("{listen_text:?} is not HOST:PORT with an IP address"))
@@ -201,7 +239,7 @@ impl Config {
         let mut downstreams: Vec<DownstreamConfig> = Vec::with_capacity(count);
         for (i, d) in raw.downstreams.into_iter().enumerate() {
             let field = |f: &str| format!("downstreams[{i}].{f}");
-            let name = d.name.ok_or_else(|| invalid(field("name"), "missing"))?;
+            let name = d.name.clone().ok_or_else(|| invalid(field("name"), "missing"))?;
             if name.is_empty()
                 || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
             {
@@ -213,7 +251,23 @@ impl Config {
             if downstreams.iter().any(|o| o.name == name) {
                 return Err(invalid(field("name"), format!("{name:?} is used twice")));
             }
-            let url = d.url.ok_or_else(|| invalid(field("url"), "missing"))?;
+            let resolved = resolve_credentials(&d, env, &field)?;
+            let url = match (d.url, resolved.as_ref().and_then(|r| r.server.clone())) {
+                (Some(url), _) | (None, Some(url)) => url,
+                (None, None) if d.in_cluster => {
+                    return Err(invalid(
+                        field("url"),
+                        credentials::in_cluster::InClusterError::NoService.to_string(),
+                    ));
+                }
+                (None, None) if d.kubeconfig.is_some() => {
+                    return Err(invalid(
+                        field("url"),
+                        "missing, and the kubeconfig's cluster has no server",
+                    ));
+                }
+                (None, None) => return Err(invalid(field("url"), "missing")),
+            };
             let url = validate_url(&url).map_err(|p| invalid(field("url"), p))?;
             let https = url.starts_with("https://");
             let timeout = match &d.timeout {
@@ -239,9 +293,10 @@ impl Config {
                     ));
                 }
             }
+            let resolved = resolved.unwrap_or_default();
             let client_cert = match (d.client_cert_file, d.client_key_file) {
-                (Some(c), Some(k)) => Some((c, k)),
-                (None, None) => None,
+                (Some(c), Some(k)) => Some((c.into(), k.into())),
+                (None, None) => resolved.client_cert,
                 (Some(_), None) => {
                     return Err(invalid(field("clientKeyFile"), "missing (clientCertFile is set)"));
                 }
@@ -249,9 +304,16 @@ impl Config {
                     return Err(invalid(field("clientCertFile"), "missing (clientKeyFile is set)"));
                 }
             };
-            if !https
-                && (d.ca_file.is_some() || client_cert.is_some() || d.insecure_skip_tls_verify)
-            {
+            // The downstream's own verification settings replace the
+            // resolved ones as a group: a caFile of its own must not be
+            // overridden by a kubeconfig's insecure-skip-tls-verify.
+            let (ca, insecure_skip_verify) = if d.ca_file.is_some() || d.insecure_skip_tls_verify {
+                (d.ca_file.map(PemSource::File), d.insecure_skip_tls_verify)
+            } else {
+                (resolved.ca, resolved.insecure_skip_verify)
+            };
+            let token = d.token_file.map(BearerToken::File).or(resolved.token);
+            if !https && (ca.is_some() || client_cert.is_some() || insecure_skip_verify) {
                 return Err(invalid(
                     field("url"),
                     "TLS settings are given but the URL is not https://",
@@ -263,12 +325,8 @@ impl Config {
                 name,
                 url,
                 priority: d.priority.unwrap_or(default_priority),
-                tls: TlsConfig {
-                    ca_file: d.ca_file,
-                    insecure_skip_verify: d.insecure_skip_tls_verify,
-                    client_cert,
-                },
-                token_file: d.token_file,
+                tls: TlsConfig { ca, insecure_skip_verify, client_cert },
+                token,
                 timeout,
                 poll_interval,
             });
@@ -279,6 +337,27 @@ impl Config {
             discovery_v2beta1: raw.discovery_v2beta1.unwrap_or(true),
             downstreams,
         })
+    }
+}
+
+/// The credentials `inCluster` or `kubeconfig` provide, if either is set.
+fn resolve_credentials(
+    d: &RawDownstream,
+    env: &Environment,
+    field: &dyn Fn(&str) -> String,
+) -> Result<Option<Credentials>, ConfigError> {
+    match (d.in_cluster, &d.kubeconfig) {
+        (true, Some(_)) => Err(invalid(field("kubeconfig"), "inCluster is set too; choose one")),
+        (true, None) => credentials::in_cluster::resolve(env)
+            .map(Some)
+            .map_err(|e| invalid(field("inCluster"), e.to_string())),
+        (false, Some(path)) => credentials::kubeconfig::resolve(path, d.context.as_deref())
+            .map(Some)
+            .map_err(|e| invalid(field("kubeconfig"), crate::error_chain(&e))),
+        (false, None) if d.context.is_some() => {
+            Err(invalid(field("context"), "set without kubeconfig"))
+        }
+        (false, None) => Ok(None),
     }
 }
 
@@ -418,12 +497,89 @@ mod tests {
     fn the_example_config_in_deploy_parses() {
         let raw = RawConfig::from_yaml(include_str!("../deploy/openapi-proxy.yaml"))
             .expect("example parses");
-        assert_eq!(raw.downstreams.len(), 3);
+        assert_eq!(raw.downstreams.len(), 5);
         assert_eq!(raw.downstreams[1].priority, Some(0));
         let e = Config::from_raw(raw).expect_err("its files do not exist on a build machine");
         assert_eq!(
             e.to_string(),
             "downstreams[0].caFile: /etc/kubernetes/pki/ca.crt is not a readable file"
+        );
+    }
+
+    /// A mounted service account in a fresh directory, and the environment
+    /// of a pod whose API service is `10.96.0.1:443`.
+    fn pod(name: &str) -> Environment {
+        let dir =
+            std::env::temp_dir().join(format!("openapi-proxy-cfg-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        for f in ["token", "ca.crt", "own-ca.crt"] {
+            std::fs::write(dir.join(f), "x").expect("file");
+        }
+        Environment {
+            service_account_dir: dir,
+            service_host: Some("10.96.0.1".into()),
+            service_port: Some("443".into()),
+        }
+    }
+
+    fn in_pod(env: &Environment, yaml: &str) -> Result<Config, ConfigError> {
+        Config::from_raw_in(RawConfig::from_yaml(yaml).expect("yaml"), env)
+    }
+
+    #[test]
+    fn in_cluster_uses_the_service_account_and_the_service_address() {
+        let env = pod("incluster");
+        let c = in_pod(&env, "downstreams:\n- {name: kube, inCluster: true}").expect("valid");
+        let d = &c.downstreams[0];
+        assert_eq!(d.url, "https://10.96.0.1:443");
+        assert_eq!(d.token, Some(BearerToken::File(env.service_account_dir.join("token"))));
+        assert_eq!(d.tls.ca, Some(PemSource::File(env.service_account_dir.join("ca.crt"))));
+    }
+
+    #[test]
+    fn a_downstreams_own_fields_win_over_in_cluster_ones() {
+        let env = pod("override");
+        let own_ca = env.service_account_dir.join("own-ca.crt");
+        let yaml = format!(
+            "downstreams:\n- {{name: m, inCluster: true, url: 'https://metrics.kube-system.svc', caFile: {}}}",
+            own_ca.display()
+        );
+        let d = in_pod(&env, &yaml).expect("valid").downstreams.remove(0);
+        assert_eq!(d.url, "https://metrics.kube-system.svc");
+        assert_eq!(d.tls.ca, Some(PemSource::File(own_ca)));
+        assert_eq!(d.token, Some(BearerToken::File(env.service_account_dir.join("token"))));
+    }
+
+    #[test]
+    fn credential_sources_are_checked_and_named() {
+        let env = pod("errors");
+        let error = |yaml: &str| in_pod(&env, yaml).expect_err("invalid").to_string();
+        let outside = Environment { service_host: None, service_port: None, ..env.clone() };
+        assert_eq!(
+            in_pod(&outside, "downstreams:\n- {name: k, inCluster: true}")
+                .expect_err("no address")
+                .to_string(),
+            "downstreams[0].url: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set (not running in a pod?); set url"
+        );
+        assert_eq!(
+            error("downstreams:\n- {name: k, inCluster: true, kubeconfig: /x}"),
+            "downstreams[0].kubeconfig: inCluster is set too; choose one"
+        );
+        assert_eq!(
+            error("downstreams:\n- {name: k, url: 'https://k', context: admin}"),
+            "downstreams[0].context: set without kubeconfig"
+        );
+        assert_eq!(
+            error("downstreams:\n- {name: k, kubeconfig: /does/not/exist}"),
+            "downstreams[0].kubeconfig: reading /does/not/exist: No such file or directory (os error 2)"
+        );
+        let no_sa = Environment { service_account_dir: "/does/not/exist".into(), ..env.clone() };
+        assert_eq!(
+            in_pod(&no_sa, "downstreams:\n- {name: k, inCluster: true}")
+                .expect_err("no token")
+                .to_string(),
+            "downstreams[0].inCluster: /does/not/exist/token is not a readable file (not running in a pod, or automountServiceAccountToken is false)"
         );
     }
 

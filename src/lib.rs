@@ -22,6 +22,7 @@ pub mod check;
 pub mod cli;
 pub mod config;
 pub mod convert;
+pub mod credentials;
 pub mod demo;
 pub mod digest;
 pub mod discovery;

@@ -12,17 +12,17 @@
 //! awc's client is not `Send`: a [`DownstreamClient`] lives on the thread of
 //! its poll loop.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use awc::http::StatusCode;
 use awc::http::header::{self, HeaderValue};
 use bytes::Bytes;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 
 use crate::config::{DownstreamConfig, TlsConfig};
+use crate::credentials::{BearerToken, PemSource};
 
 /// What a conditional GET came back with.
 #[derive(Debug)]
@@ -140,9 +140,55 @@ pub enum ClientError {
         #[source]
         source: rustls::Error,
     },
+    /// An inline token cannot be sent as a header.
+    #[error("token {origin}")]
+    Token {
+        /// Where it came from.
+        origin: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// No CA certificate was found (empty bundle, no system roots).
     #[error("no CA certificates found ({0})")]
     NoRoots(String),
+}
+
+/// The `Authorization` header: from a file, re-read when the file's
+/// modification time changes, or fixed (a kubeconfig's inline token).
+#[derive(Debug)]
+enum Token {
+    File(TokenFile),
+    Fixed(HeaderValue),
+}
+
+impl Token {
+    fn new(token: &BearerToken) -> Result<Self, ClientError> {
+        match token {
+            BearerToken::File(path) => {
+                Ok(Self::File(TokenFile { path: path.clone(), cached: None }))
+            }
+            BearerToken::Inline { origin, token } => bearer(token)
+                .map(Self::Fixed)
+                .map_err(|source| ClientError::Token { origin: origin.clone(), source }),
+        }
+    }
+
+    fn header(&mut self) -> Result<HeaderValue, FetchError> {
+        match self {
+            Self::File(file) => file.header(),
+            Self::Fixed(value) => Ok(value.clone()),
+        }
+    }
+}
+
+/// `Bearer TOKEN`, marked sensitive.
+fn bearer(token: &str) -> Result<HeaderValue, std::io::Error> {
+    let mut value = HeaderValue::from_str(&format!("Bearer {}", token.trim())).map_err(|_| {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, "token is not a valid header value")
+    })?;
+    value.set_sensitive(true);
+    Ok(value)
 }
 
 /// The bearer token from a file, re-read when the file's modification time
@@ -163,14 +209,7 @@ impl TokenFile {
             return Ok(value.clone());
         }
         let token = std::fs::read_to_string(&self.path).map_err(err)?;
-        let mut value =
-            HeaderValue::from_str(&format!("Bearer {}", token.trim())).map_err(|_| {
-                err(std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    "token is not a valid header value",
-                ))
-            })?;
-        value.set_sensitive(true);
+        let value = bearer(&token).map_err(err)?;
         self.cached = Some((modified, value.clone()));
         Ok(value)
     }
@@ -180,7 +219,7 @@ impl TokenFile {
 pub struct DownstreamClient {
     base: String,
     client: awc::Client,
-    token: Option<TokenFile>,
+    token: Option<Token>,
     max_bytes: usize,
     timeout: Duration,
 }
@@ -206,7 +245,7 @@ impl DownstreamClient {
                 concat!("openapi-proxy/", env!("CARGO_PKG_VERSION")),
             ))
             .finish();
-        let token = config.token_file.clone().map(|path| TokenFile { path, cached: None });
+        let token = config.token.as_ref().map(Token::new).transpose()?;
         Ok(Self { base: config.url.clone(), client, token, max_bytes, timeout: config.timeout })
     }
 
@@ -291,19 +330,19 @@ pub(crate) fn tls_config(tls: &TlsConfig) -> Result<rustls::ClientConfig, Client
     let builder = if tls.insecure_skip_verify {
         builder.dangerous().with_custom_certificate_verifier(Arc::new(NoVerification(provider())))
     } else {
-        builder.with_root_certificates(roots(tls.ca_file.as_deref())?)
+        builder.with_root_certificates(roots(tls.ca.as_ref())?)
     };
     match &tls.client_cert {
         Some((cert, key)) => {
             let certs = read_certs(cert, "reading client certificate")?;
-            let key_der = PrivateKeyDer::from_pem_file(key).map_err(|source| ClientError::Pem {
+            let key_der = key.private_key().map_err(|source| ClientError::Pem {
                 what: "reading client key",
-                path: key.display().to_string(),
+                path: key.to_string(),
                 source,
             })?;
             builder.with_client_auth_cert(certs, key_der).map_err(|source| ClientError::Tls {
                 what: "using client certificate and key",
-                path: format!("{} and {}", cert.display(), key.display()),
+                path: format!("{cert} and {key}"),
                 source,
             })
         }
@@ -312,26 +351,29 @@ pub(crate) fn tls_config(tls: &TlsConfig) -> Result<rustls::ClientConfig, Client
 }
 
 fn read_certs(
-    path: &Path,
+    source: &PemSource,
     what: &'static str,
 ) -> Result<Vec<CertificateDer<'static>>, ClientError> {
-    let pem = |source| ClientError::Pem { what, path: path.display().to_string(), source };
-    CertificateDer::pem_file_iter(path).map_err(pem)?.collect::<Result<Vec<_>, _>>().map_err(pem)
+    source.certificates().map_err(|e| ClientError::Pem {
+        what,
+        path: source.to_string(),
+        source: e,
+    })
 }
 
-fn roots(ca_file: Option<&Path>) -> Result<rustls::RootCertStore, ClientError> {
+fn roots(ca: Option<&PemSource>) -> Result<rustls::RootCertStore, ClientError> {
     let mut store = rustls::RootCertStore::empty();
-    match ca_file {
-        Some(path) => {
-            for cert in read_certs(path, "reading CA bundle")? {
-                store.add(cert).map_err(|source| ClientError::Tls {
+    match ca {
+        Some(source) => {
+            for cert in read_certs(source, "reading CA bundle")? {
+                store.add(cert).map_err(|e| ClientError::Tls {
                     what: "adding a CA certificate from",
-                    path: path.display().to_string(),
-                    source,
+                    path: source.to_string(),
+                    source: e,
                 })?;
             }
             if store.is_empty() {
-                return Err(ClientError::NoRoots(path.display().to_string()));
+                return Err(ClientError::NoRoots(source.to_string()));
             }
         }
         None => {

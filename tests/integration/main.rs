@@ -8,6 +8,10 @@ mod check;
 mod cli;
 /// Test support: fake servers, helpers, the OpenAPI validator harness.
 mod common;
+/// Downstream credentials from the pod's service account and from kubeconfigs, over TLS.
+mod credentials;
+/// deploy/: manifests validated by kubectl through the proxy, the image's and manifests' configurations.
+mod deploy;
 /// Discovery (aggregated and legacy) through the proxy, black-box, in front of fake downstreams.
 mod discovery;
 /// Committed fixtures and their expected conversions, byte for byte.

@@ -39,7 +39,7 @@ fn widgets_tls_site(cert: &Path, key: &Path, client_ca: Option<&Path>) -> TlsSit
 /// A downstream entry trusting `ca`.
 fn verified(name: &str, url: &str, ca: &Path) -> DownstreamConfig {
     let mut d = downstream(name, url, 1);
-    d.tls.ca_file = Some(ca.to_owned());
+    d.tls.ca = Some(ca.to_owned().into());
     d
 }
 
@@ -169,7 +169,8 @@ async fn client_certificate_is_presented_for_mutual_tls() {
     assert!(ds.routes.seen().is_empty(), "a connection without a client certificate is refused");
 
     let mut identified = verified("identified", &ds.url(), &pki.ca);
-    identified.tls.client_cert = Some((pki.client_cert.clone(), pki.client_key.clone()));
+    identified.tls.client_cert =
+        Some((pki.client_cert.clone().into(), pki.client_key.clone().into()));
     let proxy = TestProxy::start(vec![identified]);
     wait_for_widgets(&proxy).await;
     up(&proxy, "identified").await;
@@ -193,7 +194,7 @@ async fn bearer_token_is_sent_and_reread_when_the_file_changes() {
         .expect("backdating the token file");
     let ds = widgets_tls_site(&pki.server_cert, &pki.server_key, None);
     let mut d = verified("widgets", &ds.url(), &pki.ca);
-    d.token_file = Some(token.clone());
+    d.token = Some(token.clone().into());
     let proxy = TestProxy::start(vec![d]);
 
     wait_for_widgets(&proxy).await;
@@ -233,7 +234,7 @@ async fn client_authorization_is_never_forwarded() {
         Route::json(std::fs::read(testdata("sample/widgets.v2.json")).expect("fixture")),
     )]);
     let mut d = downstream("widgets", &ds.url(), 1);
-    d.token_file = Some(token);
+    d.token = Some(token.into());
     let proxy = TestProxy::start(vec![d]);
     wait_for_widgets(&proxy).await;
 
@@ -317,7 +318,7 @@ async fn config_validation_refuses_tls_material_that_does_not_parse() {
     }
     let client = |cert: &Path, key: &Path| {
         let mut d = verified("garbage", url, &pki.ca);
-        d.tls.client_cert = Some((cert.to_owned(), key.to_owned()));
+        d.tls.client_cert = Some((cert.to_owned().into(), key.to_owned().into()));
         d
     };
     cases.push((

@@ -21,7 +21,7 @@ pub fn downstream(name: &str, url: &str, priority: i64) -> DownstreamConfig {
         url: url.into(),
         priority,
         tls: TlsConfig::default(),
-        token_file: None,
+        token: None,
         timeout: Duration::from_secs(2),
         poll_interval: POLL,
     }

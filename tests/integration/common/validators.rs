@@ -124,6 +124,17 @@ pub fn ensure_installed() {
     let _ = installed();
 }
 
+/// The validators' Python (openapi-schema-validator, PyYAML), installed on
+/// first use, for scripts of their own in `tests/validators/`.
+///
+/// # Panics
+///
+/// If the install fails.
+#[must_use]
+pub fn python() -> PathBuf {
+    installed().python.clone()
+}
+
 /// A fresh, empty directory under `<target>/validators/scratch/` for test
 /// documents, unique to this process and `name`.
 ///
