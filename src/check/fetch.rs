@@ -157,7 +157,7 @@ impl Fetcher {
         }
         options.base = base;
         let tls = tls_config(&TlsConfig {
-            ca_file: options.ca_file.clone(),
+            ca: options.ca_file.clone().map(Into::into),
             insecure_skip_verify: options.insecure,
             client_cert: None,
         })
