@@ -103,7 +103,11 @@ impl FetchError {
     #[must_use]
     pub fn reason(&self) -> &'static str {
         match self {
-            Self::Send { source, .. } if source.kind() == std::io::ErrorKind::TimedOut => "timeout",
+            Self::Send { source, .. } | Self::Body { source, .. }
+                if source.kind() == std::io::ErrorKind::TimedOut =>
+            {
+                "timeout"
+            }
             Self::Send { .. } => "connect",
             Self::Status { .. } => "status",
             Self::Body { source, .. } if source.kind() == std::io::ErrorKind::FileTooLarge => {
@@ -254,12 +258,14 @@ impl DownstreamClient {
         }
         let etag = resp.headers().get(header::ETAG).cloned();
         let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
+        let announced = content_length(resp.headers());
         // The body gets its own deadline: a server that sends headers and
         // then stalls must not hold the poll loop forever.
         let mut resp = resp.timeout(self.timeout);
         let body = resp.body().limit(self.max_bytes).await.map_err(|e| {
-            let kind = match e {
+            let kind = match &e {
                 awc::error::PayloadError::Overflow => std::io::ErrorKind::FileTooLarge,
+                awc::error::PayloadError::Io(io) => io.kind(),
                 _ => std::io::ErrorKind::Other,
             };
             let message = match e {
@@ -270,8 +276,22 @@ impl DownstreamClient {
             };
             FetchError::Body { url: url.clone(), source: std::io::Error::new(kind, message) }
         })?;
+        // awc ends the body quietly when the connection closes early; a
+        // document cut short must never pass for a whole one.
+        if let Some(announced) = announced
+            && u64::try_from(body.len()).ok() != Some(announced)
+        {
+            let message = format!("body ended after {} of {announced} bytes", body.len());
+            let source = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, message);
+            return Err(FetchError::Body { url, source });
+        }
         Ok(Fetched::Body { body, etag, content_type })
     }
+}
+
+/// The `Content-Length` a response announced, if it announced a valid one.
+fn content_length(headers: &awc::http::header::HeaderMap) -> Option<u64> {
+    headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.trim().parse().ok()
 }
 
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
