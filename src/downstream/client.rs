@@ -187,6 +187,9 @@ pub struct DownstreamClient {
     token: Option<TokenFile>,
     max_bytes: usize,
     timeout: Duration,
+    /// The downstream speaks HTTP/1.0: every request asks for the
+    /// connection to be closed.
+    close_connections: bool,
 }
 
 impl DownstreamClient {
@@ -211,7 +214,34 @@ impl DownstreamClient {
             ))
             .finish();
         let token = config.token_file.clone().map(|path| TokenFile { path, cached: None });
-        Ok(Self { base: config.url.clone(), client, token, max_bytes, timeout: config.timeout })
+        Ok(Self {
+            base: config.url.clone(),
+            client,
+            token,
+            max_bytes,
+            timeout: config.timeout,
+            close_connections: false,
+        })
+    }
+
+    /// A GET of `url` with this client's headers.
+    fn request(
+        &mut self,
+        url: &str,
+        accept: &str,
+        etag: Option<&HeaderValue>,
+    ) -> Result<awc::ClientRequest, FetchError> {
+        let mut req = self.client.get(url).insert_header((header::ACCEPT, accept));
+        if let Some(tag) = etag {
+            req = req.insert_header((header::IF_NONE_MATCH, tag.clone()));
+        }
+        if let Some(token) = &mut self.token {
+            req = req.insert_header((header::AUTHORIZATION, token.header()?));
+        }
+        if self.close_connections {
+            req = req.insert_header((header::CONNECTION, "close"));
+        }
+        Ok(req)
     }
 
     /// The base URL (for logs).
@@ -235,20 +265,30 @@ impl DownstreamClient {
         etag: Option<&HeaderValue>,
     ) -> Result<Fetched, FetchError> {
         let url = format!("{}{path}", self.base);
-        let mut req = self.client.get(&url).insert_header((header::ACCEPT, accept));
-        if let Some(tag) = etag {
-            req = req.insert_header((header::IF_NONE_MATCH, tag.clone()));
-        }
-        if let Some(token) = &mut self.token {
-            req = req.insert_header((header::AUTHORIZATION, token.header()?));
-        }
-        let resp = req.send().await.map_err(|e| {
+        let resp = match self.request(&url, accept, etag)?.send().await {
+            // A kept-alive connection the downstream had closed: GET is
+            // idempotent, so ask once more on a new connection (Go's
+            // net/http does the same for requests on reused connections).
+            Err(awc::error::SendRequestError::Connect(awc::error::ConnectError::Disconnected)) => {
+                tracing::debug!(%url, "connection closed before an answer; retrying once");
+                self.request(&url, accept, etag)?.send().await
+            }
+            other => other,
+        };
+        let resp = resp.map_err(|e| {
             let kind = match e {
                 awc::error::SendRequestError::Timeout => std::io::ErrorKind::TimedOut,
                 _ => std::io::ErrorKind::Other,
             };
             FetchError::Send { url: url.clone(), source: std::io::Error::new(kind, e.to_string()) }
         })?;
+        if resp.version() < awc::http::Version::HTTP_11 && !self.close_connections {
+            // awc keeps an HTTP/1.0 connection answered with a
+            // Content-Length for reuse, but the server closes it: from now
+            // on say `Connection: close`, so no dead connection is pooled.
+            tracing::debug!(%url, "HTTP/1.0 downstream; not reusing connections");
+            self.close_connections = true;
+        }
         match resp.status() {
             StatusCode::OK => {}
             StatusCode::NOT_MODIFIED => return Ok(Fetched::NotModified),

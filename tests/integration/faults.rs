@@ -622,3 +622,42 @@ fn a_listed_document_that_404s() {
 fn redirects_are_not_followed() {
     run_failing(Failing::Redirect);
 }
+
+// ---- faults that are not failures ---------------------------------------------
+
+/// Regression: awc kept the connection of an HTTP/1.0 answer with a
+/// `Content-Length` for reuse, the server closed it, and the next request
+/// failed ("connector has been disconnected"). An HTTP/1.0 downstream, with
+/// or without lengths (close-delimited bodies), must be read without a
+/// single error.
+#[test]
+fn an_http_1_0_downstream_is_read_without_errors() {
+    for (kind, content_length) in [
+        (Kind::V3Aggregated, false),
+        (Kind::V2Legacy, false),
+        (Kind::V3Aggregated, true),
+        (Kind::V2Legacy, true),
+    ] {
+        actix_web::rt::System::new().block_on(async move {
+            let what = format!("HTTP/1.0 downstream ({kind:?}, Content-Length: {content_length})");
+            let routes = Routes::default();
+            routes.replace(kind.routes(1));
+            let site = start_site(routes).expect("site starts");
+            let gate = Gate::start(site.addr).await;
+            gate.fault(Fault::Http10 { content_length }, Scope::All);
+            let proxy = TestProxy::start_with(vec![faulty_config(&gate.url())], MAX_BYTES);
+            let key = kind.key();
+            proxy.wait_for(&what, |s| s.openapi.contains_key(&key)).await;
+            let text =
+                String::from_utf8(proxy.get("/metrics", &[]).await.body.to_vec()).expect("UTF-8");
+            assert!(
+                !text.contains("openapi_proxy_downstream_errors_total{downstream=\"faulty\""),
+                "{what}: errors\n{text}"
+            );
+            assert!(gate.faulted() > 0, "{what}: the gate answered nothing in HTTP/1.0");
+            let (g, v) = kind.group_version();
+            let apis = proxy.get("/apis", &[("Accept", CLIENT_GO_ACCEPT)]).await.json();
+            assert_eq!(freshness(&apis, g, v).as_deref(), Some("Current"), "{what}");
+        });
+    }
+}

@@ -44,9 +44,13 @@ pub enum Fault {
         /// Body.
         body: Vec<u8>,
     },
-    /// Passes the request to the site and answers in HTTP/1.0 without a
-    /// `Content-Length`: the body ends when the connection closes.
-    Http10,
+    /// Passes the request to the site and answers in HTTP/1.0, then closes
+    /// the connection (an HTTP/1.0 server's default).
+    Http10 {
+        /// Keep the `Content-Length`; without it the body ends when the
+        /// connection closes.
+        content_length: bool,
+    },
 }
 
 /// Which requests a fault applies to, by path (query excluded).
@@ -257,8 +261,10 @@ async fn one_request(
         faulted.fetch_add(1, Ordering::SeqCst);
     }
     match fault {
-        None | Some(Fault::Refuse) => pass(stream, backend, &head, false).await,
-        Some(Fault::Http10) => pass(stream, backend, &head, true).await,
+        None | Some(Fault::Refuse) => pass(stream, backend, &head, None).await,
+        Some(Fault::Http10 { content_length }) => {
+            pass(stream, backend, &head, Some(content_length)).await;
+        }
         Some(Fault::Silent) => hold(stream, &mut mode).await,
         Some(Fault::Stall) => {
             let start = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"openapi\":";
@@ -323,8 +329,8 @@ async fn stream_huge(mut stream: TcpStream, bytes: u64, sent: &AtomicU64) {
 }
 
 /// Passes one request to the site and its answer back; in HTTP/1.0 form
-/// (no length, close-delimited) when `http10`.
-async fn pass(mut stream: TcpStream, backend: SocketAddr, head: &[u8], http10: bool) {
+/// when `http10` is set (to whether the length is kept).
+async fn pass(mut stream: TcpStream, backend: SocketAddr, head: &[u8], http10: Option<bool>) {
     let Ok(mut upstream) = TcpStream::connect(backend).await else { return };
     if upstream.write_all(&closing(head)).await.is_err() {
         return;
@@ -333,14 +339,24 @@ async fn pass(mut stream: TcpStream, backend: SocketAddr, head: &[u8], http10: b
     if upstream.read_to_end(&mut answer).await.is_err() {
         return;
     }
-    let answer = if http10 { as_http10(&answer) } else { answer };
+    let answer = match http10 {
+        Some(keep_length) => as_http10(&answer, keep_length),
+        None => answer,
+    };
     let _ = stream.write_all(&answer).await;
+    if http10.is_some() {
+        // Like a real HTTP/1.0 server (Python's http.server), close a
+        // moment after answering: a client that wrongly keeps the
+        // connection sends its next request into a socket about to close.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let _ = stream.shutdown().await;
 }
 
-/// An HTTP/1.1 answer with a `Content-Length` rewritten as HTTP/1.0 with a
-/// close-delimited body.
-fn as_http10(answer: &[u8]) -> Vec<u8> {
+/// An HTTP/1.1 answer with a `Content-Length` rewritten as HTTP/1.0,
+/// without `Connection` and, unless `keep_length`, without the length (the
+/// body is then close-delimited).
+fn as_http10(answer: &[u8], keep_length: bool) -> Vec<u8> {
     let Some(end) = answer.windows(4).position(|w| w == b"\r\n\r\n") else {
         return answer.to_vec();
     };
@@ -351,7 +367,9 @@ fn as_http10(answer: &[u8]) -> Vec<u8> {
             out.push_str(&line.replacen("HTTP/1.1", "HTTP/1.0", 1));
         } else {
             let lower = line.to_ascii_lowercase();
-            if lower.starts_with("content-length:") || lower.starts_with("connection:") {
+            if (!keep_length && lower.starts_with("content-length:"))
+                || lower.starts_with("connection:")
+            {
                 continue;
             }
             out.push_str(line);
