@@ -450,6 +450,7 @@ impl Poller {
             .map_err(|e| PollError::Convert(Box::new(e)))?;
         self.metrics.conversion(&self.name, started.elapsed());
         self.cache.prune();
+        self.metrics.conversion_cache(self.cache.len());
         result
     }
 

@@ -140,7 +140,7 @@ impl Gate {
         self.faulted.load(Ordering::SeqCst)
     }
 
-    /// Body bytes written by [`Fault::Huge`] so far, over all requests.
+    /// The most body bytes [`Fault::Huge`] wrote in any one request.
     pub fn huge_sent(&self) -> u64 {
         self.huge_sent.load(Ordering::SeqCst)
     }
@@ -323,7 +323,7 @@ async fn stream_huge(mut stream: TcpStream, bytes: u64, sent: &AtomicU64) {
             chunk[data_start] = b' ';
         }
         written += CHUNK as u64;
-        sent.fetch_add(CHUNK as u64, Ordering::SeqCst);
+        sent.fetch_max(written, Ordering::SeqCst);
     }
     let _ = stream.write_all(b"0\r\n\r\n").await;
 }
