@@ -953,3 +953,90 @@ fn a_200_mb_body_leaves_the_proxy_process_small() {
         assert_eq!(warnings, 1, "{:#?}", logged());
     });
 }
+
+/// A legacy downstream serving two groups, one of whose group-version
+/// lists fails: only that group-version turns Stale (keeping its resources
+/// and its legacy list), the other stays Current, and the failure is
+/// counted and logged once all the same.
+#[test]
+fn one_failing_legacy_group_version_is_the_only_stale_one() {
+    actix_web::rt::System::new().block_on(async {
+        let (logs, _guard) = capture();
+        let what = "503 on one legacy group-version";
+        let bench = Bench::start(what.into(), Kind::V2Legacy).await;
+        let mut apis: Value = serde_json::from_slice(WIDGETS_APIS).expect("fixture");
+        let mut second = apis["groups"][0].clone();
+        let text = serde_json::to_string(&second).expect("JSON").replace("widgets", "sprockets");
+        second = serde_json::from_str(&text).expect("JSON");
+        apis["groups"].as_array_mut().expect("groups").push(second);
+        let list = String::from_utf8(WIDGETS_RESOURCES.to_vec())
+            .expect("UTF-8")
+            .replace("widgets", "sprockets");
+        let set_routes = |rev: u32| {
+            let mut routes = Kind::V2Legacy.routes(rev);
+            routes.retain(|(p, _)| p != "/apis");
+            routes.push(("/apis".into(), Route::json(serde_json::to_vec(&apis).expect("JSON"))));
+            routes.push(("/apis/sprockets.example.com/v1beta1".into(), Route::json(list.clone())));
+            bench.site.routes.replace(routes);
+        };
+        set_routes(1);
+        let fresh = |s: &openapi_proxy::snapshot::Snapshot, g: &str| {
+            let list: Value = serde_json::from_slice(&s.discovery.apis_v2.body).expect("JSON");
+            freshness(&list, g, "v1beta1")
+        };
+        bench
+            .proxy
+            .wait_for("sprockets listed", |s| {
+                fresh(s, "sprockets.example.com").as_deref() == Some("Current")
+            })
+            .await;
+        let before = bench.proxy.get("/apis/widgets.example.com/v1beta1", &[]).await;
+        assert_eq!(before.status, StatusCode::OK, "{what}");
+
+        bench.gate.fault(
+            Fault::Respond { status: 503, headers: Vec::new(), body: b"busy".to_vec() },
+            Scope::Path("/apis/widgets.example.com/v1beta1"),
+        );
+        bench.wait_failed_polls(FAILED_POLLS).await;
+        let apis = bench.apis().await;
+        assert_eq!(
+            freshness(&apis, "widgets.example.com", "v1beta1").as_deref(),
+            Some("Stale"),
+            "{what}\n{apis:#}"
+        );
+        assert_eq!(
+            freshness(&apis, "sprockets.example.com", "v1beta1").as_deref(),
+            Some("Current"),
+            "{what}\n{apis:#}"
+        );
+        let kept =
+            &version_entry(&apis, "widgets.example.com", "v1beta1").expect("listed")["resources"];
+        assert!(kept.as_array().is_some_and(|r| !r.is_empty()), "{what}: resources lost\n{apis:#}");
+        let during = bench.proxy.get("/apis/widgets.example.com/v1beta1", &[]).await;
+        assert_eq!(during.status, StatusCode::OK, "{what}: legacy list no longer served");
+        assert!(during.body == before.body, "{what}: legacy list changed");
+        let text = bench.metrics().await;
+        let series =
+            "openapi_proxy_downstream_errors_total{downstream=\"faulty\",reason=\"status\"}";
+        assert!(metric(&text, series).is_some_and(|n| n >= 1.0), "{what}\n{text}");
+        assert_eq!(logs.count(Level::WARN, "faulty", WARN_FAILING), 1, "{what}");
+
+        bench.gate.heal();
+        set_routes(2);
+        bench
+            .proxy
+            .wait_for(&format!("{what}: recovered"), |s| {
+                let legacy = s
+                    .discovery
+                    .resources
+                    .get("apis/widgets.example.com/v1beta1")
+                    .map(|r| r.body.clone())
+                    .unwrap_or_default();
+                fresh(s, "widgets.example.com").as_deref() == Some("Current")
+                    && contains(&legacy, b"rev2")
+            })
+            .await;
+        bench.wait_up(true).await;
+        assert_eq!(logs.count(Level::INFO, "faulty", INFO_RECOVERED), 1, "{what}");
+    });
+}

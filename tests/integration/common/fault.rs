@@ -64,8 +64,8 @@ pub enum Scope {
     OpenApiV2,
     /// `/api`, `/apis` and everything under them.
     Discovery,
-    /// `/apis/<group>/<version>` (legacy per-group-version lists) only.
-    GroupVersions,
+    /// This one path.
+    Path(&'static str),
 }
 
 impl Scope {
@@ -76,7 +76,7 @@ impl Scope {
             Self::OpenApiV3 => under("/openapi/v3"),
             Self::OpenApiV2 => under("/openapi/v2"),
             Self::Discovery => under("/api") || under("/apis"),
-            Self::GroupVersions => path.starts_with("/apis/") && path.split('/').count() == 4,
+            Self::Path(p) => path == p,
         }
     }
 }
