@@ -455,3 +455,29 @@ impl rustls::client::danger::ServerCertVerifier for NoVerification {
         self.0.signature_verification_algorithms.supported_schemes()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_valid_content_length_is_taken_as_announced() {
+        let mut headers = awc::http::header::HeaderMap::new();
+        assert_eq!(content_length(&headers), None);
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from_static("100000"));
+        assert_eq!(content_length(&headers), Some(100_000));
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from_static("-1"));
+        assert_eq!(content_length(&headers), None);
+    }
+
+    #[test]
+    fn body_timeouts_count_as_timeouts() {
+        let body = |kind| FetchError::Body {
+            url: "http://x/openapi/v3".into(),
+            source: std::io::Error::new(kind, "x"),
+        };
+        assert_eq!(body(std::io::ErrorKind::TimedOut).reason(), "timeout");
+        assert_eq!(body(std::io::ErrorKind::FileTooLarge).reason(), "too_large");
+        assert_eq!(body(std::io::ErrorKind::UnexpectedEof).reason(), "body");
+    }
+}
