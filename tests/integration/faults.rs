@@ -106,6 +106,25 @@ impl Kind {
                 disc["items"][0]["versions"][0]["resources"][0]["shortNames"] =
                     serde_json::json!([format!("rev{rev}")]);
                 routes.push(("/apis".into(), aggregated(&disc)));
+                if self == Self::V3Aggregated {
+                    let core = serde_json::json!({
+                        "kind": "APIGroupDiscoveryList",
+                        "apiVersion": "apidiscovery.k8s.io/v2",
+                        "metadata": {},
+                        "items": [{"metadata": {}, "versions": [{
+                            "version": "v1",
+                            "resources": [{
+                                "resource": "pods",
+                                "responseKind": {"group": "", "version": "", "kind": "Pod"},
+                                "scope": "Namespaced",
+                                "singularResource": "pod",
+                                "verbs": ["get", "list", "watch"],
+                            }],
+                            "freshness": "Current",
+                        }]}],
+                    });
+                    routes.push(("/api".into(), aggregated(&core)));
+                }
                 routes
             }
             Self::V2Legacy => {
@@ -119,6 +138,16 @@ impl Kind {
                     (
                         "/apis/widgets.example.com/v1beta1".into(),
                         Route::json(serde_json::to_vec(&list).expect("JSON")),
+                    ),
+                    (
+                        "/api".into(),
+                        Route::json(&br#"{"kind":"APIVersions","versions":["v1"]}"#[..]),
+                    ),
+                    (
+                        "/api/v1".into(),
+                        Route::json(
+                            &br#"{"kind":"APIResourceList","groupVersion":"v1","resources":[{"name":"pods","singularName":"pod","namespaced":true,"kind":"Pod","verbs":["get","list","watch"],"storageVersionHash":"xPOwRZ+Yhw8="}]}"#[..],
+                        ),
                     ),
                 ]
             }
@@ -242,6 +271,7 @@ impl Bench {
             format!("/openapi/v3/{}", Kind::Bystander.key()),
             format!("/apis/{g}/{v}"),
             format!("/apis/{bg}/{bv}"),
+            "/api/v1".into(),
             "/openapi/v3".into(),
         ]
     }
@@ -479,6 +509,18 @@ async fn failing_case(fault: Failing, path: Path, logs: Captured) {
         resources.as_array().is_some_and(|r| !r.is_empty()),
         "{what}: {g}/{v} lost its last known resources\n{apis:#}"
     );
+    // The core group comes from the faulty downstream too (/api).
+    let api = bench.proxy.get("/api", &[("Accept", CLIENT_GO_ACCEPT)]).await.json();
+    let core = &api["items"][0]["versions"][0];
+    assert_eq!(core["version"], "v1", "{what}: core group\n{api:#}");
+    // A listed group-version that 404s leaves the rest of discovery Current.
+    let core_expected =
+        if fault == Failing::ListedThen404 && path.is_discovery() { "Current" } else { expected };
+    assert_eq!(core["freshness"], core_expected, "{what}: core v1\n{api:#}");
+    assert!(
+        core["resources"].as_array().is_some_and(|r| !r.is_empty()),
+        "{what}: core v1 lost its last known resources\n{api:#}"
+    );
     // Metrics name the downstream and the reason.
     let text = bench.metrics().await;
     let series = format!(
@@ -500,6 +542,7 @@ async fn failing_case(fault: Failing, path: Path, logs: Captured) {
         !text.contains("openapi_proxy_downstream_errors_total{downstream=\"bystander\""),
         "{what}: the bystander failed too\n{text}"
     );
+    assert_eq!(logs.count(Level::WARN, "bystander", WARN_FAILING), 0, "{what}: bystander");
     // One warning for the transition, not one per failed poll.
     assert_eq!(
         logs.count(Level::WARN, "faulty", WARN_FAILING),
@@ -535,6 +578,13 @@ async fn failing_case(fault: Failing, path: Path, logs: Captured) {
         })
         .await;
     bench.wait_up(true).await;
+    bench
+        .proxy
+        .wait_for(&format!("{what}: core v1 Current again"), |s| {
+            let api: Value = serde_json::from_slice(&s.discovery.api_v2.body).expect("JSON");
+            api["items"][0]["versions"][0]["freshness"] == "Current"
+        })
+        .await;
     assert_eq!(logs.count(Level::INFO, "faulty", INFO_RECOVERED), 1, "{what}: recovery lines");
     assert_eq!(logs.count(Level::WARN, "faulty", WARN_FAILING), 1, "{what}: warnings");
     other_host.handle.stop(false).await;
