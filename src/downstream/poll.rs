@@ -225,6 +225,7 @@ impl Poller {
                     downstream = %self.name,
                     url = %self.client.base(),
                     error = %crate::error_chain(first),
+                    reason = first.reason(),
                     errors = errors.len(),
                     "poll failed; keeping last good documents"
                 );

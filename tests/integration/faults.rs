@@ -550,6 +550,13 @@ async fn failing_case(fault: Failing, path: Path, logs: Captured) {
         "{what}: warnings: {:?}",
         logs.about(Level::WARN, "faulty")
     );
+    // The line names the same reason as the metric (the first failure of
+    // the round; refused connections fail every request alike).
+    assert_eq!(
+        logs.reasons(Level::WARN, "faulty"),
+        [fault.reason(path)],
+        "{what}: the warning's reason"
+    );
     if fault == Failing::Huge {
         // Memory is measured on the real binary, alone in its process
         // (a_200_mb_body_leaves_the_proxy_process_small).

@@ -21,6 +21,8 @@ pub struct Line {
     pub message: String,
     /// Its `downstream` field, when it has one.
     pub downstream: Option<String>,
+    /// Its `reason` field, when it has one.
+    pub reason: Option<String>,
 }
 
 /// The events captured so far.
@@ -38,6 +40,15 @@ impl Captured {
                     && l.message.starts_with(prefix)
             })
             .count()
+    }
+
+    /// The `reason` fields of the lines at `level` about `downstream`.
+    pub fn reasons(&self, level: Level, downstream: &str) -> Vec<String> {
+        self.lines()
+            .iter()
+            .filter(|l| l.level == level && l.downstream.as_deref() == Some(downstream))
+            .filter_map(|l| l.reason.clone())
+            .collect()
     }
 
     /// Every line about `downstream` at `level`, for failure messages.
@@ -60,6 +71,7 @@ struct Recorder(Captured);
 struct Fields {
     message: String,
     downstream: Option<String>,
+    reason: Option<String>,
 }
 
 impl Visit for Fields {
@@ -67,6 +79,7 @@ impl Visit for Fields {
         match field.name() {
             "message" => self.message = value.to_owned(),
             "downstream" => self.downstream = Some(value.to_owned()),
+            "reason" => self.reason = Some(value.to_owned()),
             _ => {}
         }
     }
@@ -76,6 +89,7 @@ impl Visit for Fields {
             "message" => self.message = format!("{value:?}"),
             // `%name` arrives as a Display wrapper, printed through Debug.
             "downstream" => self.downstream = Some(format!("{value:?}")),
+            "reason" => self.reason = Some(format!("{value:?}")),
             _ => {}
         }
     }
@@ -89,6 +103,7 @@ impl<S: Subscriber> Layer<S> for Recorder {
             level: *event.metadata().level(),
             message: fields.message,
             downstream: fields.downstream,
+            reason: fields.reason,
         };
         (self.0).0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(line);
     }
