@@ -55,6 +55,7 @@ struct Slow {
     snapshot_build_seconds: f64,
     snapshot_builds: u64,
     conflicts: u64,
+    conversion_cache_entries: u64,
     discovery_aggregations: u64,
     rebuild: Histogram,
 }
@@ -137,6 +138,13 @@ impl Metrics {
             g.conversion_seconds += took.as_secs_f64();
             g.conversions += 1;
         });
+    }
+
+    /// Records how many conversions the shared cache holds after a prune:
+    /// it must stay near the number of documents served, however often a
+    /// downstream's content changes.
+    pub fn conversion_cache(&self, entries: usize) {
+        self.with(|m| m.conversion_cache_entries = u64::try_from(entries).unwrap_or(u64::MAX));
     }
 
     /// Records a published snapshot.
@@ -222,6 +230,8 @@ impl Metrics {
                 writeln!(out, "openapi_proxy_conversion_seconds_sum{{downstream=\"{}\"}} {:.6}", esc(d), g.conversion_seconds)?;
                 writeln!(out, "openapi_proxy_conversion_seconds_count{{downstream=\"{}\"}} {}", esc(d), g.conversions)?;
             }
+            family(out, "openapi_proxy_conversion_cache_entries", "gauge", "Converted documents kept for reuse (pruned to what is still served).")?;
+            writeln!(out, "openapi_proxy_conversion_cache_entries {}", m.conversion_cache_entries)?;
             family(out, "openapi_proxy_snapshot_generation", "gauge", "Generation of the snapshot being served.")?;
             writeln!(out, "openapi_proxy_snapshot_generation {}", m.snapshot_generation)?;
             family(out, "openapi_proxy_snapshot_documents", "gauge", "OpenAPI v3 documents in the snapshot being served.")?;
@@ -271,6 +281,34 @@ fn esc(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The README's metrics table is what operators build dashboards from:
+    /// it must name exactly the families `/metrics` exposes, with their
+    /// types.
+    #[test]
+    fn the_readme_lists_exactly_the_metric_families() {
+        let rendered = Metrics::default().render();
+        let mut exposed: Vec<(String, String)> = rendered
+            .lines()
+            .filter_map(|l| l.strip_prefix("# TYPE "))
+            .filter_map(|l| l.split_once(' '))
+            .map(|(name, kind)| (name.to_owned(), kind.to_owned()))
+            .collect();
+        exposed.sort();
+        let readme = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"));
+        let mut listed: Vec<(String, String)> = readme
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `"))
+            .filter_map(|l| l.split_once("` | "))
+            .filter(|(name, _)| {
+                name.starts_with("openapi_proxy_") || name.starts_with("aggregator_")
+            })
+            .map(|(name, rest)| (name.to_owned(), rest.split(' ').next().unwrap_or("").to_owned()))
+            .collect();
+        listed.sort();
+        assert!(!exposed.is_empty());
+        assert_eq!(listed, exposed, "README.md's metrics table and /metrics disagree");
+    }
 
     #[test]
     fn renders_counters_with_labels_in_order() {

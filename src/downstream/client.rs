@@ -103,7 +103,11 @@ impl FetchError {
     #[must_use]
     pub fn reason(&self) -> &'static str {
         match self {
-            Self::Send { source, .. } if source.kind() == std::io::ErrorKind::TimedOut => "timeout",
+            Self::Send { source, .. } | Self::Body { source, .. }
+                if source.kind() == std::io::ErrorKind::TimedOut =>
+            {
+                "timeout"
+            }
             Self::Send { .. } => "connect",
             Self::Status { .. } => "status",
             Self::Body { source, .. } if source.kind() == std::io::ErrorKind::FileTooLarge => {
@@ -222,6 +226,9 @@ pub struct DownstreamClient {
     token: Option<Token>,
     max_bytes: usize,
     timeout: Duration,
+    /// The downstream speaks HTTP/1.0: every request asks for the
+    /// connection to be closed.
+    close_connections: bool,
 }
 
 impl DownstreamClient {
@@ -246,7 +253,34 @@ impl DownstreamClient {
             ))
             .finish();
         let token = config.token.as_ref().map(Token::new).transpose()?;
-        Ok(Self { base: config.url.clone(), client, token, max_bytes, timeout: config.timeout })
+        Ok(Self {
+            base: config.url.clone(),
+            client,
+            token,
+            max_bytes,
+            timeout: config.timeout,
+            close_connections: false,
+        })
+    }
+
+    /// A GET of `url` with this client's headers.
+    fn request(
+        &mut self,
+        url: &str,
+        accept: &str,
+        etag: Option<&HeaderValue>,
+    ) -> Result<awc::ClientRequest, FetchError> {
+        let mut req = self.client.get(url).insert_header((header::ACCEPT, accept));
+        if let Some(tag) = etag {
+            req = req.insert_header((header::IF_NONE_MATCH, tag.clone()));
+        }
+        if let Some(token) = &mut self.token {
+            req = req.insert_header((header::AUTHORIZATION, token.header()?));
+        }
+        if self.close_connections {
+            req = req.insert_header((header::CONNECTION, "close"));
+        }
+        Ok(req)
     }
 
     /// The base URL (for logs).
@@ -270,20 +304,30 @@ impl DownstreamClient {
         etag: Option<&HeaderValue>,
     ) -> Result<Fetched, FetchError> {
         let url = format!("{}{path}", self.base);
-        let mut req = self.client.get(&url).insert_header((header::ACCEPT, accept));
-        if let Some(tag) = etag {
-            req = req.insert_header((header::IF_NONE_MATCH, tag.clone()));
-        }
-        if let Some(token) = &mut self.token {
-            req = req.insert_header((header::AUTHORIZATION, token.header()?));
-        }
-        let resp = req.send().await.map_err(|e| {
+        let resp = match self.request(&url, accept, etag)?.send().await {
+            // A kept-alive connection the downstream had closed: GET is
+            // idempotent, so ask once more on a new connection (Go's
+            // net/http does the same for requests on reused connections).
+            Err(awc::error::SendRequestError::Connect(awc::error::ConnectError::Disconnected)) => {
+                tracing::debug!(%url, "connection closed before an answer; retrying once");
+                self.request(&url, accept, etag)?.send().await
+            }
+            other => other,
+        };
+        let resp = resp.map_err(|e| {
             let kind = match e {
                 awc::error::SendRequestError::Timeout => std::io::ErrorKind::TimedOut,
                 _ => std::io::ErrorKind::Other,
             };
             FetchError::Send { url: url.clone(), source: std::io::Error::new(kind, e.to_string()) }
         })?;
+        if resp.version() < awc::http::Version::HTTP_11 && !self.close_connections {
+            // awc keeps an HTTP/1.0 connection answered with a
+            // Content-Length for reuse, but the server closes it: from now
+            // on say `Connection: close`, so no dead connection is pooled.
+            tracing::debug!(%url, "HTTP/1.0 downstream; not reusing connections");
+            self.close_connections = true;
+        }
         match resp.status() {
             StatusCode::OK => {}
             StatusCode::NOT_MODIFIED => return Ok(Fetched::NotModified),
@@ -293,12 +337,14 @@ impl DownstreamClient {
         }
         let etag = resp.headers().get(header::ETAG).cloned();
         let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
+        let announced = content_length(resp.headers());
         // The body gets its own deadline: a server that sends headers and
         // then stalls must not hold the poll loop forever.
         let mut resp = resp.timeout(self.timeout);
-        let body = resp.body().limit(self.max_bytes).await.map_err(|e| {
-            let kind = match e {
+        let body = read_body(&mut resp, self.max_bytes, announced).await.map_err(|e| {
+            let kind = match &e {
                 awc::error::PayloadError::Overflow => std::io::ErrorKind::FileTooLarge,
+                awc::error::PayloadError::Io(io) => io.kind(),
                 _ => std::io::ErrorKind::Other,
             };
             let message = match e {
@@ -309,8 +355,74 @@ impl DownstreamClient {
             };
             FetchError::Body { url: url.clone(), source: std::io::Error::new(kind, message) }
         })?;
+        // awc ends the body quietly when the connection closes early; a
+        // document cut short must never pass for a whole one.
+        if let Some(announced) = announced
+            && u64::try_from(body.len()).ok() != Some(announced)
+        {
+            let message = format!("body ended after {} of {announced} bytes", body.len());
+            let source = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, message);
+            return Err(FetchError::Body { url, source });
+        }
         Ok(Fetched::Body { body, etag, content_type })
     }
+}
+
+/// Reads a body of at most `max` bytes, failing with
+/// [`PayloadError::Overflow`](awc::error::PayloadError::Overflow) as soon as
+/// it is exceeded — without reading the rest, and without `announced`
+/// bytes when the announced length is already too large.
+///
+/// Memory is what a limit is for: awc's own `body().limit()` grows one
+/// buffer by doubling, so a body refused at a 64 MiB limit peaked at about
+/// 180 MiB. Here a body of announced length is read into one buffer of
+/// exactly that size, and one of unknown length is kept as the chunks that
+/// arrived and joined once at the end, so the peak stays near the limit.
+async fn read_body<S>(
+    stream: &mut S,
+    max: usize,
+    announced: Option<u64>,
+) -> Result<Bytes, awc::error::PayloadError>
+where
+    S: futures_util::Stream<Item = Result<Bytes, awc::error::PayloadError>> + Unpin,
+{
+    use futures_util::StreamExt;
+
+    let announced = match announced.map(usize::try_from) {
+        Some(Ok(n)) if n <= max => Some(n),
+        Some(_) => return Err(awc::error::PayloadError::Overflow),
+        None => None,
+    };
+    let mut total = 0usize;
+    let mut exact = announced.map(bytes::BytesMut::with_capacity);
+    let mut chunks: Vec<Bytes> = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk?;
+        total = total.saturating_add(chunk.len());
+        if total > max {
+            return Err(awc::error::PayloadError::Overflow);
+        }
+        match &mut exact {
+            Some(buf) => buf.extend_from_slice(&chunk),
+            None => chunks.push(chunk),
+        }
+    }
+    if let Some(buf) = exact {
+        return Ok(buf.freeze());
+    }
+    if chunks.len() == 1 {
+        return Ok(chunks.pop().unwrap_or_default());
+    }
+    let mut joined = bytes::BytesMut::with_capacity(total);
+    for chunk in chunks {
+        joined.extend_from_slice(&chunk);
+    }
+    Ok(joined.freeze())
+}
+
+/// The `Content-Length` a response announced, if it announced a valid one.
+fn content_length(headers: &awc::http::header::HeaderMap) -> Option<u64> {
+    headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.trim().parse().ok()
 }
 
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
@@ -436,5 +548,58 @@ impl rustls::client::danger::ServerCertVerifier for NoVerification {
 
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_valid_content_length_is_taken_as_announced() {
+        let mut headers = awc::http::header::HeaderMap::new();
+        assert_eq!(content_length(&headers), None);
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from_static("100000"));
+        assert_eq!(content_length(&headers), Some(100_000));
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from_static("-1"));
+        assert_eq!(content_length(&headers), None);
+    }
+
+    fn chunks(
+        parts: &[&'static [u8]],
+    ) -> impl futures_util::Stream<Item = Result<Bytes, awc::error::PayloadError>> + Unpin {
+        futures_util::stream::iter(
+            parts.iter().map(|p| Ok(Bytes::from_static(p))).collect::<Vec<_>>(),
+        )
+    }
+
+    fn read(parts: &[&'static [u8]], max: usize, announced: Option<u64>) -> Result<Bytes, String> {
+        futures_util::FutureExt::now_or_never(read_body(&mut chunks(parts), max, announced))
+            .expect("a ready stream never waits")
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn bodies_are_joined_whole_and_refused_past_the_limit() {
+        assert_eq!(read(&[b"ab", b"cd"], 4, None).unwrap(), Bytes::from_static(b"abcd"));
+        assert_eq!(read(&[b"ab", b"cd"], 4, Some(4)).unwrap(), Bytes::from_static(b"abcd"));
+        assert_eq!(read(&[b"abcd"], 4, None).unwrap(), Bytes::from_static(b"abcd"));
+        assert_eq!(read(&[], 4, None).unwrap(), Bytes::new());
+        assert!(read(&[b"ab", b"cde"], 4, None).is_err(), "past the limit while streaming");
+        assert!(read(&[b"ab"], 4, Some(5)).is_err(), "announced past the limit");
+        // A short body is returned as it came; the caller compares it with
+        // the announced length.
+        assert_eq!(read(&[b"ab"], 4, Some(3)).unwrap(), Bytes::from_static(b"ab"));
+    }
+
+    #[test]
+    fn body_timeouts_count_as_timeouts() {
+        let body = |kind| FetchError::Body {
+            url: "http://x/openapi/v3".into(),
+            source: std::io::Error::new(kind, "x"),
+        };
+        assert_eq!(body(std::io::ErrorKind::TimedOut).reason(), "timeout");
+        assert_eq!(body(std::io::ErrorKind::FileTooLarge).reason(), "too_large");
+        assert_eq!(body(std::io::ErrorKind::UnexpectedEof).reason(), "body");
     }
 }

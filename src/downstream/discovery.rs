@@ -97,49 +97,87 @@ impl DiscoveryFetcher {
     ) -> Result<(), PollError> {
         let api = fetch_path(client, metrics, name, "/api", self.api.as_ref()).await;
         let apis = fetch_path(client, metrics, name, "/apis", self.apis.as_ref()).await;
+        // A failed `/api` or `/apis` makes the whole downstream stale; a
+        // failed group-version of a legacy server only that version (it is
+        // already marked in its state), but the round still fails.
         let mut first_error = None;
-        match api {
-            Ok(Some(state)) => self.api = Some(state),
-            Ok(None) => {}
-            Err(e) => first_error = Some(e),
-        }
-        match apis {
-            Ok(Some(state)) => self.apis = Some(state),
-            Ok(None) => {}
-            Err(e) => {
-                first_error.get_or_insert(e);
+        let mut partial = None;
+        for (result, slot) in [(api, &mut self.api), (apis, &mut self.apis)] {
+            match result {
+                Ok(Fetch::Unchanged) => {}
+                Ok(Fetch::Changed(state, failed)) => {
+                    *slot = Some(state);
+                    if let Some(e) = failed {
+                        partial.get_or_insert(e);
+                    }
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
         }
         self.fresh = first_error.is_none();
-        first_error.map_or(Ok(()), Err)
+        first_error.or(partial).map_or(Ok(()), Err)
     }
 }
 
-/// Fetches `/api` or `/apis`; `Ok(None)` when unchanged.
+/// What one of `/api`, `/apis` gave this round.
+enum Fetch {
+    /// 304: the last answer stands.
+    Unchanged,
+    /// A new state, and the first group-version that failed in it, if any.
+    Changed(PathState, Option<PollError>),
+}
+
+/// Fetches `/api` or `/apis`.
 async fn fetch_path(
     client: &mut DownstreamClient,
     metrics: &Metrics,
     name: &str,
     path: &'static str,
     previous: Option<&PathState>,
-) -> Result<Option<PathState>, PollError> {
+) -> Result<Fetch, PollError> {
     let document = if path == "/api" { "discovery_api" } else { "discovery_apis" };
     let etag = previous.and_then(|p| p.etag.clone());
     let result = client.get(path, CLIENT_GO_ACCEPT, etag.as_ref()).await;
     count(metrics, name, document, &result);
     match result? {
-        Fetched::NotModified => Ok(None),
+        Fetched::NotModified => Ok(Fetch::Unchanged),
         // A server without the core group (or without named groups).
-        Fetched::NotFound => Ok(Some(PathState::default())),
+        Fetched::NotFound => Ok(Fetch::Changed(PathState::default(), None)),
         Fetched::NotAcceptable => Err(PollError::NotAcceptable { path: path.into() }),
         Fetched::Body { body, etag, content_type } => {
             if is_aggregated(content_type.as_ref()) {
-                aggregated(client, metrics, name, path, &body, etag).await.map(Some)
+                let state = aggregated(client, metrics, name, path, &body, etag).await?;
+                Ok(Fetch::Changed(state, None))
             } else {
-                legacy_only(client, metrics, name, path, &body).await.map(Some)
+                let (state, failed) =
+                    legacy_only(client, metrics, name, path, &body, previous).await?;
+                Ok(Fetch::Changed(state, failed))
             }
         }
     }
+}
+
+/// Just the `kind` of a discovery document.
+#[derive(serde::Deserialize)]
+struct KindProbe {
+    #[serde(default)]
+    kind: String,
+}
+
+/// Refuses a document of another kind. Every field of the discovery types
+/// has a default, so a `Status` (or any JSON object) would otherwise parse
+/// as an empty list and make the downstream's groups disappear; client-go
+/// turns such an answer into an error too. A missing `kind` is accepted,
+/// as client-go's decoder accepts it.
+fn check_kind(path: &str, body: &[u8], expected: &str) -> Result<(), PollError> {
+    let probe: KindProbe = serde_json::from_slice(body).map_err(|e| bad(path, e))?;
+    if probe.kind.is_empty() || probe.kind == expected {
+        return Ok(());
+    }
+    let message = format!("kind is {:?}, expected {expected:?}", probe.kind);
+    Err(bad(path, serde::de::Error::custom(message)))
 }
 
 fn count(
@@ -163,6 +201,7 @@ async fn aggregated(
     body: &Bytes,
     etag: Option<HeaderValue>,
 ) -> Result<PathState, PollError> {
+    check_kind(path, body, "APIGroupDiscoveryList")?;
     let list: APIGroupDiscoveryList = serde_json::from_slice(body).map_err(|e| bad(path, e))?;
     let mut groups = list.items;
     let core = path == "/api";
@@ -207,6 +246,7 @@ async fn fetch_legacy_list(
     count(metrics, name, "discovery_group_version", &result);
     match result? {
         Fetched::Body { body, .. } => {
+            check_kind(&path, &body, "APIResourceList")?;
             let list: APIResourceList = serde_json::from_slice(&body).map_err(|e| bad(&path, e))?;
             Ok(Some((Arc::new(Rendered::json(body)), list)))
         }
@@ -225,18 +265,26 @@ fn stale(version: &str) -> APIVersionDiscovery {
     }
 }
 
+/// A legacy server's `/api` or `/apis`, completed with each listed
+/// group-version's `APIResourceList`. A group-version that cannot be
+/// fetched or converted keeps what `previous` had for it (resources and
+/// legacy bytes), marked `Stale` — last good wins, per group-version — and
+/// the first such failure is returned beside the state.
 async fn legacy_only(
     client: &mut DownstreamClient,
     metrics: &Metrics,
     name: &str,
     path: &str,
     body: &Bytes,
-) -> Result<PathState, PollError> {
+    previous: Option<&PathState>,
+) -> Result<(PathState, Option<PollError>), PollError> {
     // (group, versions) to fetch, preferred first.
     let (targets, server_addresses): (Vec<(String, Vec<String>)>, _) = if path == "/api" {
+        check_kind(path, body, "APIVersions")?;
         let v: APIVersions = serde_json::from_slice(body).map_err(|e| bad(path, e))?;
         (vec![(String::new(), v.versions)], v.server_address_by_client_cidrs)
     } else {
+        check_kind(path, body, "APIGroupList")?;
         let l: APIGroupList = serde_json::from_slice(body).map_err(|e| bad(path, e))?;
         let targets = l
             .groups
@@ -271,41 +319,100 @@ async fn legacy_only(
         };
         for version in versions {
             let lpath = legacy_path(&group, &version);
-            match fetch_legacy_list(client, metrics, name, &lpath).await {
-                Ok(Some((rendered, list))) => match legacy::to_aggregated(&list) {
-                    Ok(resources) => {
-                        entry.versions.push(APIVersionDiscovery {
-                            version,
-                            resources,
-                            freshness: CURRENT.into(),
-                        });
-                        legacy.insert(lpath, rendered);
-                    }
-                    Err(e) => {
-                        tracing::debug!(downstream = %name, group_version = %lpath, error = %e, "legacy discovery does not convert");
-                        entry.versions.push(stale(&version));
-                    }
-                },
-                Ok(None) => entry.versions.push(stale(&version)),
+            let fetched = match fetch_legacy_list(client, metrics, name, &lpath).await {
+                Ok(Some((rendered, list))) => legacy::to_aggregated(&list)
+                    .map(|resources| (rendered, resources))
+                    .map_err(|e| PollError::Convert(Box::new(e))),
+                // Listed but not served: upstream counts that as a failure.
+                Ok(None) => Err(PollError::Fetch(FetchError::Status {
+                    url: format!("{}/{lpath}", client.base()),
+                    status: awc::http::StatusCode::NOT_FOUND,
+                })),
+                Err(e) => Err(e),
+            };
+            match fetched {
+                Ok((rendered, resources)) => {
+                    entry.versions.push(APIVersionDiscovery {
+                        version,
+                        resources,
+                        freshness: CURRENT.into(),
+                    });
+                    legacy.insert(lpath, rendered);
+                }
                 Err(e) => {
-                    entry.versions.push(stale(&version));
+                    tracing::debug!(downstream = %name, group_version = %lpath, error = %crate::error_chain(&e), "group-version failed; keeping its last good state, stale");
+                    let (last, bytes) = last_good(previous, &group, &version, &lpath);
+                    entry.versions.push(last);
+                    if let Some(bytes) = bytes {
+                        legacy.insert(lpath, bytes);
+                    }
                     first_error.get_or_insert(e);
                 }
             }
         }
         groups.push(entry);
     }
-    if let Some(e) = first_error {
-        // The listed versions are still published (stale); the round
-        // counts as failed so the operator sees it.
-        tracing::debug!(downstream = %name, error = %crate::error_chain(&e), "some group-versions failed");
-    }
-    Ok(PathState { etag: None, groups, legacy, server_addresses })
+    Ok((PathState { etag: None, groups, legacy, server_addresses }, first_error))
+}
+
+/// What `previous` had for one group-version, marked `Stale`: its
+/// resources (Part A item 8) and its legacy bytes; an empty stale entry
+/// when it was never fetched (B-4.9).
+fn last_good(
+    previous: Option<&PathState>,
+    group: &str,
+    version: &str,
+    lpath: &str,
+) -> (APIVersionDiscovery, Option<Arc<Rendered>>) {
+    let known = previous
+        .and_then(|p| p.groups.iter().find(|g| g.metadata.name == group))
+        .and_then(|g| g.versions.iter().find(|v| v.version == version));
+    let entry = match known {
+        Some(v) => APIVersionDiscovery { freshness: STALE.to_owned(), ..v.clone() },
+        None => stale(version),
+    };
+    (entry, previous.and_then(|p| p.legacy.get(lpath).cloned()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_document_of_another_kind_is_refused_and_a_missing_kind_accepted() {
+        let status = br#"{"kind":"Status","apiVersion":"v1","status":"Failure"}"#;
+        assert!(check_kind("/apis", status, "APIGroupList").is_err());
+        assert!(
+            check_kind("/apis", br#"{"kind":"APIGroupList","groups":[]}"#, "APIGroupList").is_ok()
+        );
+        assert!(check_kind("/apis", br#"{"groups":[]}"#, "APIGroupList").is_ok());
+        assert!(check_kind("/apis", b"[1,2]", "APIGroupList").is_err());
+    }
+
+    #[test]
+    fn a_failed_group_version_keeps_its_last_resources_stale() {
+        let known = APIVersionDiscovery {
+            version: "v1".into(),
+            resources: vec![Default::default()],
+            freshness: CURRENT.into(),
+        };
+        let bytes = Arc::new(Rendered::json(&b"{}"[..]));
+        let previous = PathState {
+            groups: vec![APIGroupDiscovery {
+                metadata: ObjectMeta { name: "g".into() },
+                versions: vec![known],
+            }],
+            legacy: BTreeMap::from([("apis/g/v1".to_owned(), Arc::clone(&bytes))]),
+            ..Default::default()
+        };
+        let (entry, kept) = last_good(Some(&previous), "g", "v1", "apis/g/v1");
+        assert_eq!(entry.freshness, STALE);
+        assert_eq!(entry.resources.len(), 1);
+        assert!(kept.is_some_and(|k| Arc::ptr_eq(&k, &bytes)));
+        let (never, none) = last_good(Some(&previous), "g", "v2", "apis/g/v2");
+        assert_eq!((never.freshness.as_str(), never.resources.len()), (STALE, 0));
+        assert!(none.is_none());
+    }
 
     #[test]
     fn aggregated_content_type_is_recognised_as_client_go_does() {

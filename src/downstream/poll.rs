@@ -225,6 +225,7 @@ impl Poller {
                     downstream = %self.name,
                     url = %self.client.base(),
                     error = %crate::error_chain(first),
+                    reason = first.reason(),
                     errors = errors.len(),
                     "poll failed; keeping last good documents"
                 );
@@ -450,6 +451,7 @@ impl Poller {
             .map_err(|e| PollError::Convert(Box::new(e)))?;
         self.metrics.conversion(&self.name, started.elapsed());
         self.cache.prune();
+        self.metrics.conversion_cache(self.cache.len());
         result
     }
 

@@ -14,6 +14,8 @@ mod credentials;
 mod deploy;
 /// Discovery (aggregated and legacy) through the proxy, black-box, in front of fake downstreams.
 mod discovery;
+/// The downstream fault matrix: every fault, on the OpenAPI and discovery paths, leaves the last good documents served.
+mod faults;
 /// Committed fixtures and their expected conversions, byte for byte.
 mod golden;
 /// The real kubectl sees the same API through the proxy as against the downstream directly.

@@ -1,9 +1,13 @@
 //! Support code shared by the integration tests.
 
+/// A downstream that misbehaves below HTTP (refuses, stalls, streams forever, HTTP/1.0).
+pub mod fault;
 /// Structural JSON comparison with allow-lists.
 pub mod json_diff;
 /// The pinned kubectl.
 pub mod kubectl;
+/// Capturing the proxy's log lines per test.
+pub mod logs;
 /// The proxy under test and fake downstreams.
 pub mod proxy;
 /// `$ref` closure checks.

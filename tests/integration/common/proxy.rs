@@ -38,9 +38,14 @@ pub struct TestProxy {
 impl TestProxy {
     /// Starts a proxy in front of `downstreams` on the current actix system.
     pub fn start(downstreams: Vec<DownstreamConfig>) -> Self {
+        Self::start_with(downstreams, openapi_proxy::config::DEFAULT_MAX_DOCUMENT_BYTES)
+    }
+
+    /// Starts a proxy refusing documents larger than `max_document_bytes`.
+    pub fn start_with(downstreams: Vec<DownstreamConfig>, max_document_bytes: usize) -> Self {
         let config = Config {
             listen: "127.0.0.1:0".parse().expect("address"),
-            max_document_bytes: openapi_proxy::config::DEFAULT_MAX_DOCUMENT_BYTES,
+            max_document_bytes,
             discovery_v2beta1: true,
             downstreams,
         };
