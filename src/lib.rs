@@ -34,6 +34,7 @@ pub mod pointer;
 pub mod proxy;
 pub mod rendered;
 pub mod scale;
+pub mod serving;
 pub mod snapshot;
 pub mod split;
 

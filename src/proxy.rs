@@ -21,6 +21,7 @@ use crate::downstream::client::{ClientError, DownstreamClient};
 use crate::downstream::poll::Poller;
 use crate::http::{self, AppState};
 use crate::metrics::Metrics;
+use crate::serving;
 use crate::snapshot::{self, Conflict, Hub, Store};
 
 /// Why the proxy could not start.
@@ -35,6 +36,9 @@ pub enum StartError {
         #[source]
         source: Box<ClientError>,
     },
+    /// The serving certificate or key does not load.
+    #[error("serving TLS")]
+    ServingTls(#[source] crate::http::tls::ServingTlsError),
     /// The listen address could not be bound.
     #[error("listening on {addr}")]
     Bind {
@@ -57,12 +61,6 @@ pub struct Running {
     pub server: ServerHandle,
     /// Completes when the HTTP server has stopped.
     pub done: actix_web::rt::task::JoinHandle<std::io::Result<()>>,
-}
-
-/// How many HTTP worker threads to run: one per core, at least two so one
-/// slow client never holds up another.
-fn workers() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get().max(2))
 }
 
 /// Starts pollers, the builder and the HTTP server on the current actix
@@ -102,12 +100,28 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
         serve_v2beta1: config.discovery_v2beta1,
     };
     let app_state = state.clone();
+    let limits = &config.serving.limits;
+    // Every limit is set here, deliberately, rather than left to actix's
+    // defaults (README "Limits and timeouts"; `serving` says why each).
     let server = HttpServer::new(move || {
         let state = app_state.clone();
         App::new().configure(move |cfg| http::configure(cfg, state))
     })
-    .workers(workers())
-    .bind(config.listen)
+    .workers(limits.workers)
+    .max_connections(limits.max_connections_per_worker())
+    .backlog(serving::BACKLOG)
+    .keep_alive(limits.keep_alive)
+    .client_request_timeout(limits.request_timeout)
+    .client_disconnect_timeout(serving::DISCONNECT_TIMEOUT)
+    .tls_handshake_timeout(limits.tls_handshake_timeout)
+    .shutdown_timeout(serving::SHUTDOWN_TIMEOUT_SECS);
+    let server = match &config.serving.tls {
+        None => server.bind(config.listen),
+        Some(files) => {
+            let tls = http::tls::server_config(files).map_err(StartError::ServingTls)?;
+            server.bind_rustls_0_23(config.listen, tls)
+        }
+    }
     .map_err(|source| StartError::Bind { addr: config.listen, source })?;
     let addr = server.addrs().first().copied().unwrap_or(config.listen);
     let server = server.run();
@@ -118,7 +132,13 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
         actix_web::rt::spawn(poller.run());
     }
     let done = actix_web::rt::spawn(server);
-    info!(%addr, downstreams = config.downstreams.len(), "listening");
+    info!(
+        %addr,
+        tls = config.serving.tls.is_some(),
+        workers = limits.workers,
+        downstreams = config.downstreams.len(),
+        "listening"
+    );
     Ok(Running { addr, state, server: handle, done })
 }
 

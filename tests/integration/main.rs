@@ -4,6 +4,8 @@
 
 /// The `convert` command as a user runs it.
 mod cli;
+/// Hostile and careless clients: odd headers and paths, other methods, slow and many clients.
+mod clients;
 /// Test support: fake servers, helpers, the OpenAPI validator harness.
 mod common;
 /// Discovery (aggregated and legacy) through the proxy, black-box, in front of fake downstreams.

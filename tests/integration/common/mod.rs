@@ -6,6 +6,8 @@ pub mod json_diff;
 pub mod kubectl;
 /// The proxy under test and fake downstreams.
 pub mod proxy;
+/// HTTP/1.1 by hand over plain sockets.
+pub mod raw;
 /// `$ref` closure checks.
 pub mod refs;
 /// Locating `../shared/testdata`.
