@@ -451,3 +451,122 @@ async fn nothing_a_client_sends_makes_the_proxy_contact_another_host() {
     let after: Vec<String> = ds.routes.seen().iter().skip(polls).map(|s| s.uri.clone()).collect();
     assert!(after.is_empty(), "client traffic reached the downstream: {after:?}");
 }
+
+/// The real binary, killed when dropped (a failing test leaves nothing
+/// running).
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Whether a request the downstream saw carried `Authorization: Bearer token`.
+fn saw_token(ds: &Site, token: &str) -> bool {
+    let expected = format!("Bearer {token}");
+    ds.routes.seen().iter().any(|r| {
+        r.headers.get("authorization").and_then(|v| v.to_str().ok()) == Some(expected.as_str())
+    })
+}
+
+/// Runs `openapi-proxy serve` at log level `level` with a token file in
+/// front of the widgets site, rotates the token, sends client requests
+/// with their own credentials, and returns everything it logged.
+async fn logs_of_a_run_with_a_token(level: &str, tokens: [&str; 2], client_secret: &str) -> String {
+    let ds = widgets_site();
+    let dir = crate::common::validators::scratch_dir(&format!("token-logs-{level}"));
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, format!("{}\n", tokens[0])).expect("write token");
+    let config_file = dir.join("config.yaml");
+    std::fs::write(
+        &config_file,
+        format!(
+            "listen: 127.0.0.1:0\npollInterval: 100ms\ndownstreams:\n- name: widgets\n  url: {}\n  tokenFile: {}\n",
+            ds.url(),
+            token_file.display()
+        ),
+    )
+    .expect("write config");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
+        .args(["--log-format", "json", "serve", "--config"])
+        .arg(&config_file)
+        .env("RUST_LOG", level)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let stderr = child.stderr.take();
+    let child = Child(child);
+    let logs = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = std::sync::Arc::clone(&logs);
+    let reader = std::thread::spawn(move || {
+        let mut stderr = stderr.expect("stderr is piped");
+        let mut buf = [0u8; 8192];
+        while let Ok(k) = stderr.read(&mut buf) {
+            if k == 0 {
+                break;
+            }
+            sink.lock().expect("log buffer").push_str(&String::from_utf8_lossy(&buf[..k]));
+        }
+    });
+    let text = || logs.lock().expect("log buffer").clone();
+
+    let mut listening = None;
+    crate::common::proxy::eventually("the binary logs its address", || {
+        listening = text().lines().find_map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).ok()?;
+            (v["fields"]["message"] == "listening")
+                .then(|| v["fields"]["addr"].as_str().map(str::to_owned))
+                .flatten()
+        });
+        listening.is_some()
+    })
+    .await;
+    let base = format!("http://{}", listening.expect("address"));
+    crate::common::proxy::eventually("a snapshot is published", || {
+        text().contains("snapshot published")
+    })
+    .await;
+    crate::common::proxy::eventually("the first token is sent", || saw_token(&ds, tokens[0])).await;
+    let auth = format!("Bearer {client_secret}");
+    let cookie = format!("session={client_secret}");
+    for path in ["/openapi/v3", "/apis", &format!("/openapi/v3/{WIDGETS}?hash=x"), "/nope"] {
+        let r = request(
+            "GET",
+            &format!("{base}{path}"),
+            &[("Authorization", &auth), ("Cookie", &cookie), ("Proxy-Authorization", &auth)],
+        )
+        .await;
+        assert!(r.status.as_u16() < 500, "{path}: {}", r.status);
+    }
+    std::fs::write(&token_file, format!("{}\n", tokens[1])).expect("rotate token");
+    crate::common::proxy::eventually("the rotated token is sent", || saw_token(&ds, tokens[1]))
+        .await;
+    drop(child);
+    reader.join().expect("log reader");
+    let logs = text();
+    for r in ds.routes.seen() {
+        let headers = format!("{:?}", r.headers);
+        assert!(!headers.contains(client_secret), "a client credential reached the downstream");
+    }
+    logs
+}
+
+#[actix_web::test]
+async fn tokens_and_client_credentials_never_reach_the_logs_even_at_trace_level() {
+    let tokens = ["first-SECRET-token-1a2b3c", "second-SECRET-token-4d5e6f"];
+    let client_secret = "client-SECRET-credential-7a8b9c";
+    let logs = logs_of_a_run_with_a_token("trace", tokens, client_secret).await;
+    // The capture works: the run's own lines are there, debug and trace
+    // ones too (trace is everything debug logs, and more).
+    assert!(logs.contains("snapshot published"), "no log lines captured: {logs}");
+    assert!(logs.contains("\"level\":\"DEBUG\""), "no debug lines captured");
+    assert!(logs.contains("\"level\":\"TRACE\""), "no trace lines captured");
+    for secret in tokens.iter().chain([&client_secret]) {
+        assert!(!logs.contains(secret), "{secret} appears in the logs");
+    }
+    assert!(!logs.contains("SECRET"), "part of a credential appears in the logs");
+}

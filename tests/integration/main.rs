@@ -18,6 +18,8 @@ mod kubectl;
 mod openapi_v3;
 /// Generated documents: no panics, determinism, `$ref` closure.
 mod properties;
+/// Serving HTTPS: trust, plain HTTP refused, kubectl, bad files, certificate rotation.
+mod serving_tls;
 /// The converter and splitter on real Kubernetes documents in `../shared`.
 mod shared_data;
 /// TLS to downstreams (CA bundles, mutual TLS, skipping verification) and bearer tokens.
