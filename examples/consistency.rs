@@ -146,7 +146,8 @@ fn main() {
     };
     let base = base.trim_end_matches('/').to_owned();
     let tally = actix_web::rt::System::new().block_on(async move {
-        let client = Client::builder().disable_redirects().timeout(Duration::from_secs(10)).finish();
+        let client =
+            Client::builder().disable_redirects().timeout(Duration::from_secs(10)).finish();
         let deadline = Instant::now() + Duration::from_secs(secs);
         let mut t = Tally::default();
         while Instant::now() < deadline {

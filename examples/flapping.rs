@@ -55,8 +55,11 @@ fn content(b: bool) -> Vec<(String, Route)> {
             if let Some(key) = DocumentKey::parse(&path) {
                 let doc = scale::openapi_document(&g.metadata.name, &v.version);
                 let doc = if b {
-                    let text = String::from_utf8_lossy(&doc)
-                        .replacen("\"info\":{", "\"info\":{\"description\":\"phase B\",", 1);
+                    let text = String::from_utf8_lossy(&doc).replacen(
+                        "\"info\":{",
+                        "\"info\":{\"description\":\"phase B\",",
+                        1,
+                    );
                     Bytes::from(text)
                 } else {
                     doc
