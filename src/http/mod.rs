@@ -9,6 +9,7 @@
 mod discovery;
 mod health;
 mod openapi;
+pub mod stall;
 pub mod tls;
 
 use std::borrow::Cow;

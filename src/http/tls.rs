@@ -170,7 +170,8 @@ impl ResolvesServerCert for ReloadingCert {
 }
 
 /// The rustls server configuration for `files`: TLS 1.2 and 1.3 with the
-/// ring provider (as the downstream client uses), no client
+/// ring provider (as the downstream client uses), HTTP/2 or HTTP/1.1 by
+/// ALPN, no client
 /// certificates (the documents are public metadata, as on kube-apiserver
 /// where `/openapi/v3` and discovery are readable by `system:unauthenticated`
 /// through RBAC's discovery roles).
@@ -180,11 +181,13 @@ impl ResolvesServerCert for ReloadingCert {
 pub fn server_config(files: &ServingTls) -> Result<rustls::ServerConfig, ServingTlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let resolver = ReloadingCert::new(files.clone(), Arc::clone(&provider))?;
-    // ALPN is actix's business: it offers what it was built to serve.
-    let config = rustls::ServerConfig::builder_with_provider(provider)
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(ServingTlsError::Config)?
         .with_no_client_auth()
         .with_cert_resolver(Arc::new(resolver));
+    // HTTP/2 as kube-apiserver offers it (client-go multiplexes discovery
+    // over one connection), HTTP/1.1 for everyone else.
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(config)
 }

@@ -302,48 +302,90 @@ async fn slowloris_clients_are_cut_off_after_the_request_timeout_and_others_are_
     }
 }
 
+/// On a kept-alive connection, after one answered request, sends the start
+/// of a second head, then one more byte every 100 ms while `dribble`
+/// (else nothing); returns how long until the proxy closed the connection
+/// (15 s: it did not).
+fn second_request_stalls(a: SocketAddr, dribble: bool) -> Duration {
+    let mut s = TcpStream::connect(a).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(5))).expect("timeout");
+    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").expect("first request");
+    let mut buf = [0u8; 4096];
+    let k = s.read(&mut buf).expect("first answer");
+    assert_eq!(raw::status_of(&buf[..k]), 200);
+    let started = Instant::now();
+    let _ = s.write_all(b"GET /openapi/v3 HTTP/1.1\r\nX-Slow: ");
+    s.set_nonblocking(true).expect("non-blocking");
+    while started.elapsed() < Duration::from_secs(15) {
+        std::thread::sleep(Duration::from_millis(100));
+        if dribble && s.write_all(b"a").is_err_and(|e| e.kind() != std::io::ErrorKind::WouldBlock) {
+            break;
+        }
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Err(e) if e.kind() != std::io::ErrorKind::WouldBlock => break,
+            _ => {}
+        }
+    }
+    started.elapsed()
+}
+
 /// actix-http 3.20 arms its request-head timer once per connection: on a
-/// kept-alive connection the second head may arrive as slowly as the client
-/// likes (only the 128 KiB head limit ends it). Go's net/http re-arms
-/// `ReadHeaderTimeout` for every request. What bounds the damage today is
-/// `maxConnections` (README "Limits and timeouts"); this test states the
-/// behaviour we want and is ignored until the server enforces it.
-#[ignore = "actix-http does not re-arm the request-head timer on kept-alive connections"]
+/// kept-alive connection the second head could arrive as slowly as the
+/// client liked, or stop half-way, and hold the connection for good. The
+/// proxy's stall guard (`http::stall`) closes it after the request timeout.
 #[actix_web::test]
 async fn a_kept_alive_connection_dribbling_its_second_request_is_cut_off_too() {
     let timeout = Duration::from_secs(1);
     let (_ds, proxy) = impatient_proxy(timeout).await;
     let a = addr(&proxy);
-    let results = actix_web::rt::task::spawn_blocking(move || {
+    for dribble in [true, false] {
+        let took = actix_web::rt::task::spawn_blocking(move || second_request_stalls(a, dribble))
+            .await
+            .expect("client thread");
+        assert!(
+            took >= timeout && took < timeout * 4,
+            "a stalled second request (dribbling: {dribble}) was closed after {took:?}"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn a_client_that_stops_reading_its_responses_is_cut_off() {
+    let timeout = Duration::from_secs(1);
+    let (_ds, proxy) = impatient_proxy(timeout).await;
+    let a = addr(&proxy);
+    let (stalled_after, closed_after) = actix_web::rt::task::spawn_blocking(move || {
+        // Pipelined requests, never a response read: the socket buffers
+        // fill, the proxy's writes stop progressing and it stops reading;
+        // from then on the client's writes would block.
         let mut s = TcpStream::connect(a).expect("connect");
-        s.set_read_timeout(Some(Duration::from_secs(5))).expect("timeout");
-        s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").expect("first request");
-        let mut buf = [0u8; 4096];
-        let k = s.read(&mut buf).expect("first answer");
-        assert_eq!(raw::status_of(&buf[..k]), 200);
+        s.set_nonblocking(true).expect("non-blocking");
         let started = Instant::now();
-        let _ = s.write_all(b"GET /openapi/v3 HTTP/1.1\r\nX-Slow: ");
+        let batch = b"GET /openapi/v2 HTTP/1.1\r\nHost: x\r\n\r\n".repeat(64);
+        let mut stalled = None;
         loop {
-            std::thread::sleep(Duration::from_millis(100));
-            if s.write_all(b"a").is_err() || started.elapsed() > Duration::from_secs(15) {
+            if started.elapsed() > Duration::from_secs(20) {
                 break;
             }
-            s.set_nonblocking(true).expect("non-blocking");
-            let r = s.read(&mut buf);
-            s.set_nonblocking(false).expect("blocking");
-            if matches!(r, Ok(0))
-                || matches!(&r, Err(e) if e.kind() != std::io::ErrorKind::WouldBlock)
-            {
-                break;
+            match s.write(&batch) {
+                Ok(_) => stalled = None,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    stalled.get_or_insert_with(Instant::now);
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(_) => break,
             }
         }
-        started.elapsed()
+        (stalled.map(|t| t.duration_since(started)), started.elapsed())
     })
     .await
     .expect("client thread");
+    let stalled_after = stalled_after.expect("the proxy stopped reading at some point");
     assert!(
-        results < Duration::from_secs(10),
-        "a dribbling second request held on for {results:?}"
+        closed_after - stalled_after < timeout * 4,
+        "a client that never reads was closed {:?} after its connection stalled",
+        closed_after - stalled_after
     );
 }
 
@@ -569,4 +611,28 @@ async fn tokens_and_client_credentials_never_reach_the_logs_even_at_trace_level(
         assert!(!logs.contains(secret), "{secret} appears in the logs");
     }
     assert!(!logs.contains("SECRET"), "part of a credential appears in the logs");
+}
+
+#[actix_web::test]
+async fn a_graceful_stop_closes_idle_kept_alive_connections_at_once() {
+    let (_ds, proxy) = widgets_proxy().await;
+    let a = addr(&proxy);
+    // An idle kept-alive connection (keep-alive is 90 s by default).
+    let idle = actix_web::rt::task::spawn_blocking(move || {
+        let mut s = TcpStream::connect(a).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+        s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").expect("request");
+        let mut buf = [0u8; 4096];
+        let k = s.read(&mut buf).expect("answer");
+        assert_eq!(raw::status_of(&buf[..k]), 200);
+        s
+    })
+    .await
+    .expect("client thread");
+    let started = Instant::now();
+    proxy.running.server.stop(true).await;
+    // Without the shutdown signal the idle connection would hold the stop
+    // for the whole shutdown timeout (25 s).
+    assert!(started.elapsed() < Duration::from_secs(5), "stopping took {:?}", started.elapsed());
+    drop(idle);
 }

@@ -187,3 +187,46 @@ async fn a_rotated_certificate_is_served_without_a_restart_and_a_broken_one_is_n
     assert!(served_new, "the rotated certificate was not served within 10 s");
     assert!(status(&client(&old.ca), &url).await.is_err(), "the old certificate is still served");
 }
+
+#[actix_web::test]
+async fn over_tls_a_stalled_second_request_is_cut_off_too() {
+    let pki = Pki::generate("serving-stall");
+    let ds = widgets_site();
+    let mut c = tls_config(&ds, &pki.server_cert, &pki.server_key);
+    c.serving.limits.request_timeout = Duration::from_secs(1);
+    let proxy = TestProxy::start_config(&c);
+    proxy.wait_for("the widgets document is published", |s| s.openapi.contains_key(WIDGETS)).await;
+    let (addr, ca) = (proxy.running.addr, pki.ca.clone());
+    let took = actix_web::rt::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let mut roots = rustls::RootCertStore::empty();
+        for c in CertificateDer::pem_file_iter(&ca).expect("CA file").map(|c| c.expect("PEM")) {
+            roots.add(c).expect("CA certificate");
+        }
+        // No ALPN: HTTP/1.1, as curl or an old client speaks it.
+        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("protocol versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("name");
+        let conn = rustls::ClientConnection::new(Arc::new(config), name).expect("TLS client");
+        let sock = std::net::TcpStream::connect(addr).expect("connect");
+        sock.set_read_timeout(Some(Duration::from_secs(15))).expect("timeout");
+        let mut tls = rustls::StreamOwned::new(conn, sock);
+        tls.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").expect("first request");
+        let mut buf = [0u8; 4096];
+        let k = tls.read(&mut buf).expect("first answer");
+        assert_eq!(raw::status_of(&buf[..k]), 200);
+        let started = std::time::Instant::now();
+        tls.write_all(b"GET /openapi/v3 HTTP/1.1\r\nX-Slow: ").expect("half a head");
+        // Then nothing: the read returns when the proxy closes (or after 15 s).
+        let _ = tls.read(&mut buf);
+        started.elapsed()
+    })
+    .await
+    .expect("client thread");
+    assert!(took < Duration::from_secs(4), "a stalled request over TLS held on for {took:?}");
+}
