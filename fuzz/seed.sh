@@ -1,8 +1,13 @@
 #!/bin/sh
-# Seeds the convert_split corpus with small real inputs: the project's own
-# test documents and the Kubernetes CRD Swagger 2.0 documents from
-# kube-openapi. The corpus folder is git-ignored; run this before
-# `cargo fuzz run convert_split`.
+# Seeds the corpora with small real inputs (the corpus folder is
+# git-ignored; run this before `cargo fuzz run TARGET`):
+# - convert_split: the project's own test documents and the Kubernetes CRD
+#   Swagger 2.0 documents from kube-openapi;
+# - discovery: the project's discovery fixtures and the real Kubernetes
+#   discovery documents in ../shared/testdata/discovery;
+# - negotiate: the Accept and If-None-Match headers real clients send
+#   (kubectl 1.26-1.32, client-go, curl, browsers), one per file, the
+#   header then an ETag on the next line.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
@@ -29,3 +34,40 @@ else
     echo "seed.sh: $crds not found; seeding without the CRD documents" >&2
 fi
 echo "seed.sh: $(ls "$corpus" | wc -l) files in $corpus"
+
+corpus="$here/corpus/discovery"
+mkdir -p "$corpus"
+if [ -d "$repo/testdata" ]; then
+    (cd "$repo" && grep -rlE 'APIGroupDiscoveryList|APIResourceList' testdata | sort) | while IFS= read -r f; do
+        copy "$repo/$f" "$f"
+    done
+fi
+discovery="$repo/../shared/testdata/discovery"
+if [ -d "$discovery" ]; then
+    (cd "$discovery" && grep -rlE 'APIGroupDiscoveryList|APIResourceList' . | sort) | while IFS= read -r f; do
+        copy "$discovery/$f" "shared_${f#./}"
+    done
+else
+    echo "seed.sh: $discovery not found; seeding discovery with the project's fixtures only" >&2
+fi
+echo "seed.sh: $(ls "$corpus" | wc -l) files in $corpus"
+
+corpus="$here/corpus/negotiate"
+mkdir -p "$corpus"
+n=0
+while IFS= read -r header; do
+    n=$((n + 1))
+    printf '%s\n"0A1B2C3D"' "$header" >"$corpus/header_$n"
+done <<'HEADERS'
+application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json
+application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json
+application/com.github.proto-openapi.spec.v2@v1.0+protobuf
+application/com.github.proto-openapi.spec.v3@v1.0+protobuf
+application/json, */*
+application/json;q=0.9, application/vnd.kubernetes.protobuf;q=0.8
+text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8
+*/*
+W/"0A1B2C3D", "other"
+*
+HEADERS
+echo "seed.sh: $n files in $corpus"

@@ -217,6 +217,9 @@ pub struct ServeArgs {
     /// Serve aggregated discovery apidiscovery.k8s.io/v2beta1 besides v2 [default: true].
     #[arg(long, value_name = "BOOL")]
     pub discovery_v2beta1: Option<bool>,
+    /// Serving TLS, limits and timeouts (README: Limits and timeouts).
+    #[command(flatten)]
+    pub serving: crate::serving::ServingArgs,
 }
 
 /// Arguments of `demo`.
@@ -252,6 +255,7 @@ pub fn serve_config(args: &ServeArgs) -> Result<Config, ConfigError> {
     if let Some(b) = args.discovery_v2beta1 {
         raw.discovery_v2beta1 = Some(b);
     }
+    args.serving.apply(&mut raw.tls, &mut raw.limits);
     for flag in &args.downstreams {
         let d = config::parse_downstream_flag(flag)
             .map_err(|problem| ConfigError::Invalid { field: "--downstream".into(), problem })?;
@@ -297,6 +301,7 @@ pub async fn run_demo(args: &DemoArgs) -> anyhow::Result<()> {
                 ..RawDownstream::default()
             },
         ],
+        ..RawConfig::default()
     };
     let config = Config::from_raw(raw)?;
     let running = proxy::start(&config).map_err(|e| {

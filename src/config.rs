@@ -21,6 +21,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::credentials::{self, BearerToken, Credentials, Environment, PemSource};
+use crate::serving::{RawLimits, RawServingTls, Serving};
 
 /// Where the proxy listens unless told otherwise: loopback only, so that a
 /// proxy started by hand is not reachable from the network by accident.
@@ -52,6 +53,10 @@ pub struct RawConfig {
     /// says otherwise.
     #[serde(default)]
     pub downstreams: Vec<RawDownstream>,
+    /// Serve HTTPS with this certificate and key (see [`crate::serving`]).
+    pub tls: Option<RawServingTls>,
+    /// Connection limits and timeouts of the serving side.
+    pub limits: Option<RawLimits>,
 }
 
 /// One downstream server as written.
@@ -105,6 +110,8 @@ pub struct Config {
     pub discovery_v2beta1: bool,
     /// Downstream servers, in configuration order.
     pub downstreams: Vec<DownstreamConfig>,
+    /// The serving side: TLS, limits and timeouts.
+    pub serving: Serving,
 }
 
 /// One validated downstream server.
@@ -235,6 +242,7 @@ impl Config {
         if max_document_bytes < 1024 {
             return Err(invalid("maxDocumentBytes", "must be at least 1024"));
         }
+        let serving = Serving::from_raw(raw.tls, raw.limits)?;
         let count = raw.downstreams.len();
         let mut downstreams: Vec<DownstreamConfig> = Vec::with_capacity(count);
         for (i, d) in raw.downstreams.into_iter().enumerate() {
@@ -336,6 +344,7 @@ impl Config {
             max_document_bytes,
             discovery_v2beta1: raw.discovery_v2beta1.unwrap_or(true),
             downstreams,
+            serving,
         })
     }
 }

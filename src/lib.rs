@@ -37,6 +37,7 @@ pub mod proxy;
 pub mod refs;
 pub mod rendered;
 pub mod scale;
+pub mod serving;
 pub mod snapshot;
 pub mod split;
 

@@ -12,15 +12,22 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use actix_web::{App, HttpServer, dev::ServerHandle};
+use actix_http::{HttpService, Protocol};
+use actix_service::{
+    IntoServiceFactory, ServiceFactory, ServiceFactoryExt, fn_service, map_config,
+};
+use actix_web::App;
+use actix_web::dev::{AppConfig, ServerHandle};
 use tracing::{info, warn};
 
 use crate::cache::ConversionCache;
 use crate::config::Config;
 use crate::downstream::client::{ClientError, DownstreamClient};
 use crate::downstream::poll::Poller;
+use crate::http::stall::StallGuard;
 use crate::http::{self, AppState};
 use crate::metrics::Metrics;
+use crate::serving;
 use crate::snapshot::{self, Conflict, Hub, Store};
 
 /// Why the proxy could not start.
@@ -35,6 +42,9 @@ pub enum StartError {
         #[source]
         source: Box<ClientError>,
     },
+    /// The serving certificate or key does not load.
+    #[error("serving TLS")]
+    ServingTls(#[source] crate::http::tls::ServingTlsError),
     /// The listen address could not be bound.
     #[error("listening on {addr}")]
     Bind {
@@ -57,12 +67,6 @@ pub struct Running {
     pub server: ServerHandle,
     /// Completes when the HTTP server has stopped.
     pub done: actix_web::rt::task::JoinHandle<std::io::Result<()>>,
-}
-
-/// How many HTTP worker threads to run: one per core, at least two so one
-/// slow client never holds up another.
-fn workers() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get().max(2))
 }
 
 /// Starts pollers, the builder and the HTTP server on the current actix
@@ -101,16 +105,8 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
         metrics: Arc::clone(&metrics),
         serve_v2beta1: config.discovery_v2beta1,
     };
-    let app_state = state.clone();
-    let server = HttpServer::new(move || {
-        let state = app_state.clone();
-        App::new().configure(move |cfg| http::configure(cfg, state))
-    })
-    .workers(workers())
-    .bind(config.listen)
-    .map_err(|source| StartError::Bind { addr: config.listen, source })?;
-    let addr = server.addrs().first().copied().unwrap_or(config.listen);
-    let server = server.run();
+    let limits = &config.serving.limits;
+    let (server, addr) = http_server(config, &state)?;
     let handle = server.handle();
 
     actix_web::rt::spawn(build_loop(hub, store, metrics, config.downstreams.is_empty()));
@@ -118,8 +114,127 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
         actix_web::rt::spawn(poller.run());
     }
     let done = actix_web::rt::spawn(server);
-    info!(%addr, downstreams = config.downstreams.len(), "listening");
+    info!(
+        %addr,
+        tls = config.serving.tls.is_some(),
+        workers = limits.workers,
+        downstreams = config.downstreams.len(),
+        "listening"
+    );
     Ok(Running { addr, state, server: handle, done })
+}
+
+/// The HTTP server, bound and ready to run, with every limit set
+/// deliberately rather than left to actix's defaults (README "Limits and
+/// timeouts"; `serving` says why each).
+///
+/// Built from actix-server and actix-http rather than actix-web's
+/// `HttpServer` for one reason: every HTTP/1 connection goes through a
+/// [`StallGuard`], which closes a connection whose request head (or whose
+/// reader) stalls on *any* request, not only the first, as actix-http's
+/// own timer does. What `HttpServer` adds besides is re-done here:
+/// workers, backlog, connections per worker, signals, shutdown timeout,
+/// the TLS acceptor with its handshake timeout.
+fn http_server(
+    config: &Config,
+    state: &AppState,
+) -> Result<(actix_server::Server, SocketAddr), StartError> {
+    let limits = config.serving.limits.clone();
+    let listener = listener(config.listen)
+        .map_err(|source| StartError::Bind { addr: config.listen, source })?;
+    let addr = listener.local_addr().unwrap_or(config.listen);
+    let builder = actix_server::Server::build()
+        .workers(limits.workers)
+        .max_concurrent_connections(limits.max_connections_per_worker())
+        .shutdown_timeout(serving::SHUTDOWN_TIMEOUT_SECS);
+    // Tells kept-alive connections to close when a stop begins, so an idle
+    // one does not hold the stop for the whole shutdown timeout.
+    let stopping = builder.graceful_shutdown_signal();
+    let state = state.clone();
+    let guard = limits.request_timeout;
+    let builder = match &config.serving.tls {
+        None => builder.listen("openapi-proxy", listener, move || {
+            fn_service(move |io: actix_web::rt::net::TcpStream| async move {
+                let peer = io.peer_addr().ok();
+                let _ = io.set_nodelay(true);
+                Ok((StallGuard::new(io, guard, true), Protocol::Http1, peer))
+            })
+            .and_then(http_service(&state, &limits, addr, &stopping))
+        }),
+        Some(files) => {
+            let tls = http::tls::server_config(files).map_err(StartError::ServingTls)?;
+            let mut acceptor = actix_tls::accept::rustls_0_23::Acceptor::new(tls);
+            acceptor.set_handshake_timeout(limits.tls_handshake_timeout);
+            builder.listen("openapi-proxy-tls", listener, move || {
+                acceptor
+                    .clone()
+                    .map_err(|e| {
+                        tracing::debug!(error = ?e, "TLS handshake failed");
+                    })
+                    .and_then(fn_service(
+                        move |io: actix_tls::accept::rustls_0_23::TlsStream<
+                            actix_web::rt::net::TcpStream,
+                        >| async move {
+                            let peer = io.get_ref().0.peer_addr().ok();
+                            let h2 = io.get_ref().1.alpn_protocol() == Some(b"h2".as_slice());
+                            let protocol = if h2 { Protocol::Http2 } else { Protocol::Http1 };
+                            Ok((StallGuard::new(io, guard, !h2), protocol, peer))
+                        },
+                    ))
+                    .and_then(http_service(&state, &limits, addr, &stopping).map_err(|e| {
+                        tracing::debug!(error = %e, "connection ended with an error");
+                    }))
+            })
+        }
+    }
+    .map_err(|source| StartError::Bind { addr: config.listen, source })?;
+    Ok((builder.run(), addr))
+}
+
+/// actix-http's service over a guarded stream, answering with the app
+/// `http::configure` builds.
+fn http_service<T>(
+    state: &AppState,
+    limits: &serving::Limits,
+    addr: SocketAddr,
+    stopping: &actix_server::GracefulShutdownSignal,
+) -> impl ServiceFactory<
+    (StallGuard<T>, Protocol, Option<SocketAddr>),
+    Config = (),
+    Response = (),
+    Error = actix_http::error::DispatchError,
+    InitError = (),
+> + use<T>
+where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 'static,
+{
+    let state = state.clone();
+    let app = App::new()
+        .configure(move |cfg| http::configure(cfg, state))
+        .into_factory()
+        .map_err(|e| e.error_response());
+    let stopping = stopping.clone();
+    HttpService::build()
+        .graceful_shutdown_signal(move || {
+            let stopping = stopping.clone();
+            async move { stopping.notified().await }
+        })
+        .keep_alive(limits.keep_alive)
+        .client_request_timeout(limits.request_timeout)
+        .client_disconnect_timeout(serving::DISCONNECT_TIMEOUT)
+        .local_addr(addr)
+        .finish(map_config(app, |()| AppConfig::default()))
+}
+
+/// A listening socket with the configured backlog (std's `bind` would
+/// take 128).
+fn listener(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Protocol as IpProtocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(IpProtocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(i32::try_from(serving::BACKLOG).unwrap_or(i32::MAX))?;
+    Ok(socket.into())
 }
 
 /// The one writer: waits for contributions to change, builds the next

@@ -9,6 +9,8 @@
 mod discovery;
 mod health;
 mod openapi;
+pub mod stall;
+pub mod tls;
 
 use std::borrow::Cow;
 use std::sync::Arc;

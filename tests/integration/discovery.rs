@@ -306,6 +306,7 @@ async fn v2beta1_only_accept_is_406_with_a_status_body_when_switched_off() {
         max_document_bytes: openapi_proxy::config::DEFAULT_MAX_DOCUMENT_BYTES,
         discovery_v2beta1: false,
         downstreams: vec![downstream("kube", &ds.url(), 1)],
+        serving: openapi_proxy::serving::Serving::default(),
     };
     let running = openapi_proxy::proxy::start(&config).expect("proxy starts");
     let base = format!("http://{}", running.addr);

@@ -6,6 +6,8 @@
 mod check;
 /// The `convert` command as a user runs it.
 mod cli;
+/// Hostile and careless clients: odd headers and paths, other methods, slow and many clients.
+mod clients;
 /// Test support: fake servers, helpers, the OpenAPI validator harness.
 mod common;
 /// Downstream credentials from the pod's service account and from kubeconfigs, over TLS.
@@ -24,6 +26,8 @@ mod kubectl;
 mod openapi_v3;
 /// Generated documents: no panics, determinism, `$ref` closure.
 mod properties;
+/// Serving HTTPS: trust, plain HTTP refused, kubectl, bad files, certificate rotation.
+mod serving_tls;
 /// The converter and splitter on real Kubernetes documents in `../shared`.
 mod shared_data;
 /// TLS to downstreams (CA bundles, mutual TLS, skipping verification) and bearer tokens.

@@ -301,6 +301,7 @@ async fn config_validation_refuses_tls_material_that_does_not_parse() {
         max_document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
         discovery_v2beta1: true,
         downstreams: vec![verified("garbage", url, &not_pem)],
+        serving: openapi_proxy::serving::Serving::default(),
     };
     let e = openapi_proxy::proxy::start(&config).expect_err("refused");
     let message = chain(&e);

@@ -10,6 +10,8 @@ pub mod kubectl;
 pub mod logs;
 /// The proxy under test and fake downstreams.
 pub mod proxy;
+/// HTTP/1.1 by hand over plain sockets.
+pub mod raw;
 /// `$ref` closure checks.
 pub mod refs;
 /// Locating `../shared/testdata`.

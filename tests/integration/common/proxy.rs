@@ -27,6 +27,18 @@ pub fn downstream(name: &str, url: &str, priority: i64) -> DownstreamConfig {
     }
 }
 
+/// The configuration tests start from: a free loopback port, the
+/// defaults, `downstreams`.
+pub fn config(downstreams: Vec<DownstreamConfig>) -> Config {
+    Config {
+        listen: "127.0.0.1:0".parse().expect("address"),
+        max_document_bytes: openapi_proxy::config::DEFAULT_MAX_DOCUMENT_BYTES,
+        discovery_v2beta1: true,
+        downstreams,
+        serving: openapi_proxy::serving::Serving::default(),
+    }
+}
+
 /// A proxy on a free loopback port.
 pub struct TestProxy {
     /// The running proxy.
@@ -38,19 +50,20 @@ pub struct TestProxy {
 impl TestProxy {
     /// Starts a proxy in front of `downstreams` on the current actix system.
     pub fn start(downstreams: Vec<DownstreamConfig>) -> Self {
-        Self::start_with(downstreams, openapi_proxy::config::DEFAULT_MAX_DOCUMENT_BYTES)
+        Self::start_config(&config(downstreams))
     }
 
     /// Starts a proxy refusing documents larger than `max_document_bytes`.
     pub fn start_with(downstreams: Vec<DownstreamConfig>, max_document_bytes: usize) -> Self {
-        let config = Config {
-            listen: "127.0.0.1:0".parse().expect("address"),
-            max_document_bytes,
-            discovery_v2beta1: true,
-            downstreams,
-        };
-        let running = proxy::start(&config).expect("proxy starts");
-        let base = format!("http://{}", running.addr);
+        Self::start_config(&Config { max_document_bytes, ..config(downstreams) })
+    }
+
+    /// Starts a proxy with `config` (its `listen` should be port 0) on the
+    /// current actix system; the base URL is `https://` when it serves TLS.
+    pub fn start_config(config: &Config) -> Self {
+        let running = proxy::start(config).expect("proxy starts");
+        let scheme = if config.serving.tls.is_some() { "https" } else { "http" };
+        let base = format!("{scheme}://{}", running.addr);
         Self { running, base }
     }
 
