@@ -255,7 +255,15 @@ async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>, no_
         let (snap, conflicts) = snapshot::build(generation + 1, &contributions, ready);
         for c in conflicts {
             if !reported.contains(&c) {
-                warn!(key = %c.key, winner = %c.winner, loser = %c.loser, "two downstreams publish this document; serving the higher priority one");
+                // Two servers each publishing their own `version`, `api` or
+                // `apis/<group>` document is normal (every aggregated API
+                // server does); two publishing one group-version is a
+                // configuration problem an operator must see.
+                if c.key.is_group_version() {
+                    warn!(key = %c.key, winner = %c.winner, loser = %c.loser, "two downstreams publish this group-version; serving the higher priority one");
+                } else {
+                    info!(key = %c.key, winner = %c.winner, loser = %c.loser, "two downstreams publish this document; serving the higher priority one");
+                }
                 metrics.conflict();
                 reported.insert(c);
             }
