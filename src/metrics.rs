@@ -202,7 +202,7 @@ impl Metrics {
             for ((d, doc, r), n) in &m.fetches {
                 writeln!(out, "openapi_proxy_downstream_fetches_total{{downstream=\"{}\",document=\"{doc}\",result=\"{}\"}} {n}", esc(d), r.as_str())?;
             }
-            family(out, "openapi_proxy_downstream_errors_total", "counter", "Failed polls of downstream servers, by reason.")?;
+            family(out, "openapi_proxy_downstream_errors_total", "counter", "Failed polls of downstream servers, by reason (a poll counts once per reason).")?;
             for ((d, reason), n) in &m.errors {
                 writeln!(out, "openapi_proxy_downstream_errors_total{{downstream=\"{}\",reason=\"{reason}\"}} {n}", esc(d))?;
             }

@@ -216,8 +216,17 @@ impl Poller {
     pub async fn round(&mut self) {
         let errors = self.fetch_all().await;
         let ok = errors.is_empty();
-        for e in &errors {
-            self.metrics.error(&self.name, e.reason());
+        // The outcome first, then the reasons: whoever reads /metrics in
+        // between never sees more errors than failed polls.
+        self.metrics.poll_outcome(&self.name, ok);
+        // A failed round counts once per reason, however many of its
+        // requests failed for it: a dead downstream fails every request of
+        // the round with `connect`, and that is one failed poll.
+        let mut reasons: Vec<&'static str> = errors.iter().map(|e| e.reason()).collect();
+        reasons.sort_unstable();
+        reasons.dedup();
+        for reason in reasons {
+            self.metrics.error(&self.name, reason);
         }
         if let Some(first) = errors.first() {
             if self.failures == 0 {
@@ -235,7 +244,6 @@ impl Poller {
             info!(downstream = %self.name, failed_polls = self.failures, "poll succeeded again");
             self.failures = 0;
         }
-        self.metrics.poll_outcome(&self.name, ok);
         let contribution = self.contribution();
         self.metrics.downstream_documents(&self.name, contribution.openapi.len());
         // The first round always counts (it makes the proxy ready); later

@@ -528,6 +528,13 @@ async fn failing_case(fault: Failing, path: Path, logs: Captured) {
         fault.reason(path)
     );
     assert!(metric(&text, &series).is_some_and(|n| n >= 1.0), "{what}: no {series}\n{text}");
+    // A poll counts once per reason, however many of its requests failed.
+    let failed_polls =
+        metric(&text, "openapi_proxy_downstream_consecutive_failures{downstream=\"faulty\"}");
+    assert!(
+        metric(&text, &series) <= failed_polls,
+        "{what}: {series} counts more than the {failed_polls:?} failed polls\n{text}"
+    );
     assert_eq!(
         metric(&text, "openapi_proxy_downstream_up{downstream=\"faulty\"}"),
         Some(0.0),
