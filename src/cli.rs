@@ -50,11 +50,14 @@ pub enum Command {
     /// document (not JSON/YAML, not Swagger 2.0, a $ref to nothing); 4
     /// reading or writing a file failed; 2 bad command line.
     Convert(ConvertArgs),
-    /// Serve OpenAPI v3 (and /openapi/v2, /version) for a set of downstream servers.
+    /// Serve OpenAPI v3 and discovery (/api, /apis) for a set of downstream servers.
     ///
     /// Polls each downstream (conditional requests), converts Swagger 2.0 for
     /// those without /openapi/v3, and serves the merged documents with
-    /// hash-pinned URLs. Documents stay served when a downstream fails.
+    /// hash-pinned URLs, aggregated discovery (v2, v2beta1) and legacy
+    /// discovery merged across downstreams, and /openapi/v2 and /version from
+    /// the highest-priority one. Documents stay served when a downstream
+    /// fails; its discovery entries turn Stale.
     /// Downstreams come from --config and --downstream (flags after the file's);
     /// the first listed wins a key two of them publish, unless priorities say
     /// otherwise. Health: /healthz, /livez, /readyz; metrics: /metrics.
