@@ -4,40 +4,41 @@
 
 use serde_json::Value;
 
+/// Calls `f` with every object of `doc` and its JSON pointer, parents
+/// before children, in document order.
+pub fn for_each_object(doc: &Value, f: &mut dyn FnMut(&str, &serde_json::Map<String, Value>)) {
+    fn walk(v: &Value, at: &mut String, f: &mut dyn FnMut(&str, &serde_json::Map<String, Value>)) {
+        let children: Box<dyn Iterator<Item = (String, &Value)>> = match v {
+            Value::Object(m) => {
+                f(at, m);
+                Box::new(m.iter().map(|(k, v)| (k.replace('~', "~0").replace('/', "~1"), v)))
+            }
+            Value::Array(a) => Box::new(a.iter().enumerate().map(|(i, v)| (i.to_string(), v))),
+            _ => return,
+        };
+        for (token, v) in children {
+            let len = at.len();
+            at.push('/');
+            at.push_str(&token);
+            walk(v, at, f);
+            at.truncate(len);
+        }
+    }
+    walk(doc, &mut String::new(), f);
+}
+
 /// Every `$ref` whose value is a string, with the JSON pointer of the object
 /// holding it, in document order. A `$ref` whose value is not a string is
 /// not a reference (e.g. a property named `$ref` in a schema's
 /// `properties`) and is walked into instead.
 #[must_use]
 pub fn all_refs(doc: &Value) -> Vec<(String, String)> {
-    fn walk(v: &Value, at: &mut String, out: &mut Vec<(String, String)>) {
-        match v {
-            Value::Object(m) => {
-                if let Some(Value::String(r)) = m.get("$ref") {
-                    out.push((at.clone(), r.clone()));
-                }
-                for (k, v) in m {
-                    let len = at.len();
-                    at.push('/');
-                    at.push_str(&k.replace('~', "~0").replace('/', "~1"));
-                    walk(v, at, out);
-                    at.truncate(len);
-                }
-            }
-            Value::Array(a) => {
-                for (i, v) in a.iter().enumerate() {
-                    let len = at.len();
-                    at.push('/');
-                    at.push_str(&i.to_string());
-                    walk(v, at, out);
-                    at.truncate(len);
-                }
-            }
-            _ => {}
-        }
-    }
     let mut out = Vec::new();
-    walk(doc, &mut String::new(), &mut out);
+    for_each_object(doc, &mut |at, m| {
+        if let Some(Value::String(r)) = m.get("$ref") {
+            out.push((at.to_owned(), r.clone()));
+        }
+    });
     out
 }
 

@@ -57,7 +57,7 @@ fn openapi_3_0_shape(e: &Evidence, _: Profile) -> Outcome {
             if doc.get("servers").is_some() {
                 j.fail(Some(ex), "body /servers", "absent", "present");
             }
-            walk(&doc, &mut String::new(), &mut |at, m| {
+            crate::refs::for_each_object(&doc, &mut |at, m| {
                 if let Some(Value::String(r)) = m.get("$ref") {
                     if !r.starts_with("#/components/") {
                         j.fail(
@@ -99,32 +99,6 @@ fn openapi_3_0_shape(e: &Evidence, _: Profile) -> Outcome {
             });
         }
     })
-}
-
-/// Calls `f` on every object of `v` with its JSON pointer.
-fn walk(v: &Value, at: &mut String, f: &mut dyn FnMut(&str, &serde_json::Map<String, Value>)) {
-    match v {
-        Value::Object(m) => {
-            f(at, m);
-            for (k, v) in m {
-                let len = at.len();
-                at.push('/');
-                at.push_str(&super::token(k));
-                walk(v, at, f);
-                at.truncate(len);
-            }
-        }
-        Value::Array(a) => {
-            for (i, v) in a.iter().enumerate() {
-                let len = at.len();
-                at.push('/');
-                at.push_str(&i.to_string());
-                walk(v, at, f);
-                at.truncate(len);
-            }
-        }
-        _ => {}
-    }
 }
 
 /// Every `serverRelativeURL` resolves on this server.
