@@ -16,13 +16,13 @@
 //!   flags exist, the user is not root, there is no HEALTHCHECK.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use openapi_proxy::config::{Config, RawConfig};
 use openapi_proxy::credentials::Environment;
 use openapi_proxy::demo::{Route, version_body};
 use serde_yaml_ng::Value;
 
+use crate::common::kubectl::Run;
 use crate::common::proxy::{TestProxy, downstream, site};
 use crate::common::shared::shared_testdata;
 
@@ -163,50 +163,12 @@ fn discovery_routes(dir: &Path) -> Vec<(String, Route)> {
     routes
 }
 
-/// What one kubectl run printed.
-struct Run {
-    success: bool,
-    stdout: String,
-    stderr: String,
-}
-
-/// `kubectl create --dry-run=client -f FILE` against `server`, with a
-/// fresh cache and no kubeconfig.
+/// `kubectl create --dry-run=client --validate=strict -f FILE` against
+/// `server`.
 async fn kubectl_dry_run(server: &str, file: &Path) -> Run {
-    static RUNS: AtomicUsize = AtomicUsize::new(0);
-    let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kubectl-cache").join(format!(
-        "deploy-{}-{}",
-        std::process::id(),
-        RUNS.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&cache);
-    std::fs::create_dir_all(&cache).expect("kubectl cache dir");
-    let mut cmd = std::process::Command::new(crate::common::kubectl::pinned());
-    cmd.args([
-        "create",
-        "--dry-run=client",
-        "--validate=strict",
-        "-o",
-        "name",
-        "--request-timeout=60s",
-    ])
-    .arg("--server")
-    .arg(server)
-    .arg("--cache-dir")
-    .arg(&cache)
-    .arg("-f")
-    .arg(file)
-    .env("KUBECONFIG", "/dev/null");
-    let out = actix_web::rt::task::spawn_blocking(move || cmd.output())
-        .await
-        .expect("join")
-        .expect("kubectl runs");
-    let _ = std::fs::remove_dir_all(&cache);
-    Run {
-        success: out.status.success(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    let file = file.to_str().expect("a UTF-8 path");
+    let args = ["create", "--dry-run=client", "--validate=strict", "-o", "name", "-f", file];
+    crate::common::kubectl::run(server, &args).await
 }
 
 /// One object's result from `tests/validators/validate_manifests.py`.

@@ -12,8 +12,6 @@
 //! `KUBECONFIG=/dev/null`, so no run can answer from another's cache.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use openapi_proxy::config::DownstreamConfig;
@@ -27,6 +25,7 @@ use openapi_proxy::downstream::discovery::CLIENT_GO_ACCEPT;
 use openapi_proxy::key::DocumentKey;
 use openapi_proxy::negotiate::DISCOVERY_V2_CONTENT_TYPE;
 
+use crate::common::kubectl::Run;
 use crate::common::proxy::{TestProxy, downstream, site};
 use crate::common::shared::{shared_json, shared_testdata};
 
@@ -41,19 +40,11 @@ const DISCOVERY: &str = "discovery/kubernetes-api-discovery";
 // ---------------------------------------------------------------------------
 // Running kubectl
 
-/// What one kubectl run printed.
-struct Run {
-    /// The command line after `--server` (for messages).
-    args: String,
-    /// Exit status 0.
-    success: bool,
-    /// Standard output.
-    stdout: String,
-    /// Standard error.
-    stderr: String,
+trait AssertOk {
+    fn assert_ok(&self, server: &str, sanity: &str);
 }
 
-impl Run {
+impl AssertOk for Run {
     /// Asserts the run succeeded and printed `sanity`, so that two empty or
     /// failed outputs cannot compare equal.
     fn assert_ok(&self, server: &str, sanity: &str) {
@@ -67,36 +58,9 @@ impl Run {
     }
 }
 
-/// Runs the pinned kubectl against `server` with a fresh disk cache, off the
-/// actix system (which runs the proxy and the fake downstreams).
+/// Runs the pinned kubectl against `server`.
 async fn kubectl(server: &str, args: &[&str]) -> Run {
-    static RUNS: AtomicUsize = AtomicUsize::new(0);
-    let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kubectl-cache").join(format!(
-        "{}-{}",
-        std::process::id(),
-        RUNS.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&cache);
-    std::fs::create_dir_all(&cache).expect("kubectl cache dir");
-    let mut cmd = std::process::Command::new(crate::common::kubectl::pinned());
-    cmd.arg("--server")
-        .arg(server)
-        .arg("--cache-dir")
-        .arg(&cache)
-        .arg("--request-timeout=30s")
-        .args(args)
-        .env("KUBECONFIG", "/dev/null");
-    let out = actix_web::rt::task::spawn_blocking(move || cmd.output())
-        .await
-        .expect("join")
-        .expect("kubectl runs");
-    let _ = std::fs::remove_dir_all(&cache);
-    Run {
-        args: args.join(" "),
-        success: out.status.success(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    crate::common::kubectl::run(server, args).await
 }
 
 /// The first line where `a` (through the proxy) and `b` (the reference)

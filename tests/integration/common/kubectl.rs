@@ -31,3 +31,49 @@ pub fn pinned() -> PathBuf {
     }
     panic!("kubectl.1.32 not found on PATH or beside kubectl; run .ci/run's install step");
 }
+
+/// What one kubectl run printed.
+pub struct Run {
+    /// The command line after `--server` (for messages).
+    pub args: String,
+    /// Exit status 0.
+    pub success: bool,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+/// Runs the pinned kubectl against `server` with `args`, a fresh disk cache
+/// (so no run answers from another's) and no kubeconfig, off the actix
+/// system (which runs the proxy and the fake downstreams).
+pub async fn run(server: &str, args: &[&str]) -> Run {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kubectl-cache").join(format!(
+        "{}-{}",
+        std::process::id(),
+        RUNS.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&cache);
+    std::fs::create_dir_all(&cache).expect("kubectl cache dir");
+    let mut cmd = std::process::Command::new(pinned());
+    cmd.arg("--server")
+        .arg(server)
+        .arg("--cache-dir")
+        .arg(&cache)
+        .arg("--request-timeout=60s")
+        .args(args)
+        .env("KUBECONFIG", "/dev/null");
+    let out = actix_web::rt::task::spawn_blocking(move || cmd.output())
+        .await
+        .expect("join")
+        .expect("kubectl runs");
+    let _ = std::fs::remove_dir_all(&cache);
+    Run {
+        args: args.join(" "),
+        success: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
