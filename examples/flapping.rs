@@ -23,24 +23,11 @@ use bytes::Bytes;
 use openapi_proxy::demo::{Route, Routes, start_site, v3_routes, version_body};
 use openapi_proxy::discovery::legacy_path;
 use openapi_proxy::key::DocumentKey;
-use openapi_proxy::negotiate::DISCOVERY_V2_CONTENT_TYPE;
 use openapi_proxy::scale;
 
 /// Aggregated discovery (and legacy lists) of a synthetic downstream.
 fn discovery_routes(downstream: usize, groups: usize, versions: usize) -> Vec<(String, Route)> {
-    let d = scale::discovery(downstream, groups, versions);
-    let mut out = Vec::new();
-    let items = serde_json::to_vec(&d.groups).expect("discovery types serialize");
-    let mut list = b"{\"kind\":\"APIGroupDiscoveryList\",\"apiVersion\":\"apidiscovery.k8s.io/v2\",\"metadata\":{},\"items\":".to_vec();
-    list.extend_from_slice(&items);
-    list.extend_from_slice(b"}\n");
-    let mut apis = Route::json(list);
-    apis.content_type = DISCOVERY_V2_CONTENT_TYPE;
-    out.push(("/apis".to_owned(), apis));
-    for (path, l) in &d.legacy {
-        out.push((format!("/{path}"), Route::json(l.body.clone())));
-    }
-    out
+    scale::discovery_routes(&scale::discovery(downstream, groups, versions))
 }
 
 /// The flapping downstream's content: `b` adds a version to every group

@@ -16,26 +16,15 @@ use std::time::Duration;
 use openapi_proxy::demo::{Route, Routes, start_site, v3_routes, version_body};
 use openapi_proxy::discovery::legacy_path;
 use openapi_proxy::key::DocumentKey;
-use openapi_proxy::negotiate::DISCOVERY_V2_CONTENT_TYPE;
 use openapi_proxy::scale;
 
 fn routes_for(downstream: usize, groups: usize, versions: usize) -> Vec<(String, Route)> {
     let d = scale::discovery(downstream, groups, versions);
-    let mut out = Vec::new();
-    let items = serde_json::to_vec(&d.groups).expect("serializes");
-    let mut list = b"{\"kind\":\"APIGroupDiscoveryList\",\"apiVersion\":\"apidiscovery.k8s.io/v2\",\"metadata\":{},\"items\":".to_vec();
-    list.extend_from_slice(&items);
-    list.extend_from_slice(b"}\n");
-    let mut apis = Route::json(list);
-    apis.content_type = DISCOVERY_V2_CONTENT_TYPE;
-    out.push(("/apis".to_owned(), apis));
+    let mut out = scale::discovery_routes(&d);
     let mut docs = BTreeMap::new();
     for g in &d.groups {
         for v in &g.versions {
             let path = legacy_path(&g.metadata.name, &v.version);
-            if let Some(l) = d.legacy.get(&path) {
-                out.push((format!("/{path}"), Route::json(l.body.clone())));
-            }
             if let Some(key) = DocumentKey::parse(&path) {
                 docs.insert(key, scale::openapi_document(&g.metadata.name, &v.version));
             }

@@ -84,6 +84,25 @@ pub fn discovery(downstream: usize, groups: usize, versions: usize) -> Downstrea
     out
 }
 
+/// What a synthetic downstream serves for its discovery, as routes of a
+/// fake site (`demo::start_site`): aggregated `/apis` (v2) and every
+/// legacy group-version list. The load scripts' downstreams serve these.
+#[must_use]
+pub fn discovery_routes(d: &DownstreamDiscovery) -> Vec<(String, crate::demo::Route)> {
+    use crate::demo::Route;
+    let items = serde_json::to_vec(&d.groups).expect("discovery types always serialize");
+    let mut list = br#"{"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","metadata":{},"items":"#.to_vec();
+    list.extend_from_slice(&items);
+    list.extend_from_slice(b"}\n");
+    let mut apis = Route::json(list);
+    apis.content_type = crate::negotiate::DISCOVERY_V2_CONTENT_TYPE;
+    let mut out = vec![("/apis".to_owned(), apis)];
+    for (path, l) in &d.legacy {
+        out.push((format!("/{path}"), Route::json(l.body.clone())));
+    }
+    out
+}
+
 /// A small OpenAPI v3 document for one synthetic group-version.
 #[must_use]
 pub fn openapi_document(group: &str, version: &str) -> Bytes {

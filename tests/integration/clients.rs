@@ -11,21 +11,8 @@ use actix_web::http::StatusCode;
 use openapi_proxy::config::{Config, DownstreamConfig};
 use openapi_proxy::demo::{Route, Site};
 
-use crate::common::proxy::{TestProxy, config, downstream, request, site, testdata};
+use crate::common::proxy::{TestProxy, WIDGETS, config, downstream, request, site, widgets_site};
 use crate::common::raw;
-
-/// The document the widgets downstream publishes (converted from 2.0).
-const WIDGETS: &str = "apis/widgets.example.com/v1beta1";
-
-/// A downstream publishing only the widgets Swagger 2.0 sample.
-fn widgets_site() -> Site {
-    let s = site();
-    s.routes.set(
-        "/openapi/v2",
-        Route::json(std::fs::read(testdata("sample/widgets.v2.json")).expect("fixture")),
-    );
-    s
-}
 
 async fn ready(config: &Config) -> TestProxy {
     let proxy = TestProxy::start_config(config);

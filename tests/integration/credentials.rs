@@ -12,20 +12,10 @@ use actix_web::http::header::AUTHORIZATION;
 use base64::Engine as _;
 use openapi_proxy::config::{Config, DownstreamConfig, RawConfig};
 use openapi_proxy::credentials::Environment;
-use openapi_proxy::demo::{Route, Routes};
+use openapi_proxy::demo::Routes;
 
-use crate::common::proxy::{TestProxy, eventually, testdata};
+use crate::common::proxy::{TestProxy, eventually, widgets_routes};
 use crate::common::tls::{Pki, start_tls_site};
-
-/// Routes publishing only the widgets Swagger 2.0 sample (four documents).
-fn widgets_routes() -> Routes {
-    let routes = Routes::default();
-    routes.set(
-        "/openapi/v2",
-        Route::json(std::fs::read(testdata("sample/widgets.v2.json")).expect("fixture")),
-    );
-    routes
-}
 
 /// The downstreams of `yaml`, loaded by the real loader in `env`, with
 /// test-friendly timings.

@@ -11,7 +11,9 @@ use openapi_proxy::demo::{Route, Site, v3_routes, version_body};
 use openapi_proxy::digest::sha512_hex;
 use openapi_proxy::key::DocumentKey;
 
-use crate::common::proxy::{TestProxy, downstream, eventually, request, site, testdata};
+use crate::common::proxy::{
+    TestProxy, downstream, eventually, request, site, testdata, widgets_site,
+};
 use crate::common::shared::shared_testdata;
 
 const K8S_1_24_V3: &str = "kube-openapi/pkg/util/proto/testdata/openapi_v3_0_0";
@@ -41,16 +43,6 @@ fn v3_site(docs: &BTreeMap<DocumentKey, Bytes>) -> Site {
     let s = site();
     s.routes.replace(v3_routes(docs));
     s.routes.set("/version", Route::json(version_body(24)));
-    s
-}
-
-/// A downstream publishing only the widgets Swagger 2.0 sample.
-fn widgets_site() -> Site {
-    let s = site();
-    s.routes.set(
-        "/openapi/v2",
-        Route::json(std::fs::read(testdata("sample/widgets.v2.json")).expect("fixture")),
-    );
     s
 }
 

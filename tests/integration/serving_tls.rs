@@ -10,26 +10,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::http::StatusCode;
-use openapi_proxy::demo::{Route, Site};
+use openapi_proxy::demo::Site;
 use openapi_proxy::serving::ServingTls;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
 use crate::common::kubectl;
-use crate::common::proxy::{TestProxy, config, downstream, site, testdata};
+use crate::common::proxy::{TestProxy, WIDGETS, config, downstream, widgets_site};
 use crate::common::raw;
 use crate::common::tls::Pki;
-
-const WIDGETS: &str = "apis/widgets.example.com/v1beta1";
-
-fn widgets_site() -> Site {
-    let s = site();
-    s.routes.set(
-        "/openapi/v2",
-        Route::json(std::fs::read(testdata("sample/widgets.v2.json")).expect("fixture")),
-    );
-    s
-}
 
 fn tls_config(ds: &Site, cert: &Path, key: &Path) -> openapi_proxy::config::Config {
     let mut c = config(vec![downstream("widgets", &ds.url(), 1)]);

@@ -12,24 +12,14 @@ use std::time::{Duration, SystemTime};
 use actix_web::http::StatusCode;
 use actix_web::http::header::{AUTHORIZATION, COOKIE};
 use openapi_proxy::config::{DEFAULT_MAX_DOCUMENT_BYTES, DownstreamConfig};
-use openapi_proxy::demo::{Route, Routes, SeenRequest};
+use openapi_proxy::demo::{Route, SeenRequest};
 use openapi_proxy::downstream::client::DownstreamClient;
 
-use crate::common::proxy::{TestProxy, downstream, site, testdata};
+use crate::common::proxy::{TestProxy, downstream, site, testdata, widgets_routes};
 use crate::common::tls::{Pki, TlsSite, start_tls_site};
 
 /// The widgets sample publishes this many OpenAPI v3 documents.
 const WIDGETS_DOCUMENTS: usize = 4;
-
-/// Routes publishing only the widgets Swagger 2.0 sample.
-fn widgets_routes() -> Routes {
-    let routes = Routes::default();
-    routes.set(
-        "/openapi/v2",
-        Route::json(std::fs::read(testdata("sample/widgets.v2.json")).expect("fixture")),
-    );
-    routes
-}
 
 /// An HTTPS downstream publishing the widgets sample with `cert` and `key`.
 fn widgets_tls_site(cert: &Path, key: &Path, client_ca: Option<&Path>) -> TlsSite {

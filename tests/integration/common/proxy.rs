@@ -8,7 +8,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::HeaderMap;
 use bytes::Bytes;
 use openapi_proxy::config::{Config, DownstreamConfig, TlsConfig};
-use openapi_proxy::demo::{Routes, Site, start_site};
+use openapi_proxy::demo::{Route, Routes, Site, start_site};
 use openapi_proxy::proxy::{self, Running};
 
 /// Poll interval used by tests: short, so changes show quickly.
@@ -144,6 +144,25 @@ pub async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
         assert!(std::time::Instant::now() < deadline, "timed out waiting for: {what}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// The document the widgets sample publishes, converted from Swagger 2.0.
+pub const WIDGETS: &str = "apis/widgets.example.com/v1beta1";
+
+/// Routes publishing only the widgets Swagger 2.0 sample (four documents
+/// once converted).
+pub fn widgets_routes() -> Routes {
+    let routes = Routes::default();
+    routes.set(
+        "/openapi/v2",
+        Route::json(std::fs::read(testdata("sample/widgets.v2.json")).expect("fixture")),
+    );
+    routes
+}
+
+/// A downstream publishing only the widgets Swagger 2.0 sample.
+pub fn widgets_site() -> Site {
+    start_site(widgets_routes()).expect("site starts")
 }
 
 /// A fake downstream with its routes.
