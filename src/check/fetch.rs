@@ -11,14 +11,15 @@
 //!   verification); the bearer token is sent but never shown in evidence.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use awc::http::header::{self, HeaderValue};
 use bytes::Bytes;
 
 use crate::config::TlsConfig;
-use crate::downstream::client::{ClientError, tls_config};
+use crate::downstream::client::{
+    ClientError, bearer, content_length, http_client, read_whole_body,
+};
 
 /// How the checker reaches the server.
 #[derive(Debug, Clone)]
@@ -156,26 +157,17 @@ impl Fetcher {
             return Err(FetchSetupError::Url(options.base));
         }
         options.base = base;
-        let tls = tls_config(&TlsConfig {
+        let tls = TlsConfig {
             ca: options.ca_file.clone().map(Into::into),
             insecure_skip_verify: options.insecure,
             client_cert: None,
-        })
+        };
+        let client = http_client(
+            &tls,
+            options.timeout,
+            concat!("openapi-proxy-check/", env!("CARGO_PKG_VERSION")),
+        )
         .map_err(FetchSetupError::Tls)?;
-        let connector = awc::Connector::new()
-            .rustls_0_23(Arc::new(tls))
-            .timeout(options.timeout)
-            .handshake_timeout(options.timeout);
-        let client = awc::Client::builder()
-            .connector(connector)
-            .timeout(options.timeout)
-            .disable_redirects()
-            .no_default_headers()
-            .add_default_header((
-                header::USER_AGENT,
-                concat!("openapi-proxy-check/", env!("CARGO_PKG_VERSION")),
-            ))
-            .finish();
         let token = match &options.token_file {
             None => None,
             Some(path) => Some(read_token(path)?),
@@ -227,23 +219,21 @@ impl Fetcher {
                 (k.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned())
             })
             .collect();
+        let announced = content_length(resp.headers());
         let mut resp = resp.timeout(timeout);
-        let body = resp.body().limit(self.options.max_bytes).await.map_err(|e| match e {
-            awc::error::PayloadError::Overflow => {
-                format!("status {status}: body larger than {} bytes", self.options.max_bytes)
-            }
-            other => format!("status {status}: reading the body: {other}"),
-        })?;
+        let body = read_whole_body(&mut resp, self.options.max_bytes, announced).await.map_err(
+            |e| match e {
+                awc::error::PayloadError::Overflow => {
+                    format!("status {status}: body larger than {} bytes", self.options.max_bytes)
+                }
+                other => format!("status {status}: reading the body: {other}"),
+            },
+        )?;
         Ok(Response { status, headers, body })
     }
 }
 
 fn read_token(path: &std::path::Path) -> Result<HeaderValue, FetchSetupError> {
     let err = |source| FetchSetupError::Token { path: path.display().to_string(), source };
-    let token = std::fs::read_to_string(path).map_err(err)?;
-    let mut value = HeaderValue::from_str(&format!("Bearer {}", token.trim())).map_err(|_| {
-        err(std::io::Error::new(std::io::ErrorKind::InvalidData, "not a valid header value"))
-    })?;
-    value.set_sensitive(true);
-    Ok(value)
+    bearer(&std::fs::read_to_string(path).map_err(err)?).map_err(err)
 }

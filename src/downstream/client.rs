@@ -186,8 +186,9 @@ impl Token {
     }
 }
 
-/// `Bearer TOKEN`, marked sensitive.
-fn bearer(token: &str) -> Result<HeaderValue, std::io::Error> {
+/// `Bearer TOKEN`, marked sensitive (also what `openapi-proxy check`
+/// sends).
+pub(crate) fn bearer(token: &str) -> Result<HeaderValue, std::io::Error> {
     let mut value = HeaderValue::from_str(&format!("Bearer {}", token.trim())).map_err(|_| {
         std::io::Error::new(std::io::ErrorKind::InvalidData, "token is not a valid header value")
     })?;
@@ -237,21 +238,11 @@ impl DownstreamClient {
     /// # Errors
     /// [`ClientError`] when TLS material cannot be loaded.
     pub fn new(config: &DownstreamConfig, max_bytes: usize) -> Result<Self, ClientError> {
-        let tls = tls_config(&config.tls)?;
-        let connector = awc::Connector::new()
-            .rustls_0_23(Arc::new(tls))
-            .timeout(config.timeout)
-            .handshake_timeout(config.timeout);
-        let client = awc::Client::builder()
-            .connector(connector)
-            .timeout(config.timeout)
-            .disable_redirects()
-            .no_default_headers()
-            .add_default_header((
-                header::USER_AGENT,
-                concat!("openapi-proxy/", env!("CARGO_PKG_VERSION")),
-            ))
-            .finish();
+        let client = http_client(
+            &config.tls,
+            config.timeout,
+            concat!("openapi-proxy/", env!("CARGO_PKG_VERSION")),
+        )?;
         let token = config.token.as_ref().map(Token::new).transpose()?;
         Ok(Self {
             base: config.url.clone(),
@@ -341,7 +332,7 @@ impl DownstreamClient {
         // The body gets its own deadline: a server that sends headers and
         // then stalls must not hold the poll loop forever.
         let mut resp = resp.timeout(self.timeout);
-        let body = read_body(&mut resp, self.max_bytes, announced).await.map_err(|e| {
+        let body = read_whole_body(&mut resp, self.max_bytes, announced).await.map_err(|e| {
             let kind = match &e {
                 awc::error::PayloadError::Overflow => std::io::ErrorKind::FileTooLarge,
                 awc::error::PayloadError::Io(io) => io.kind(),
@@ -355,17 +346,57 @@ impl DownstreamClient {
             };
             FetchError::Body { url: url.clone(), source: std::io::Error::new(kind, message) }
         })?;
-        // awc ends the body quietly when the connection closes early; a
-        // document cut short must never pass for a whole one.
-        if let Some(announced) = announced
-            && u64::try_from(body.len()).ok() != Some(announced)
-        {
-            let message = format!("body ended after {} of {announced} bytes", body.len());
-            let source = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, message);
-            return Err(FetchError::Body { url, source });
-        }
         Ok(Fetched::Body { body, etag, content_type })
     }
+}
+
+/// An awc client for one server: TLS from `tls`, `timeout` for connecting,
+/// the handshake and each request, redirects never followed, no default
+/// headers but `User-Agent`. The proxy's downstream client and
+/// `openapi-proxy check` both connect with it.
+///
+/// # Errors
+/// [`ClientError`] when TLS material cannot be loaded.
+pub(crate) fn http_client(
+    tls: &TlsConfig,
+    timeout: Duration,
+    user_agent: &'static str,
+) -> Result<awc::Client, ClientError> {
+    let connector = awc::Connector::new()
+        .rustls_0_23(Arc::new(tls_config(tls)?))
+        .timeout(timeout)
+        .handshake_timeout(timeout);
+    Ok(awc::Client::builder()
+        .connector(connector)
+        .timeout(timeout)
+        .disable_redirects()
+        .no_default_headers()
+        .add_default_header((header::USER_AGENT, user_agent))
+        .finish())
+}
+
+/// The whole body of a response that announced `announced` bytes (its
+/// `Content-Length`, when valid): [`read_body`] within `max`, and then
+/// refused if shorter than announced — awc ends a body quietly when the
+/// connection closes early, and a document cut short must never pass for a
+/// whole one.
+pub(crate) async fn read_whole_body<S>(
+    stream: &mut S,
+    max: usize,
+    announced: Option<u64>,
+) -> Result<Bytes, awc::error::PayloadError>
+where
+    S: futures_util::Stream<Item = Result<Bytes, awc::error::PayloadError>> + Unpin,
+{
+    let body = read_body(stream, max, announced).await?;
+    if let Some(announced) = announced
+        && u64::try_from(body.len()).ok() != Some(announced)
+    {
+        let message = format!("body ended after {} of {announced} bytes", body.len());
+        let source = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, message);
+        return Err(awc::error::PayloadError::Incomplete(Some(source)));
+    }
+    Ok(body)
 }
 
 /// Reads a body of at most `max` bytes, failing with
@@ -421,7 +452,7 @@ where
 }
 
 /// The `Content-Length` a response announced, if it announced a valid one.
-fn content_length(headers: &awc::http::header::HeaderMap) -> Option<u64> {
+pub(crate) fn content_length(headers: &awc::http::header::HeaderMap) -> Option<u64> {
     headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.trim().parse().ok()
 }
 
@@ -590,6 +621,19 @@ mod tests {
         // A short body is returned as it came; the caller compares it with
         // the announced length.
         assert_eq!(read(&[b"ab"], 4, Some(3)).unwrap(), Bytes::from_static(b"ab"));
+    }
+
+    #[test]
+    fn a_whole_body_is_refused_when_shorter_than_announced() {
+        let whole = |parts: &[&'static [u8]], announced| {
+            futures_util::FutureExt::now_or_never(read_whole_body(&mut chunks(parts), 8, announced))
+                .expect("a ready stream never waits")
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(whole(&[b"ab", b"c"], Some(3)), Ok(Bytes::from_static(b"abc")));
+        assert_eq!(whole(&[b"ab"], None), Ok(Bytes::from_static(b"ab")));
+        let short = whole(&[b"ab"], Some(3)).expect_err("cut short");
+        assert!(short.contains("body ended after 2 of 3 bytes"), "{short}");
     }
 
     #[test]

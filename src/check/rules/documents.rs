@@ -147,7 +147,7 @@ pub const VALID_OPENAPI: Rule = Rule {
 fn valid_openapi(e: &Evidence, _: Profile) -> Outcome {
     with_documents(e, false, |j, docs| {
         for (_, ex, doc) in docs {
-            if let Err(err) = serde_json::from_value::<openapiv3::OpenAPI>(doc.clone()) {
+            if let Err(err) = <openapiv3::OpenAPI as serde::Deserialize>::deserialize(&doc) {
                 j.fail(Some(ex), "body /", "an OpenAPI 3.0 document", truncate(&err.to_string()));
                 continue;
             }
