@@ -220,6 +220,11 @@ pub struct ServeArgs {
     /// Serve aggregated discovery apidiscovery.k8s.io/v2beta1 besides v2 [default: true].
     #[arg(long, value_name = "BOOL")]
     pub discovery_v2beta1: Option<bool>,
+    /// Answer ordinary plain-HTTP/1.1 requests with the direct transport,
+    /// which writes prepared bodies without copying them; false leaves
+    /// every request to actix-http [default: true].
+    #[arg(long, value_name = "BOOL")]
+    pub direct_writes: Option<bool>,
     /// Serving TLS, limits and timeouts (README: Limits and timeouts).
     #[command(flatten)]
     pub serving: crate::serving::ServingArgs,
@@ -258,6 +263,9 @@ pub fn serve_config(args: &ServeArgs) -> Result<Config, ConfigError> {
     if let Some(b) = args.discovery_v2beta1 {
         raw.discovery_v2beta1 = Some(b);
     }
+    if let Some(b) = args.direct_writes {
+        raw.direct_writes = Some(b);
+    }
     args.serving.apply(&mut raw.tls, &mut raw.limits);
     for flag in &args.downstreams {
         let d = config::parse_downstream_flag(flag)
@@ -292,6 +300,7 @@ pub async fn run_demo(args: &DemoArgs) -> anyhow::Result<()> {
         poll_interval: Some(args.poll_interval.clone()),
         max_document_bytes: None,
         discovery_v2beta1: None,
+        direct_writes: None,
         downstreams: vec![
             RawDownstream {
                 name: Some("gadgets".into()),

@@ -49,6 +49,9 @@ pub struct RawConfig {
     /// Serve aggregated discovery `apidiscovery.k8s.io/v2beta1` besides
     /// `v2` (clients 1.26–1.29 ask only for v2beta1). Default true.
     pub discovery_v2beta1: Option<bool>,
+    /// Answer ordinary plain-HTTP/1.1 requests with the direct transport,
+    /// which writes prepared bodies without copying them. Default true.
+    pub direct_writes: Option<bool>,
     /// The downstream servers, highest priority first unless `priority`
     /// says otherwise.
     #[serde(default)]
@@ -108,6 +111,9 @@ pub struct Config {
     pub max_document_bytes: usize,
     /// Serve aggregated discovery v2beta1 too.
     pub discovery_v2beta1: bool,
+    /// Answer ordinary plain-HTTP/1.1 requests with
+    /// [`DirectWriter`](crate::http::direct::DirectWriter).
+    pub direct_writes: bool,
     /// Downstream servers, in configuration order.
     pub downstreams: Vec<DownstreamConfig>,
     /// The serving side: TLS, limits and timeouts.
@@ -343,6 +349,7 @@ impl Config {
             listen,
             max_document_bytes,
             discovery_v2beta1: raw.discovery_v2beta1.unwrap_or(true),
+            direct_writes: raw.direct_writes.unwrap_or(true),
             downstreams,
             serving,
         })

@@ -9,21 +9,26 @@
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
 use actix_http::{HttpService, Protocol};
 use actix_service::{
-    IntoServiceFactory, ServiceFactory, ServiceFactoryExt, fn_service, map_config,
+    IntoServiceFactory, Service, ServiceFactory, ServiceFactoryExt, fn_factory, fn_service,
+    map_config,
 };
 use actix_web::App;
 use actix_web::dev::{AppConfig, ServerHandle};
+use actix_web::rt::net::TcpStream;
+use bytes::Bytes;
 use tracing::{info, warn};
 
 use crate::cache::ConversionCache;
 use crate::config::Config;
 use crate::downstream::client::{ClientError, DownstreamClient};
 use crate::downstream::poll::Poller;
+use crate::http::direct::{Connection, DirectWriter, Rewind};
 use crate::http::stall::StallGuard;
 use crate::http::{self, AppState};
 use crate::metrics::Metrics;
@@ -153,14 +158,29 @@ fn http_server(
     let state = state.clone();
     let guard = limits.request_timeout;
     let builder = match &config.serving.tls {
-        None => builder.listen("openapi-proxy", listener, move || {
-            fn_service(move |io: actix_web::rt::net::TcpStream| async move {
+        None if !config.direct_writes => builder.listen("openapi-proxy", listener, move || {
+            fn_service(move |io: TcpStream| async move {
                 let peer = io.peer_addr().ok();
                 let _ = io.set_nodelay(true);
-                Ok((StallGuard::new(io, guard, true), Protocol::Http1, peer))
+                Ok((
+                    StallGuard::new(Rewind::new(Bytes::new(), io), guard, true),
+                    Protocol::Http1,
+                    peer,
+                ))
             })
             .and_then(http_service(&state, &limits, addr, &stopping))
         }),
+        None => {
+            let direct = DirectWriter::new(
+                state.clone(),
+                limits.request_timeout,
+                limits.keep_alive,
+                stopping.clone(),
+            );
+            builder.listen("openapi-proxy", listener, move || {
+                plain_service(direct.clone(), http_service(&state, &limits, addr, &stopping), guard)
+            })
+        }
         Some(files) => {
             let tls = http::tls::server_config(files).map_err(StartError::ServingTls)?;
             let mut acceptor = actix_tls::accept::rustls_0_23::Acceptor::new(tls);
@@ -189,6 +209,48 @@ fn http_server(
     }
     .map_err(|source| StartError::Bind { addr: config.listen, source })?;
     Ok((builder.run(), addr))
+}
+
+/// A plain-HTTP connection: served by the [`DirectWriter`] while its
+/// requests are ordinary, then by actix-http (`http`) if one is not.
+fn plain_service<F>(
+    direct: DirectWriter,
+    http: F,
+    guard: std::time::Duration,
+) -> impl ServiceFactory<TcpStream, Config = (), Response = (), Error = (), InitError = ()>
+where
+    F: ServiceFactory<
+            (StallGuard<Rewind<TcpStream>>, Protocol, Option<SocketAddr>),
+            Config = (),
+            Response = (),
+            Error = actix_http::error::DispatchError,
+            InitError = (),
+        > + 'static,
+{
+    fn_factory(move || {
+        let http = http.new_service(());
+        let direct = direct.clone();
+        async move {
+            let http = Rc::new(http.await?);
+            Ok(fn_service(move |io: TcpStream| {
+                let http = Rc::clone(&http);
+                let direct = direct.clone();
+                async move {
+                    let peer = io.peer_addr().ok();
+                    let _ = io.set_nodelay(true);
+                    match direct.serve(io).await {
+                        Connection::Closed => Ok(()),
+                        Connection::HandOff(io) => http
+                            .call((StallGuard::new(io, guard, true), Protocol::Http1, peer))
+                            .await
+                            .map_err(
+                                |e| tracing::debug!(error = %e, "connection ended with an error"),
+                            ),
+                    }
+                }
+            }))
+        }
+    })
 }
 
 /// actix-http's service over a guarded stream, answering with the app

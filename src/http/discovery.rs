@@ -8,21 +8,19 @@
 
 use std::sync::LazyLock;
 
-use actix_web::http::header::{self, HeaderValue};
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue, VARY};
 use bytes::Bytes;
 
-use super::{AppState, NO_CACHE, body_response, joined};
+use super::reply::{Reply, Request};
+use super::{ACCEPT, AppState, NO_CACHE, body_reply};
 use crate::negotiate::{self, DISCOVERY_NOT_ACCEPTABLE_MESSAGE, DiscoveryChoice, DiscoveryVersion};
 use crate::rendered::Rendered;
+use crate::snapshot::Snapshot;
 
 /// The 404 `Status` of an unknown group or group-version.
 const NOT_FOUND_STATUS: &str = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\
 \"message\":\"the server could not find the requested resource\",\"reason\":\"NotFound\",\"code\":404}\n";
-
-fn vary_accept() -> (header::HeaderName, HeaderValue) {
-    (header::VARY, HeaderValue::from_static("Accept"))
-}
 
 /// The 406 `Status` body apiserver writes (two-space indented, no trailing
 /// newline; B-4.3), serialized once: handlers do not serialize.
@@ -39,47 +37,45 @@ static NOT_ACCEPTABLE_STATUS: LazyLock<Bytes> = LazyLock::new(|| {
     Bytes::from(serde_json::to_vec_pretty(&status).expect("a Status always serializes"))
 });
 
-fn not_acceptable() -> HttpResponse {
-    HttpResponse::NotAcceptable()
-        .insert_header((header::CONTENT_TYPE, "application/json"))
-        .insert_header(vary_accept())
+fn not_acceptable() -> Reply {
+    Reply::new(StatusCode::NOT_ACCEPTABLE)
+        .header(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))
+        .header(VARY, ACCEPT)
         .body(NOT_ACCEPTABLE_STATUS.clone())
 }
 
-fn not_found() -> HttpResponse {
-    HttpResponse::NotFound()
-        .insert_header((header::CONTENT_TYPE, "application/json"))
-        .insert_header((header::CACHE_CONTROL, NO_CACHE))
+fn not_found() -> Reply {
+    Reply::new(StatusCode::NOT_FOUND)
+        .header(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))
+        .header(header::CACHE_CONTROL, NO_CACHE)
         .body(NOT_FOUND_STATUS)
 }
 
 /// The aggregated form: `Cache-Control: public`, ETag compared exactly
 /// (no weak form, no lists; B-4.4).
-fn aggregated(req: &HttpRequest, rendered: &Rendered) -> HttpResponse {
-    let inm = joined(req.headers(), header::IF_NONE_MATCH);
-    let etag = rendered.etag_str();
-    let not_modified = negotiate::discovery_etag_matches(inm.as_deref(), etag);
-    body_response(
+fn aggregated(req: &Request<'_>, rendered: &Rendered) -> Reply {
+    let not_modified =
+        negotiate::discovery_etag_matches(req.if_none_match.as_deref(), rendered.etag_str());
+    body_reply(
         req,
         rendered,
         not_modified,
-        &[vary_accept(), (header::CACHE_CONTROL, HeaderValue::from_static("public"))],
+        [(VARY, ACCEPT), (header::CACHE_CONTROL, HeaderValue::from_static("public"))],
     )
 }
 
-fn legacy(req: &HttpRequest, rendered: &Rendered) -> HttpResponse {
-    let inm = joined(req.headers(), header::IF_NONE_MATCH);
-    let etag = rendered.etag_str();
-    let not_modified = negotiate::if_none_match_matches(inm.as_deref(), etag);
-    body_response(req, rendered, not_modified, &[vary_accept(), (header::CACHE_CONTROL, NO_CACHE)])
+fn legacy(req: &Request<'_>, rendered: &Rendered) -> Reply {
+    let not_modified =
+        negotiate::if_none_match_matches(req.if_none_match.as_deref(), rendered.etag_str());
+    body_reply(req, rendered, not_modified, [(VARY, ACCEPT), (header::CACHE_CONTROL, NO_CACHE)])
 }
 
-/// `/api` and `/apis`.
-fn root(req: &HttpRequest, state: &AppState, core: bool) -> HttpResponse {
-    let accept = joined(req.headers(), header::ACCEPT);
+/// `/api` (`core`) and `/apis` (B-4.1: `/apis/` with a trailing slash is
+/// always legacy, see [`legacy_only`]).
+pub(super) fn root(req: &Request<'_>, state: &AppState, core: bool) -> Reply {
     let snap = state.store.load();
     let d = &snap.discovery;
-    match negotiate::negotiate_discovery(accept.as_deref(), state.serve_v2beta1) {
+    match negotiate::negotiate_discovery(req.accept.as_deref(), state.serve_v2beta1) {
         DiscoveryChoice::Aggregated(v) => {
             let rendered = match (core, v) {
                 (true, DiscoveryVersion::V2) => &d.api_v2,
@@ -94,14 +90,16 @@ fn root(req: &HttpRequest, state: &AppState, core: bool) -> HttpResponse {
     }
 }
 
-/// Legacy-only paths: negotiate, then serve what `pick` finds.
-fn legacy_only(
-    req: &HttpRequest,
+/// A legacy-only document (`/apis/`, `/apis/<group>`, `/apis/<g>/<v>`,
+/// `/api/<v>`): `pick` finds it in the snapshot; `None` is a 404 Status.
+pub(super) fn legacy_only(
+    req: &Request<'_>,
     state: &AppState,
-    pick: impl FnOnce(&crate::snapshot::Snapshot) -> Option<&Rendered>,
-) -> HttpResponse {
-    let accept = joined(req.headers(), header::ACCEPT);
-    if negotiate::negotiate_legacy_discovery(accept.as_deref()) == DiscoveryChoice::NotAcceptable {
+    pick: impl FnOnce(&Snapshot) -> Option<&Rendered>,
+) -> Reply {
+    if negotiate::negotiate_legacy_discovery(req.accept.as_deref())
+        == DiscoveryChoice::NotAcceptable
+    {
         return not_acceptable();
     }
     let snap = state.store.load();
@@ -109,57 +107,4 @@ fn legacy_only(
         Some(r) => legacy(req, r),
         None => not_found(),
     }
-}
-
-pub(super) async fn api(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let resp = root(&req, &state, true);
-    state.metrics.request("discovery_api", resp.status().as_u16());
-    resp
-}
-
-pub(super) async fn apis(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let resp = root(&req, &state, false);
-    state.metrics.request("discovery_apis", resp.status().as_u16());
-    resp
-}
-
-/// `/apis/` with a trailing slash: always legacy (B-4.1).
-pub(super) async fn apis_slash(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let resp = legacy_only(&req, &state, |s| Some(&s.discovery.apis_legacy));
-    state.metrics.request("discovery_apis", resp.status().as_u16());
-    resp
-}
-
-pub(super) async fn group(
-    req: HttpRequest,
-    path: web::Path<String>,
-    state: web::Data<AppState>,
-) -> HttpResponse {
-    let resp = legacy_only(&req, &state, |s| s.discovery.groups.get(path.as_str()));
-    state.metrics.request("discovery_group", resp.status().as_u16());
-    resp
-}
-
-pub(super) async fn group_version(
-    req: HttpRequest,
-    path: web::Path<(String, String)>,
-    state: web::Data<AppState>,
-) -> HttpResponse {
-    let (group, version) = path.into_inner();
-    resource_list(&req, &state, &format!("apis/{group}/{version}"))
-}
-
-pub(super) async fn core_version(
-    req: HttpRequest,
-    path: web::Path<String>,
-    state: web::Data<AppState>,
-) -> HttpResponse {
-    resource_list(&req, &state, &format!("api/{}", path.as_str()))
-}
-
-/// `/apis/<g>/<v>` and `/api/<v>`: the `APIResourceList` at `key`.
-fn resource_list(req: &HttpRequest, state: &AppState, key: &str) -> HttpResponse {
-    let resp = legacy_only(req, state, |s| s.discovery.resources.get(key).map(|r| &**r));
-    state.metrics.request("discovery_group_version", resp.status().as_u16());
-    resp
 }

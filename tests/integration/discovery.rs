@@ -305,6 +305,7 @@ async fn v2beta1_only_accept_is_406_with_a_status_body_when_switched_off() {
         listen: "127.0.0.1:0".parse().expect("address"),
         max_document_bytes: openapi_proxy::config::DEFAULT_MAX_DOCUMENT_BYTES,
         discovery_v2beta1: false,
+        direct_writes: true,
         downstreams: vec![downstream("kube", &ds.url(), 1)],
         serving: openapi_proxy::serving::Serving::default(),
     };

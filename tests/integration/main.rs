@@ -32,5 +32,7 @@ mod serving_tls;
 mod shared_data;
 /// TLS to downstreams (CA bundles, mutual TLS, skipping verification) and bearer tokens.
 mod tls;
+/// Plain HTTP's two transports, the direct writer and actix-http: same answers, HTTP/1.1 framing, hand-over.
+mod transports;
 /// The OpenAPI validator harness itself: it runs, and it cannot pass vacuously.
 mod validators;

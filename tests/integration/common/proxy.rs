@@ -34,6 +34,7 @@ pub fn config(downstreams: Vec<DownstreamConfig>) -> Config {
         listen: "127.0.0.1:0".parse().expect("address"),
         max_document_bytes: openapi_proxy::config::DEFAULT_MAX_DOCUMENT_BYTES,
         discovery_v2beta1: true,
+        direct_writes: true,
         downstreams,
         serving: openapi_proxy::serving::Serving::default(),
     }

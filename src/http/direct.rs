@@ -1,0 +1,512 @@
+//! Plain HTTP/1.1 connections answered with prepared bodies written
+//! straight to the socket.
+//!
+//! Why a second transport: actix-http copies every response body into its
+//! connection's write buffer before `write(2)`. For the documents served
+//! here (an `api/v1` of 90 KB gzipped, 1.2 MB plain) that copy was the
+//! largest cost of a request, and what kept the proxy below nginx, whose
+//! `sendfile` copies nothing (BENCHMARKS.md, "Serving"). This transport
+//! writes the response head and the snapshot's shared body with one
+//! vectored write: no copy of the body in user space.
+//!
+//! It is deliberately small. It answers only ordinary requests: HTTP/1.1,
+//! GET or HEAD, an origin-form target of plain characters, no body, no
+//! `Expect`, no `Upgrade`, a head that httparse reads in one piece under
+//! [`HEAD_LIMIT`]. At the first request that is anything else — malformed,
+//! HTTP/1.0, a POST, a huge head — it hands the connection, with every byte
+//! it has read, to actix-http ([`Connection::HandOff`]), which serves that
+//! request and the rest of the connection. So whatever is unusual gets
+//! actix-http's answers, limits and error statuses, and both transports ask
+//! the same [`router`](super::router) for every answer they write.
+//!
+//! Timeouts mirror the actix side: a request head must arrive within the
+//! request timeout of its first byte (of the connection, for the first
+//! request); an idle kept-alive connection closes after the keep-alive
+//! timeout, or when a graceful stop begins; a response write that makes no
+//! progress for the request timeout drops the connection.
+
+use std::cell::RefCell;
+use std::io::{self, IoSlice};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use actix_web::http::StatusCode;
+use actix_web::rt::net::TcpStream;
+use bytes::{Buf, Bytes, BytesMut};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::time::{Instant, timeout_at};
+
+use super::AppState;
+use super::reply::{Method, Reply, Request, accepts_gzip, joined};
+use super::router;
+
+/// The largest request head read here; a longer one is handed to actix-http,
+/// which applies its own limits (431 past 128 KiB).
+pub const HEAD_LIMIT: usize = 8 * 1024;
+
+/// Header lines read here; more are handed to actix-http (which takes 96).
+const MAX_HEADERS: usize = 48;
+
+/// How a connection left the direct transport.
+#[derive(Debug)]
+pub enum Connection {
+    /// Closed: by the client, by a timeout, by a stop, or after a response
+    /// that closes it.
+    Closed,
+    /// A request needs actix-http: the stream, replaying what was read.
+    HandOff(Rewind<TcpStream>),
+}
+
+/// The direct transport of one server: what every connection shares.
+#[derive(Debug, Clone)]
+pub struct DirectWriter {
+    state: AppState,
+    request_timeout: Duration,
+    /// `None`: no keep-alive, every response closes its connection.
+    keep_alive: Option<Duration>,
+    stopping: actix_server::GracefulShutdownSignal,
+}
+
+/// What to do with one request head.
+enum Next {
+    /// Answer it; `close` after the response.
+    Answer { reply: Reply, head_only: bool, close: bool },
+    /// Give the connection to actix-http.
+    HandOff,
+}
+
+impl DirectWriter {
+    /// The transport for `state`, with the server's timeouts; `stopping`
+    /// closes idle connections when a graceful stop begins.
+    #[must_use]
+    pub fn new(
+        state: AppState,
+        request_timeout: Duration,
+        keep_alive: Duration,
+        stopping: actix_server::GracefulShutdownSignal,
+    ) -> Self {
+        let keep_alive = (!keep_alive.is_zero()).then_some(keep_alive);
+        Self { state, request_timeout, keep_alive, stopping }
+    }
+
+    /// Serves `io` until it closes or needs actix-http.
+    pub async fn serve(&self, mut io: TcpStream) -> Connection {
+        let mut buf = BytesMut::with_capacity(4096);
+        let mut head = Vec::with_capacity(512);
+        let mut first = true;
+        loop {
+            // A whole head is buffered (pipelining), or read one.
+            let len = match self.read_head(&mut io, &mut buf, first).await {
+                Ok(Some(len)) => len,
+                Ok(None) => return Connection::HandOff(Rewind::new(buf.freeze(), io)),
+                Err(Closed::Quietly) => return Connection::Closed,
+                Err(Closed::HeadTimeout) => {
+                    // As actix-http: 408, then close.
+                    write_head(&mut head, &Reply::new(StatusCode::REQUEST_TIMEOUT), true);
+                    let _ = self.write_all(&mut io, &head, &[]).await;
+                    let _ = io.shutdown().await;
+                    return Connection::Closed;
+                }
+            };
+            first = false;
+            let next = self.next(&buf[..len]);
+            let Next::Answer { reply, head_only, close } = next else {
+                return Connection::HandOff(Rewind::new(buf.freeze(), io));
+            };
+            buf.advance(len);
+            let close = close || self.keep_alive.is_none();
+            write_head(&mut head, &reply, close);
+            let body = if head_only { &[][..] } else { &reply.body[..] };
+            if self.write_all(&mut io, &head, body).await.is_err() || close {
+                let _ = io.shutdown().await;
+                return Connection::Closed;
+            }
+        }
+    }
+
+    /// The length of the next complete request head in `buf`, reading
+    /// more as needed; `Ok(None)` when the head is not one to parse here
+    /// (malformed or too long: actix-http will say so).
+    async fn read_head(
+        &self,
+        io: &mut TcpStream,
+        buf: &mut BytesMut,
+        first: bool,
+    ) -> Result<Option<usize>, Closed> {
+        // The head clock starts with the connection for the first request,
+        // with the first byte for later ones.
+        let mut deadline = first.then(|| Instant::now() + self.request_timeout);
+        loop {
+            if !buf.is_empty() {
+                let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+                match httparse::Request::new(&mut headers).parse(buf) {
+                    Ok(httparse::Status::Complete(len)) => return Ok(Some(len)),
+                    Ok(httparse::Status::Partial) if buf.len() < HEAD_LIMIT => {}
+                    Ok(httparse::Status::Partial) | Err(_) => return Ok(None),
+                }
+                deadline.get_or_insert_with(|| Instant::now() + self.request_timeout);
+            }
+            if buf.capacity() - buf.len() < 1024 {
+                buf.reserve(4096);
+            }
+            let read = match deadline {
+                Some(at) => {
+                    timeout_at(at, io.read_buf(buf)).await.map_err(|_| Closed::HeadTimeout)?
+                }
+                None => {
+                    // Idle between requests.
+                    let Some(keep_alive) = self.keep_alive else { return Err(Closed::Quietly) };
+                    tokio::select! {
+                        read = tokio::time::timeout(keep_alive, io.read_buf(buf)) => {
+                            read.map_err(|_| Closed::Quietly)?
+                        }
+                        () = self.stopping.notified() => return Err(Closed::Quietly),
+                    }
+                }
+            };
+            match read {
+                Ok(0) | Err(_) => return Err(Closed::Quietly),
+                Ok(_) => {}
+            }
+        }
+    }
+
+    /// Decides on a complete head.
+    fn next(&self, raw: &[u8]) -> Next {
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut parsed = httparse::Request::new(&mut headers);
+        if !matches!(parsed.parse(raw), Ok(httparse::Status::Complete(_))) {
+            return Next::HandOff;
+        }
+        let Some(plain) = Plain::of(&parsed) else { return Next::HandOff };
+        let find = |name: &'static str| {
+            parsed
+                .headers
+                .iter()
+                .filter(move |h| h.name.eq_ignore_ascii_case(name))
+                .map(|h| h.value)
+        };
+        let req = Request {
+            method: plain.method,
+            path: plain.path,
+            query: plain.query,
+            accept: joined(find("accept")),
+            if_none_match: joined(find("if-none-match")),
+            gzip: joined(find("accept-encoding")).is_some_and(|v| accepts_gzip(&v)),
+        };
+        let reply = router::answer(&self.state, &req);
+        Next::Answer { reply, head_only: plain.method == Method::Head, close: plain.close }
+    }
+
+    /// Writes `head` and `body` with as few vectored writes as the socket
+    /// takes; gives up when one makes no progress for the request timeout.
+    async fn write_all(&self, io: &mut TcpStream, head: &[u8], body: &[u8]) -> io::Result<()> {
+        let (mut head, mut body) = (head, body);
+        while !head.is_empty() || !body.is_empty() {
+            let slices = [IoSlice::new(head), IoSlice::new(body)];
+            let written = tokio::time::timeout(self.request_timeout, io.write_vectored(&slices))
+                .await
+                .map_err(|_| io::Error::from(io::ErrorKind::TimedOut))??;
+            if written == 0 {
+                return Err(io::Error::from(io::ErrorKind::WriteZero));
+            }
+            let from_head = written.min(head.len());
+            head = &head[from_head..];
+            body = &body[written - from_head..];
+        }
+        Ok(())
+    }
+}
+
+/// Why a connection is done before a complete head.
+enum Closed {
+    /// The client closed it, it failed, it idled out, or a stop began.
+    Quietly,
+    /// A request head did not arrive in time: answered 408.
+    HeadTimeout,
+}
+
+/// An ordinary request, as this transport answers it.
+struct Plain<'a> {
+    method: Method,
+    path: &'a str,
+    query: &'a str,
+    close: bool,
+}
+
+impl<'a> Plain<'a> {
+    /// `None` for anything out of the ordinary (see the module's doc).
+    fn of(req: &httparse::Request<'_, 'a>) -> Option<Self> {
+        if req.version != Some(1) {
+            return None;
+        }
+        let method = Method::from_token(req.method?);
+        if !method.reads() {
+            return None;
+        }
+        let target = req.path?;
+        if !target.starts_with('/') || !target.bytes().all(plain_target_byte) {
+            return None;
+        }
+        let (path, query) = target.split_once('?').unwrap_or((target, ""));
+        let mut close = false;
+        let mut host = false;
+        for h in req.headers.iter() {
+            let name = h.name;
+            if name.eq_ignore_ascii_case("content-length") {
+                if h.value.iter().any(|b| *b != b'0') || h.value.is_empty() {
+                    return None;
+                }
+            } else if name.eq_ignore_ascii_case("transfer-encoding")
+                || name.eq_ignore_ascii_case("expect")
+                || name.eq_ignore_ascii_case("upgrade")
+            {
+                return None;
+            } else if name.eq_ignore_ascii_case("connection") {
+                for option in h.value.split(|b| *b == b',') {
+                    let option = option.trim_ascii();
+                    if option.eq_ignore_ascii_case(b"close") {
+                        close = true;
+                    } else if option.eq_ignore_ascii_case(b"upgrade") {
+                        return None;
+                    }
+                }
+            } else if name.eq_ignore_ascii_case("host") {
+                host = true;
+            }
+        }
+        // HTTP/1.1 requires Host (RFC 9112 3.2); what to answer without one
+        // is actix-http's to say.
+        host.then_some(Self { method, path, query, close })
+    }
+}
+
+/// Bytes of an origin-form target taken here: RFC 3986 unreserved,
+/// sub-delims, `:`, `@`, `/`, `?` and `%`. Anything else (spaces are
+/// impossible, but `"`, `<`, `{`, `#`, `\`, controls, bytes above 0x7F) goes
+/// to actix-http, whose URI parser decides.
+fn plain_target_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/?%".contains(&b)
+}
+
+thread_local! {
+    /// `date: …\r\n` for the current second, per worker thread.
+    static DATE_LINE: RefCell<(u64, Vec<u8>)> = const { RefCell::new((u64::MAX, Vec::new())) };
+}
+
+/// Appends the `Date` header line for now.
+fn push_date(out: &mut Vec<u8>) {
+    let now = SystemTime::now();
+    let second = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    DATE_LINE.with_borrow_mut(|(cached, line)| {
+        if *cached != second {
+            line.clear();
+            line.extend_from_slice(b"date: ");
+            line.extend_from_slice(httpdate::fmt_http_date(now).as_bytes());
+            line.extend_from_slice(b"\r\n");
+            *cached = second;
+        }
+        out.extend_from_slice(line);
+    });
+}
+
+/// The response head of `reply` into `out`: status line, `content-length`
+/// (the body's, also for HEAD; none on a 304, as actix-http), `connection:
+/// close` when closing, the reply's headers, `date`.
+fn write_head(out: &mut Vec<u8>, reply: &Reply, close: bool) {
+    out.clear();
+    out.extend_from_slice(b"HTTP/1.1 ");
+    out.extend_from_slice(reply.status.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(reply.status.canonical_reason().unwrap_or("").as_bytes());
+    out.extend_from_slice(b"\r\n");
+    if reply.status != StatusCode::NOT_MODIFIED {
+        out.extend_from_slice(b"content-length: ");
+        out.extend_from_slice(itoa_usize(reply.body.len()).as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if close {
+        out.extend_from_slice(b"connection: close\r\n");
+    }
+    for (name, value) in &reply.headers {
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    push_date(out);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// A decimal length without going through `fmt`.
+fn itoa_usize(mut n: usize) -> ItoaBuf {
+    let mut buf = ItoaBuf { digits: [0; 20], start: 20 };
+    loop {
+        buf.start -= 1;
+        buf.digits[buf.start] = b'0' + u8::try_from(n % 10).unwrap_or(0);
+        n /= 10;
+        if n == 0 {
+            return buf;
+        }
+    }
+}
+
+struct ItoaBuf {
+    digits: [u8; 20],
+    start: usize,
+}
+
+impl ItoaBuf {
+    fn as_bytes(&self) -> &[u8] {
+        &self.digits[self.start..]
+    }
+}
+
+/// A stream that first replays bytes already read from it: how a
+/// connection is handed to actix-http in the middle of a request head.
+#[derive(Debug)]
+pub struct Rewind<S> {
+    read: Bytes,
+    inner: S,
+}
+
+impl<S> Rewind<S> {
+    /// `inner`, whose next bytes are `read`.
+    pub fn new(read: Bytes, inner: S) -> Self {
+        Self { read, inner }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Rewind<S> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if this.read.is_empty() {
+            return Pin::new(&mut this.inner).poll_read(cx, buf);
+        }
+        let n = this.read.len().min(buf.remaining());
+        buf.put_slice(&this.read.split_to(n));
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Rewind<S> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(raw: &str) -> Option<(Method, String, String, bool)> {
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut req = httparse::Request::new(&mut headers);
+        assert!(matches!(req.parse(raw.as_bytes()), Ok(httparse::Status::Complete(_))), "{raw}");
+        Plain::of(&req).map(|p| (p.method, p.path.to_owned(), p.query.to_owned(), p.close))
+    }
+
+    #[test]
+    fn ordinary_gets_and_heads_are_taken() {
+        let p = plain("GET /openapi/v3/api/v1?hash=AB HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(p, Some((Method::Get, "/openapi/v3/api/v1".into(), "hash=AB".into(), false)));
+        let p = plain("HEAD /apis HTTP/1.1\r\nHost: x\r\nConnection: keep-alive, Close\r\n\r\n");
+        assert_eq!(p, Some((Method::Head, "/apis".into(), String::new(), true)));
+        let p = plain("GET /version HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+        assert!(p.is_some());
+    }
+
+    #[test]
+    fn anything_unusual_goes_to_actix() {
+        for raw in [
+            "GET /version HTTP/1.0\r\nHost: x\r\n\r\n",
+            "POST /version HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n",
+            "DELETE /version HTTP/1.1\r\nHost: x\r\n\r\n",
+            "GET /version HTTP/1.1\r\n\r\n",
+            "GET /version HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n",
+            "GET /version HTTP/1.1\r\nHost: x\r\nContent-Length: \r\n\r\n",
+            "GET /version HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "GET /version HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n\r\n",
+            "GET /version HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n",
+            "GET http://other/version HTTP/1.1\r\nHost: x\r\n\r\n",
+            "GET * HTTP/1.1\r\nHost: x\r\n\r\n",
+            "GET /a\"b HTTP/1.1\r\nHost: x\r\n\r\n",
+            "GET /a{b} HTTP/1.1\r\nHost: x\r\n\r\n",
+            "GET /a#b HTTP/1.1\r\nHost: x\r\n\r\n",
+        ] {
+            assert_eq!(plain(raw), None, "{raw}");
+        }
+    }
+
+    #[test]
+    fn heads_carry_length_date_and_no_length_on_304() {
+        let reply = Reply::new(StatusCode::OK)
+            .header(
+                actix_web::http::header::ETAG,
+                actix_web::http::header::HeaderValue::from_static("\"x\""),
+            )
+            .body(&b"hello"[..]);
+        let mut out = Vec::new();
+        write_head(&mut out, &reply, false);
+        let text = String::from_utf8(out.clone()).expect("ASCII");
+        assert!(
+            text.starts_with("HTTP/1.1 200 OK\r\ncontent-length: 5\r\netag: \"x\"\r\ndate: "),
+            "{text}"
+        );
+        assert!(text.ends_with(" GMT\r\n\r\n"), "{text}");
+        let not_modified = Reply::new(StatusCode::NOT_MODIFIED);
+        write_head(&mut out, &not_modified, true);
+        let text = String::from_utf8(out).expect("ASCII");
+        assert!(
+            text.starts_with("HTTP/1.1 304 Not Modified\r\nconnection: close\r\ndate: "),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn lengths_print_in_decimal() {
+        for n in [0, 7, 10, 99, 1_216_176, usize::MAX] {
+            assert_eq!(itoa_usize(n).as_bytes(), n.to_string().as_bytes());
+        }
+    }
+
+    #[actix_web::test]
+    async fn rewind_replays_then_reads_on() {
+        let (a, mut b) = tokio::io::duplex(64);
+        let mut r = Rewind::new(Bytes::from_static(b"GET / "), a);
+        b.write_all(b"HTTP/1.1").await.expect("write");
+        drop(b);
+        let mut all = String::new();
+        r.read_to_string(&mut all).await.expect("read");
+        assert_eq!(all, "GET / HTTP/1.1");
+    }
+}

@@ -1,0 +1,197 @@
+//! What a request asks and what the proxy answers, independent of the
+//! transport that carries them.
+//!
+//! Two transports carry the same answers: actix-http (HTTPS, HTTP/2, and
+//! every request out of the ordinary) and [`direct`](super::direct) (plain
+//! HTTP/1.1, writing prepared bodies to the socket without copying them).
+//! Both build a [`Request`], ask [`router::answer`](super::router::answer),
+//! and write the [`Reply`]; so routing, negotiation, conditional requests
+//! and headers exist once, and the transports differ only in framing.
+
+use std::borrow::Cow;
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse};
+use bytes::Bytes;
+
+/// The request methods the proxy tells apart: it only reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Method {
+    /// GET.
+    Get,
+    /// HEAD: answered as GET, without the body.
+    Head,
+    /// Anything else: 405 on a known route.
+    Other,
+}
+
+impl Method {
+    /// The method named by a request line's token (methods are
+    /// case-sensitive, RFC 9110 9.1).
+    pub(crate) fn from_token(token: &str) -> Self {
+        match token {
+            "GET" => Self::Get,
+            "HEAD" => Self::Head,
+            _ => Self::Other,
+        }
+    }
+
+    /// Whether the method only reads.
+    pub(crate) fn reads(self) -> bool {
+        matches!(self, Self::Get | Self::Head)
+    }
+}
+
+/// The parts of a request the answer depends on, borrowed from whatever
+/// the transport parsed.
+#[derive(Debug, Clone)]
+pub(crate) struct Request<'a> {
+    /// The method.
+    pub method: Method,
+    /// The path as sent (percent-encoded), without the query.
+    pub path: &'a str,
+    /// The query as sent, without `?`; empty when there is none.
+    pub query: &'a str,
+    /// Every `Accept` line joined with `,`; `None` when absent or not text.
+    pub accept: Option<Cow<'a, str>>,
+    /// Every `If-None-Match` line joined with `,`.
+    pub if_none_match: Option<Cow<'a, str>>,
+    /// Whether `Accept-Encoding` takes gzip.
+    pub gzip: bool,
+}
+
+impl<'a> Request<'a> {
+    /// The request as actix parsed it.
+    pub(crate) fn from_actix(req: &'a HttpRequest) -> Self {
+        let headers = req.headers();
+        let values = |name: HeaderName| headers.get_all(name).map(HeaderValue::as_bytes);
+        Self {
+            method: Method::from_token(req.method().as_str()),
+            path: req.path(),
+            query: req.query_string(),
+            accept: joined(values(header::ACCEPT)),
+            if_none_match: joined(values(header::IF_NONE_MATCH)),
+            gzip: joined(values(header::ACCEPT_ENCODING)).is_some_and(|v| accepts_gzip(&v)),
+        }
+    }
+}
+
+/// An answer: status, headers, body. The transport adds what belongs to
+/// framing: `Content-Length` (none on a 304), `Date`, `Connection`, and
+/// drops the body of an answer to HEAD.
+#[derive(Debug, Clone)]
+pub(crate) struct Reply {
+    /// The status.
+    pub status: StatusCode,
+    /// Headers, in the order they are written.
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    /// The body; prepared bodies are shared, never copied.
+    pub body: Bytes,
+}
+
+impl Reply {
+    /// A reply with `status` and no header or body yet.
+    pub(crate) fn new(status: StatusCode) -> Self {
+        Self { status, headers: Vec::with_capacity(8), body: Bytes::new() }
+    }
+
+    /// Adds a header (several of one name are several lines).
+    #[must_use]
+    pub(crate) fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    /// Sets the body.
+    #[must_use]
+    pub(crate) fn body(mut self, body: impl Into<Bytes>) -> Self {
+        self.body = body.into();
+        self
+    }
+
+    /// The same answer for actix-http to write.
+    pub(crate) fn into_actix(self) -> HttpResponse {
+        let mut resp = HttpResponse::build(self.status);
+        for (name, value) in self.headers {
+            resp.append_header((name, value));
+        }
+        if self.status == StatusCode::NOT_MODIFIED {
+            // No body and no Content-Length (RFC 9110 15.4.5).
+            resp.finish()
+        } else {
+            resp.body(self.body)
+        }
+    }
+}
+
+/// All values of a header joined with `,`, as one list (several `Accept`
+/// lines mean the same as one line with commas). `None` when absent or not
+/// UTF-8 (Go passes any bytes on; a value that is not text matches nothing
+/// here, so it is dropped). Borrowed in the usual case of one line, so the
+/// hot paths (a 304 is a header lookup and a compare) allocate nothing for
+/// it; `from_utf8` rather than `HeaderValue::to_str`, which checks byte by
+/// byte and cost a tenth of a 304.
+pub(crate) fn joined<'a>(values: impl Iterator<Item = &'a [u8]>) -> Option<Cow<'a, str>> {
+    let mut values = values.filter_map(|v| std::str::from_utf8(v).ok());
+    let first = values.next()?;
+    match values.next() {
+        None => Some(Cow::Borrowed(first)),
+        Some(second) => {
+            let mut all = format!("{first},{second}");
+            for v in values {
+                all.push(',');
+                all.push_str(v);
+            }
+            Some(Cow::Owned(all))
+        }
+    }
+}
+
+/// Whether an `Accept-Encoding` value takes gzip: a `gzip` (or `*`) coding
+/// whose q-value is not zero.
+pub(crate) fn accepts_gzip(accept_encoding: &str) -> bool {
+    accept_encoding.split(',').any(|coding| {
+        let mut parts = coding.split(';');
+        let name = parts.next().unwrap_or("").trim();
+        let q_zero = parts.any(|p| {
+            let p = p.trim();
+            p.strip_prefix("q=")
+                .or_else(|| p.strip_prefix("Q="))
+                .is_some_and(|q| q.trim().parse::<f32>().is_ok_and(|q| q <= 0.0))
+        });
+        (name.eq_ignore_ascii_case("gzip") || name == "*") && !q_zero
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gzip_is_taken_when_listed_without_q_zero() {
+        assert!(accepts_gzip("gzip"));
+        assert!(accepts_gzip("br, GZIP;q=0.5"));
+        assert!(accepts_gzip("*"));
+        assert!(!accepts_gzip("gzip;q=0"));
+        assert!(!accepts_gzip("identity"));
+        assert!(!accepts_gzip("deflate, br"));
+    }
+
+    #[test]
+    fn several_lines_join_with_commas_and_non_text_is_dropped() {
+        let one: [&[u8]; 1] = [b"a"];
+        assert_eq!(joined(one.into_iter()), Some(Cow::Borrowed("a")));
+        let three: [&[u8]; 3] = [b"a", b"\xff", b"b"];
+        assert_eq!(joined(three.into_iter()).as_deref(), Some("a,b"));
+        assert_eq!(joined(std::iter::empty()), None);
+    }
+
+    #[test]
+    fn only_get_and_head_read() {
+        assert!(Method::from_token("GET").reads());
+        assert!(Method::from_token("HEAD").reads());
+        assert!(!Method::from_token("get").reads());
+        assert!(!Method::from_token("POST").reads());
+    }
+}
