@@ -25,7 +25,9 @@
 //! timeout, or when a graceful stop begins; a response write that makes no
 //! progress for the request timeout drops the connection.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
+use std::future::Future;
 use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -34,11 +36,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use actix_web::http::StatusCode;
 use actix_web::rt::net::TcpStream;
 use bytes::{Buf, Bytes, BytesMut};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
-use tokio::time::{Instant, timeout_at};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::time::{Instant, Sleep};
 
 use super::AppState;
-use super::reply::{Method, Reply, Request, accepts_gzip, joined};
+use super::reply::{Method, Reply, Request, accepts_gzip};
 use super::router;
 
 /// The largest request head read here; a longer one is handed to actix-http,
@@ -76,6 +78,73 @@ enum Next {
     HandOff,
 }
 
+/// Why a connection is done before a complete head.
+enum Closed {
+    /// The client closed it, it failed, it idled out, or a stop began.
+    Quietly,
+    /// A request head did not arrive in time: answered 408.
+    HeadTimeout,
+}
+
+/// One timer per connection, re-armed lazily.
+///
+/// Creating a tokio timer per wait (a timeout on every read and write)
+/// cost more than the rest of a 304. This one is set to the earliest
+/// deadline it has been asked for; a wait with a later deadline leaves it
+/// alone, and when it fires before the deadline of the wait in progress it
+/// is re-armed then. On a busy kept-alive connection that is about once per
+/// keep-alive period instead of twice per request.
+struct Clock {
+    sleep: Pin<Box<Sleep>>,
+    /// When `sleep` fires.
+    armed: Instant,
+}
+
+impl Clock {
+    fn new(deadline: Instant) -> Self {
+        Self { sleep: Box::pin(tokio::time::sleep_until(deadline)), armed: deadline }
+    }
+
+    fn arm(&mut self, deadline: Instant) {
+        self.sleep.as_mut().reset(deadline);
+        self.armed = deadline;
+    }
+
+    /// `ready` until `deadline`, or until `stop` (when given) completes;
+    /// `None` when either comes first.
+    async fn wait<F: Future>(
+        &mut self,
+        deadline: Instant,
+        ready: F,
+        mut stop: Option<Pin<&mut (dyn Future<Output = ()> + '_)>>,
+    ) -> Option<F::Output> {
+        if self.armed > deadline {
+            self.arm(deadline);
+        }
+        let mut ready = std::pin::pin!(ready);
+        loop {
+            let stopped = async {
+                match stop.as_mut() {
+                    Some(stop) => stop.as_mut().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                out = &mut ready => return Some(out),
+                () = self.sleep.as_mut() => {
+                    if Instant::now() >= deadline {
+                        return None;
+                    }
+                    // Fired for an earlier wait's deadline.
+                    self.arm(deadline);
+                }
+                () = stopped => return None,
+            }
+        }
+    }
+}
+
 impl DirectWriter {
     /// The transport for `state`, with the server's timeouts; `stopping`
     /// closes idle connections when a graceful stop begins.
@@ -94,123 +163,133 @@ impl DirectWriter {
     pub async fn serve(&self, mut io: TcpStream) -> Connection {
         let mut buf = BytesMut::with_capacity(4096);
         let mut head = Vec::with_capacity(512);
+        // The first head is due a request timeout after the connection.
+        let mut clock = Clock::new(Instant::now() + self.request_timeout);
+        let mut stop = std::pin::pin!(self.stopping.notified());
         let mut first = true;
         loop {
             // A whole head is buffered (pipelining), or read one.
-            let len = match self.read_head(&mut io, &mut buf, first).await {
-                Ok(Some(len)) => len,
-                Ok(None) => return Connection::HandOff(Rewind::new(buf.freeze(), io)),
+            let next = self.read_request(&mut io, &mut buf, &mut clock, stop.as_mut(), first).await;
+            let (len, reply, head_only, close) = match next {
+                Ok((len, Next::Answer { reply, head_only, close })) => {
+                    (len, reply, head_only, close)
+                }
+                Ok((_, Next::HandOff)) => {
+                    return Connection::HandOff(Rewind::new(buf.freeze(), io));
+                }
                 Err(Closed::Quietly) => return Connection::Closed,
                 Err(Closed::HeadTimeout) => {
                     // As actix-http: 408, then close.
                     write_head(&mut head, &Reply::new(StatusCode::REQUEST_TIMEOUT), true);
-                    let _ = self.write_all(&mut io, &head, &[]).await;
+                    let _ = self.write_all(&mut io, &mut clock, &head, &[]).await;
                     let _ = io.shutdown().await;
                     return Connection::Closed;
                 }
             };
             first = false;
-            let next = self.next(&buf[..len]);
-            let Next::Answer { reply, head_only, close } = next else {
-                return Connection::HandOff(Rewind::new(buf.freeze(), io));
-            };
             buf.advance(len);
             let close = close || self.keep_alive.is_none();
             write_head(&mut head, &reply, close);
             let body = if head_only { &[][..] } else { &reply.body[..] };
-            if self.write_all(&mut io, &head, body).await.is_err() || close {
+            if self.write_all(&mut io, &mut clock, &head, body).await.is_err() || close {
                 let _ = io.shutdown().await;
                 return Connection::Closed;
             }
         }
     }
 
-    /// The length of the next complete request head in `buf`, reading
-    /// more as needed; `Ok(None)` when the head is not one to parse here
-    /// (malformed or too long: actix-http will say so).
-    async fn read_head(
+    /// The next complete request head (its length, and what to do with
+    /// it), reading as needed. A head that is not one to answer here
+    /// (malformed, too long, unusual) is [`Next::HandOff`]: actix-http
+    /// will say what it says.
+    async fn read_request(
         &self,
         io: &mut TcpStream,
         buf: &mut BytesMut,
+        clock: &mut Clock,
+        mut stop: Pin<&mut (dyn Future<Output = ()> + '_)>,
         first: bool,
-    ) -> Result<Option<usize>, Closed> {
-        // The head clock starts with the connection for the first request,
-        // with the first byte for later ones.
-        let mut deadline = first.then(|| Instant::now() + self.request_timeout);
+    ) -> Result<(usize, Next), Closed> {
+        // Due a request timeout after the connection for the first
+        // request, after its first byte for later ones.
+        let mut deadline = first.then_some(clock.armed);
         loop {
             if !buf.is_empty() {
                 let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-                match httparse::Request::new(&mut headers).parse(buf) {
-                    Ok(httparse::Status::Complete(len)) => return Ok(Some(len)),
+                let mut parsed = httparse::Request::new(&mut headers);
+                match parsed.parse(buf) {
+                    Ok(httparse::Status::Complete(len)) => return Ok((len, self.next(&parsed))),
                     Ok(httparse::Status::Partial) if buf.len() < HEAD_LIMIT => {}
-                    Ok(httparse::Status::Partial) | Err(_) => return Ok(None),
+                    Ok(httparse::Status::Partial) | Err(_) => return Ok((0, Next::HandOff)),
                 }
                 deadline.get_or_insert_with(|| Instant::now() + self.request_timeout);
             }
             if buf.capacity() - buf.len() < 1024 {
                 buf.reserve(4096);
             }
-            let read = match deadline {
-                Some(at) => {
-                    timeout_at(at, io.read_buf(buf)).await.map_err(|_| Closed::HeadTimeout)?
-                }
+            // Bytes already there are read without waiting.
+            match io.try_read_buf(buf) {
+                Ok(0) => return Err(Closed::Quietly),
+                Ok(_) => continue,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(_) => return Err(Closed::Quietly),
+            }
+            let ready = match deadline {
+                Some(at) => clock.wait(at, io.readable(), None).await.ok_or(Closed::HeadTimeout)?,
                 None => {
-                    // Idle between requests.
+                    // Idle between requests; a stop closes the connection.
                     let Some(keep_alive) = self.keep_alive else { return Err(Closed::Quietly) };
-                    tokio::select! {
-                        read = tokio::time::timeout(keep_alive, io.read_buf(buf)) => {
-                            read.map_err(|_| Closed::Quietly)?
-                        }
-                        () = self.stopping.notified() => return Err(Closed::Quietly),
-                    }
+                    let at = Instant::now() + keep_alive;
+                    clock
+                        .wait(at, io.readable(), Some(stop.as_mut()))
+                        .await
+                        .ok_or(Closed::Quietly)?
                 }
             };
-            match read {
-                Ok(0) | Err(_) => return Err(Closed::Quietly),
-                Ok(_) => {}
-            }
+            ready.map_err(|_| Closed::Quietly)?;
         }
     }
 
     /// Decides on a complete head.
-    fn next(&self, raw: &[u8]) -> Next {
-        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-        let mut parsed = httparse::Request::new(&mut headers);
-        if !matches!(parsed.parse(raw), Ok(httparse::Status::Complete(_))) {
-            return Next::HandOff;
-        }
-        let Some(plain) = Plain::of(&parsed) else { return Next::HandOff };
-        let find = |name: &'static str| {
-            parsed
-                .headers
-                .iter()
-                .filter(move |h| h.name.eq_ignore_ascii_case(name))
-                .map(|h| h.value)
-        };
+    fn next(&self, parsed: &httparse::Request<'_, '_>) -> Next {
+        let Some(plain) = Plain::of(parsed) else { return Next::HandOff };
         let req = Request {
             method: plain.method,
             path: plain.path,
             query: plain.query,
-            accept: joined(find("accept")),
-            if_none_match: joined(find("if-none-match")),
-            gzip: joined(find("accept-encoding")).is_some_and(|v| accepts_gzip(&v)),
+            accept: plain.accept,
+            if_none_match: plain.if_none_match,
+            gzip: plain.accept_encoding.is_some_and(|v| accepts_gzip(&v)),
         };
         let reply = router::answer(&self.state, &req);
         Next::Answer { reply, head_only: plain.method == Method::Head, close: plain.close }
     }
 
     /// Writes `head` and `body` with as few vectored writes as the socket
-    /// takes; gives up when one makes no progress for the request timeout.
-    async fn write_all(&self, io: &mut TcpStream, head: &[u8], body: &[u8]) -> io::Result<()> {
+    /// takes; gives up when it makes no progress for the request timeout.
+    async fn write_all(
+        &self,
+        io: &mut TcpStream,
+        clock: &mut Clock,
+        head: &[u8],
+        body: &[u8],
+    ) -> io::Result<()> {
         let (mut head, mut body) = (head, body);
         while !head.is_empty() || !body.is_empty() {
             let slices = [IoSlice::new(head), IoSlice::new(body)];
-            let written = tokio::time::timeout(self.request_timeout, io.write_vectored(&slices))
-                .await
-                .map_err(|_| io::Error::from(io::ErrorKind::TimedOut))??;
-            if written == 0 {
-                return Err(io::Error::from(io::ErrorKind::WriteZero));
-            }
+            let written = match io.try_write_vectored(&slices) {
+                Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    let at = Instant::now() + self.request_timeout;
+                    clock
+                        .wait(at, io.writable(), None)
+                        .await
+                        .ok_or_else(|| io::Error::from(io::ErrorKind::TimedOut))??;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             let from_head = written.min(head.len());
             head = &head[from_head..];
             body = &body[written - from_head..];
@@ -219,20 +298,15 @@ impl DirectWriter {
     }
 }
 
-/// Why a connection is done before a complete head.
-enum Closed {
-    /// The client closed it, it failed, it idled out, or a stop began.
-    Quietly,
-    /// A request head did not arrive in time: answered 408.
-    HeadTimeout,
-}
-
 /// An ordinary request, as this transport answers it.
 struct Plain<'a> {
     method: Method,
     path: &'a str,
     query: &'a str,
     close: bool,
+    accept: Option<Cow<'a, str>>,
+    if_none_match: Option<Cow<'a, str>>,
+    accept_encoding: Option<Cow<'a, str>>,
 }
 
 impl<'a> Plain<'a> {
@@ -252,9 +326,16 @@ impl<'a> Plain<'a> {
         let (path, query) = target.split_once('?').unwrap_or((target, ""));
         let mut close = false;
         let mut host = false;
+        let (mut accept, mut if_none_match, mut accept_encoding) = (None, None, None);
         for h in req.headers.iter() {
             let name = h.name;
-            if name.eq_ignore_ascii_case("content-length") {
+            if name.eq_ignore_ascii_case("accept") {
+                add_value(&mut accept, h.value);
+            } else if name.eq_ignore_ascii_case("if-none-match") {
+                add_value(&mut if_none_match, h.value);
+            } else if name.eq_ignore_ascii_case("accept-encoding") {
+                add_value(&mut accept_encoding, h.value);
+            } else if name.eq_ignore_ascii_case("content-length") {
                 if h.value.iter().any(|b| *b != b'0') || h.value.is_empty() {
                     return None;
                 }
@@ -278,16 +359,49 @@ impl<'a> Plain<'a> {
         }
         // HTTP/1.1 requires Host (RFC 9112 3.2); what to answer without one
         // is actix-http's to say.
-        host.then_some(Self { method, path, query, close })
+        host.then_some(Self { method, path, query, close, accept, if_none_match, accept_encoding })
+    }
+}
+
+/// Adds one header line's value to `list` as
+/// [`joined`](super::reply::joined) does: lines joined with `,`, values
+/// that are not text dropped.
+fn add_value<'a>(list: &mut Option<Cow<'a, str>>, value: &'a [u8]) {
+    let Ok(value) = std::str::from_utf8(value) else { return };
+    match list {
+        None => *list = Some(Cow::Borrowed(value)),
+        Some(all) => {
+            let all = all.to_mut();
+            all.push(',');
+            all.push_str(value);
+        }
     }
 }
 
 /// Bytes of an origin-form target taken here: RFC 3986 unreserved,
 /// sub-delims, `:`, `@`, `/`, `?` and `%`. Anything else (spaces are
 /// impossible, but `"`, `<`, `{`, `#`, `\`, controls, bytes above 0x7F) goes
-/// to actix-http, whose URI parser decides.
+/// to actix-http, whose URI parser decides. A table: a target with a
+/// `?hash=` is 150 bytes, each checked.
+static PLAIN_TARGET: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric();
+        b += 1;
+    }
+    let others = b"-._~!$&'()*+,;=:@/?%";
+    let mut i = 0;
+    while i < others.len() {
+        table[others[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
 fn plain_target_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/?%".contains(&b)
+    PLAIN_TARGET[usize::from(b)]
 }
 
 thread_local! {
@@ -426,6 +540,8 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Rewind<S> {
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::AsyncReadExt;
+
     use super::*;
 
     fn plain(raw: &str) -> Option<(Method, String, String, bool)> {
@@ -490,6 +606,14 @@ mod tests {
             text.starts_with("HTTP/1.1 304 Not Modified\r\nconnection: close\r\ndate: "),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_target_table_is_the_listed_characters() {
+        for b in 0..=255u8 {
+            let listed = b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/?%".contains(&b);
+            assert_eq!(plain_target_byte(b), listed, "byte {b}");
+        }
     }
 
     #[test]
