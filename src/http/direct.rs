@@ -17,7 +17,7 @@
 //! it has read, to actix-http ([`Connection::HandOff`]), which serves that
 //! request and the rest of the connection. So whatever is unusual gets
 //! actix-http's answers, limits and error statuses, and both transports ask
-//! the same [`router`](super::router) for every answer they write.
+//! the same router (`http::router`) for every answer they write.
 //!
 //! Timeouts mirror the actix side: a request head must arrive within the
 //! request timeout of its first byte (of the connection, for the first

@@ -46,7 +46,8 @@ pub(crate) const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache, pri
 pub(crate) const ACCEPT: HeaderValue = HeaderValue::from_static("Accept");
 
 /// Registers the app on `cfg`: one service for every path, which asks the
-/// [`router`] — the same one the direct transport asks — for the answer.
+/// router (`http::router`) — the same one the direct transport asks — for
+/// the answer.
 pub fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
     cfg.app_data(web::Data::new(state)).default_service(web::to(dispatch));
 }
