@@ -623,6 +623,37 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Whatever a client sends, reading it as a head never panics, and
+        /// what is taken is an ordinary GET or HEAD with a plain target.
+        #[test]
+        fn any_bytes_are_taken_or_handed_over(
+            method in proptest::sample::select(vec!["GET", "HEAD", "POST", "get", "GETX"]),
+            target in "[ -~]{0,40}",
+            headers in proptest::collection::vec(("[!-9;-~]{1,16}", "[ -~]{0,24}"), 0..6),
+            version in proptest::sample::select(vec!["HTTP/1.1", "HTTP/1.0", "HTTP/2.0"]),
+        ) {
+            let mut raw = format!("{method} {target} {version}\r\nHost: x\r\n");
+            for (name, value) in &headers {
+                raw.push_str(&format!("{name}: {value}\r\n"));
+            }
+            raw.push_str("\r\n");
+            let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
+            let mut req = httparse::Request::new(&mut slots);
+            if let Ok(httparse::Status::Complete(_)) = req.parse(raw.as_bytes()) {
+                if let Some(p) = Plain::of(&req) {
+                    proptest::prop_assert!(p.method.reads());
+                    proptest::prop_assert_eq!(version, "HTTP/1.1");
+                    proptest::prop_assert!(p.path.starts_with('/'));
+                    proptest::prop_assert!(target.bytes().all(plain_target_byte));
+                    if let Some(path) = router::decode_path(p.path) {
+                        let _ = router::route(&path);
+                    }
+                }
+            }
+        }
+    }
+
     #[actix_web::test]
     async fn rewind_replays_then_reads_on() {
         let (a, mut b) = tokio::io::duplex(64);
