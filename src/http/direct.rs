@@ -640,15 +640,15 @@ mod tests {
             raw.push_str("\r\n");
             let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
             let mut req = httparse::Request::new(&mut slots);
-            if let Ok(httparse::Status::Complete(_)) = req.parse(raw.as_bytes()) {
-                if let Some(p) = Plain::of(&req) {
-                    proptest::prop_assert!(p.method.reads());
-                    proptest::prop_assert_eq!(version, "HTTP/1.1");
-                    proptest::prop_assert!(p.path.starts_with('/'));
-                    proptest::prop_assert!(target.bytes().all(plain_target_byte));
-                    if let Some(path) = router::decode_path(p.path) {
-                        let _ = router::route(&path);
-                    }
+            if let Ok(httparse::Status::Complete(_)) = req.parse(raw.as_bytes())
+                && let Some(p) = Plain::of(&req)
+            {
+                proptest::prop_assert!(p.method.reads());
+                proptest::prop_assert_eq!(version, "HTTP/1.1");
+                proptest::prop_assert!(p.path.starts_with('/'));
+                proptest::prop_assert!(target.bytes().all(plain_target_byte));
+                if let Some(path) = router::decode_path(p.path) {
+                    let _ = router::route(&path);
                 }
             }
         }
