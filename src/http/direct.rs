@@ -168,6 +168,11 @@ impl DirectWriter {
         let mut stop = std::pin::pin!(self.stopping.notified());
         let mut first = true;
         loop {
+            // Reads and writes are tried without waiting, so a client that
+            // keeps both busy (pipelining, reading at once) would never
+            // give the worker back: one unit of tokio's cooperative budget
+            // per request makes it yield now and then.
+            tokio::task::consume_budget().await;
             // A whole head is buffered (pipelining), or read one.
             let next = self.read_request(&mut io, &mut buf, &mut clock, stop.as_mut(), first).await;
             let (len, reply, head_only, close) = match next {
