@@ -40,6 +40,7 @@ pub mod scale;
 pub mod serving;
 pub mod snapshot;
 pub mod split;
+pub mod tree;
 
 /// An error and its causes on one line (`a: b: c`), for log fields.
 #[must_use]
