@@ -225,6 +225,17 @@ impl<'a> IntoIterator for Object<'a> {
     }
 }
 
+impl<'o, 'a> IntoIterator for &'o Object<'a> {
+    type Item = (&'o Text<'a>, &'o Node<'a>);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'o, (Text<'a>, Node<'a>)>,
+        fn(&'o (Text<'a>, Node<'a>)) -> (&'o Text<'a>, &'o Node<'a>),
+    >;
+    fn into_iter(self) -> Self::IntoIter {
+        self.members.iter().map(|(k, v)| (k, v))
+    }
+}
+
 impl<'a> FromIterator<(Text<'a>, Node<'a>)> for Object<'a> {
     /// Collects members with `insert`'s rule for repeated keys.
     fn from_iter<I: IntoIterator<Item = (Text<'a>, Node<'a>)>>(iter: I) -> Self {
@@ -389,9 +400,9 @@ impl Number<'_> {
     #[must_use]
     pub fn to_json(&self) -> serde_json::Number {
         match self {
-            Number::Integer(text) => text
-                .parse()
-                .expect("the parser makes an Integer only of a text serde_json reads"),
+            Number::Integer(text) => {
+                text.parse().expect("the parser makes an Integer only of a text serde_json reads")
+            }
             Number::Parsed(n) => n.clone(),
         }
     }
