@@ -9,8 +9,9 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::{self, Config, ConfigError, RawConfig, RawDownstream};
-use crate::convert::{self, Converted};
+use crate::convert::{self, ConvertedTree};
 use crate::key::DocumentKey;
+use crate::tree::{Node, Object};
 use crate::{demo, document, proxy, split};
 
 /// openapi-proxy publishes Kubernetes API metadata — OpenAPI v3 per
@@ -448,21 +449,25 @@ pub struct ConvertSummary {
 pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandError> {
     let input_name = args.input.display().to_string();
     let bytes = read_input(&args.input)?;
-    let v2 = document::parse(&bytes)
+    // Trees borrowing from `bytes` all the way: no `Value` is built unless
+    // `--whole` or `--pretty` asks for one.
+    let v2 = document::parse_tree(&bytes)
         .map_err(|source| ConvertCommandError::Parse { input: input_name.clone(), source })?;
-    let Converted { document, notes } = convert::convert(&v2)
+    let ConvertedTree { document, notes } = convert::convert_tree(&v2)
         .map_err(|source| ConvertCommandError::Convert { input: input_name.clone(), source })?;
-    let schemas = document
-        .pointer("/components/schemas")
-        .and_then(serde_json::Value::as_object)
-        .map_or(0, serde_json::Map::len);
+    let schemas =
+        document.pointer("/components/schemas").and_then(Node::as_object).map_or(0, Object::len);
     if let Some(whole) = &args.whole {
-        write_json(whole, &document, args.pretty)?;
+        if args.pretty {
+            write_json(whole, &document.to_value(), true)?;
+        } else {
+            write_bytes(whole, &document.to_vec())?;
+        }
     }
     let mut keys = Vec::new();
     let mut unplaced = Vec::new();
     if let Some(dir) = &args.out {
-        let parts = split::split_rendered(&document).map_err(ConvertCommandError::Split)?;
+        let parts = split::split_rendered_tree(&document).map_err(ConvertCommandError::Split)?;
         for (key, bytes) in &parts.documents {
             let path = dir.join(format!("{key}.json"));
             if args.pretty {
@@ -479,8 +484,8 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
     // The process exits right after this. Freeing the parsed and the
     // converted trees (a million small nodes each for a whole cluster's
     // document) would cost a sixth of the run and give nothing back.
-    std::mem::forget(v2);
     std::mem::forget(document);
+    std::mem::forget(v2);
     Ok(ConvertSummary { keys, schemas, notes, unplaced })
 }
 

@@ -22,7 +22,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+use crate::tree::render::write_text;
+use crate::tree::{Node, Object, Text};
 
 use crate::key::DocumentKey;
 use crate::pointer::JsonPointer;
@@ -84,9 +87,33 @@ pub enum SplitError {
 /// another output (the part would not be self-contained, and copying a
 /// foreign path into it would publish an operation under the wrong key).
 pub fn split(doc: &Value) -> Result<Split, SplitError> {
+    let tree = Node::from_value(doc);
+    let (documents, unplaced) = split_with(&tree, |index, paths, indices, reach| {
+        index.document(paths, indices, reach).to_value()
+    })?;
+    Ok(Split { documents, unplaced })
+}
+
+/// The documents a whole tree splits into, as trees that share strings
+/// with it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TreeSplit<'a> {
+    /// One document per key, in key order.
+    pub documents: BTreeMap<DocumentKey, Node<'a>>,
+    /// Paths that belong to no key; they appear in no document.
+    pub unplaced: Vec<String>,
+}
+
+/// [`split`] over a [`Node`] tree (the one implementation; `split` borrows
+/// its `Value` as a tree), for callers that render the parts rather than
+/// look into them.
+///
+/// # Errors
+/// As [`split`].
+pub fn split_tree<'a>(doc: &'a Node<'a>) -> Result<TreeSplit<'a>, SplitError> {
     let (documents, unplaced) =
         split_with(doc, |index, paths, indices, reach| index.document(paths, indices, reach))?;
-    Ok(Split { documents, unplaced })
+    Ok(TreeSplit { documents, unplaced })
 }
 
 /// The documents a whole document splits into, already serialized.
@@ -113,6 +140,15 @@ pub struct RenderedSplit {
 /// # Errors
 /// As [`split`].
 pub fn split_rendered(doc: &Value) -> Result<RenderedSplit, SplitError> {
+    split_rendered_tree(&Node::from_value(doc))
+}
+
+/// [`split_rendered`] over a [`Node`] tree: what `convert --out` uses, on
+/// the tree it parsed and converted without building a `Value`.
+///
+/// # Errors
+/// As [`split`].
+pub fn split_rendered_tree(doc: &Node<'_>) -> Result<RenderedSplit, SplitError> {
     let mut fragments = Fragments::default();
     let (documents, unplaced) = split_with(doc, |index, paths, indices, reach| {
         let mut out = Vec::new();
@@ -124,23 +160,23 @@ pub fn split_rendered(doc: &Value) -> Result<RenderedSplit, SplitError> {
 
 /// The splitting shared by [`split`] and [`split_rendered`]: which paths
 /// and components each key gets; `emit` turns that into an output.
-fn split_with<T>(
-    doc: &Value,
-    mut emit: impl FnMut(&Index<'_>, &[(&String, &Value)], &[usize], &Reach) -> T,
+fn split_with<'a, T>(
+    doc: &'a Node<'a>,
+    mut emit: impl FnMut(&Index<'a>, &[(&'a Text<'a>, &'a Node<'a>)], &[usize], &Reach) -> T,
 ) -> Result<(BTreeMap<DocumentKey, T>, Vec<String>), SplitError> {
     let root = doc.as_object().ok_or(SplitError::UnknownFormat)?;
     let format = Format::detect(root).ok_or(SplitError::UnknownFormat)?;
-    let Some(paths) = root.get("paths").and_then(Value::as_object) else {
+    let Some(paths) = root.get("paths").and_then(Node::as_object) else {
         return Ok((BTreeMap::new(), Vec::new()));
     };
 
-    let path_entries: Vec<(&String, &Value)> = paths.iter().collect();
+    let path_entries: Vec<(&'a Text<'a>, &'a Node<'a>)> = paths.iter().collect();
     let mut by_key: BTreeMap<DocumentKey, Vec<usize>> = BTreeMap::new();
     let mut unplaced = Vec::new();
     for (i, (path, _)) in path_entries.iter().enumerate() {
         match DocumentKey::from_path(path) {
             Some(key) => by_key.entry(key).or_default().push(i),
-            None => unplaced.push((*path).clone()),
+            None => unplaced.push(path.to_string()),
         }
     }
     if by_key.is_empty() {
@@ -196,15 +232,15 @@ const V3_SECTIONS: &[&str] = &[
 ];
 
 impl Format {
-    fn detect(root: &Map<String, Value>) -> Option<Self> {
-        if root.get("swagger").and_then(Value::as_str) == Some("2.0") {
+    fn detect(root: &Object<'_>) -> Option<Self> {
+        if root.get("swagger").and_then(Node::as_str) == Some("2.0") {
             return Some(Self::Swagger2);
         }
         // `3.0` or `3.0.<patch>`; 3.1 changed schemas enough that splitting
         // it with 3.0's rules would be a guess.
         let v3 = root
             .get("openapi")
-            .and_then(Value::as_str)
+            .and_then(Node::as_str)
             .is_some_and(|v| v == "3.0" || v.starts_with("3.0."));
         v3.then_some(Self::OpenApi3)
     }
@@ -238,8 +274,8 @@ struct Section {
 #[derive(Clone, Copy)]
 struct Component<'a> {
     section: usize,
-    name: &'a String,
-    value: &'a Value,
+    name: &'a Text<'a>,
+    value: &'a Node<'a>,
 }
 
 /// What a local `$ref` points to, as far as splitting cares.
@@ -261,8 +297,8 @@ enum Target {
 /// Read-only facts about the input: its format, its reducible sections and
 /// components, and how to resolve a reference.
 struct Index<'a> {
-    doc: &'a Value,
-    root: &'a Map<String, Value>,
+    doc: &'a Node<'a>,
+    root: &'a Object<'a>,
     format: Format,
     sections: Vec<Section>,
     components: Vec<Component<'a>>,
@@ -273,15 +309,10 @@ struct Index<'a> {
 }
 
 impl<'a> Index<'a> {
-    fn new(
-        doc: &'a Value,
-        root: &'a Map<String, Value>,
-        format: Format,
-        paths: &'a Map<String, Value>,
-    ) -> Self {
+    fn new(doc: &'a Node<'a>, root: &'a Object<'a>, format: Format, paths: &'a Object<'a>) -> Self {
         let container = match format {
             Format::Swagger2 => Some(root),
-            Format::OpenApi3 => root.get("components").and_then(Value::as_object),
+            Format::OpenApi3 => root.get("components").and_then(Node::as_object),
         };
         let names = match format {
             Format::Swagger2 => V2_SECTIONS,
@@ -326,14 +357,14 @@ impl<'a> Index<'a> {
     /// whole input and says what it lands on.
     ///
     /// The fragment is not percent-decoded: Kubernetes and the converter
-    /// write names verbatim, and `Value::pointer` (which the closure check
+    /// write names verbatim, and `Node::pointer` (which the closure check
     /// uses too) does not decode either.
     fn resolve(&self, reference: &str) -> Target {
         let Some(pointer) = reference.strip_prefix('#') else { return Target::Missing };
         if self.doc.pointer(pointer).is_none() {
             return Target::Missing;
         }
-        // Same unescaping order as `Value::pointer`: `~1` first, so that
+        // Same unescaping order as `Node::pointer`: `~1` first, so that
         // `~01` becomes `~1` and not `/`.
         let tokens: Vec<String> =
             pointer.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect();
@@ -367,11 +398,11 @@ impl<'a> Index<'a> {
     /// The output document for one key.
     fn document(
         &self,
-        path_entries: &[(&String, &Value)],
+        path_entries: &[(&Text<'a>, &Node<'a>)],
         indices: &[usize],
         reach: &Reach,
-    ) -> Value {
-        let mut out = Map::with_capacity(self.root.len());
+    ) -> Node<'a> {
+        let mut out = Object::with_capacity(self.root.len());
         for (name, value) in self.root {
             let reduced = match (self.format, name.as_str()) {
                 (_, "paths") => {
@@ -380,7 +411,7 @@ impl<'a> Index<'a> {
                         .filter_map(|&i| path_entries.get(i))
                         .map(|(p, v)| ((*p).clone(), (*v).clone()))
                         .collect();
-                    Some(Value::Object(paths))
+                    Some(Node::Object(paths))
                 }
                 (Format::Swagger2, section) => match self.section(section) {
                     Some(s) => match self.reduced_section(s, reach) {
@@ -390,7 +421,7 @@ impl<'a> Index<'a> {
                     None => None,
                 },
                 (Format::OpenApi3, "components") => value.as_object().map(|components| {
-                    let mut kept = Map::with_capacity(components.len());
+                    let mut kept = Object::with_capacity(components.len());
                     for (member, value) in components {
                         match self.section(member) {
                             Some(s) => {
@@ -403,20 +434,20 @@ impl<'a> Index<'a> {
                             }
                         }
                     }
-                    Value::Object(kept)
+                    Node::Object(kept)
                 }),
                 (Format::OpenApi3, _) => None,
             };
             out.insert(name.clone(), reduced.unwrap_or_else(|| value.clone()));
         }
-        Value::Object(out)
+        Node::Object(out)
     }
 
     /// Section `s` with only its reached components, or `None` when that
     /// leaves it empty and no `$ref` names the section itself.
-    fn reduced_section(&self, s: usize, reach: &Reach) -> Option<Value> {
+    fn reduced_section(&self, s: usize, reach: &Reach) -> Option<Node<'a>> {
         let section = self.sections.get(s)?;
-        let mut map = Map::new();
+        let mut map = Object::new();
         for id in section.ids.clone() {
             if reach.components.get(id).copied().unwrap_or(false)
                 && let Some(c) = self.components.get(id)
@@ -425,7 +456,7 @@ impl<'a> Index<'a> {
             }
         }
         let wanted = !map.is_empty() || reach.sections.get(s).copied().unwrap_or(false);
-        wanted.then_some(Value::Object(map))
+        wanted.then_some(Node::Object(map))
     }
 }
 
@@ -440,28 +471,21 @@ struct Fragments {
     members: BTreeMap<(bool, String), Vec<u8>>,
 }
 
-/// Serializes a value that came out of `serde_json`: infallible, since its
-/// map keys are strings and its numbers finite.
-fn to_json(value: &Value) -> Vec<u8> {
-    serde_json::to_vec(value).expect("a serde_json::Value always serializes")
-}
-
-/// Appends `,` (unless first) and `"key":`, escaped as serde_json escapes
-/// map keys.
-fn push_key(out: &mut Vec<u8>, first: &mut bool, key: &str) {
+/// Appends `,` (unless first) and `"key":`.
+fn push_key(out: &mut Vec<u8>, first: &mut bool, key: &Text<'_>) {
     if !std::mem::take(first) {
         out.push(b',');
     }
-    serde_json::to_writer(&mut *out, key).expect("writing a string into a Vec cannot fail");
+    write_text(out, key);
     out.push(b':');
 }
 
-impl Index<'_> {
+impl<'a> Index<'a> {
     /// The output document for one key, serialized: the same bytes as
     /// `serde_json::to_vec(&self.document(..))`, from shared fragments.
     fn render(
         &self,
-        path_entries: &[(&String, &Value)],
+        path_entries: &[(&Text<'a>, &Node<'a>)],
         indices: &[usize],
         reach: &Reach,
         fragments: &mut Fragments,
@@ -482,7 +506,7 @@ impl Index<'_> {
                     for (path, item) in indices.iter().filter_map(|&i| path_entries.get(i)) {
                         // Each path belongs to one key: nothing to share.
                         push_key(out, &mut first_path, path);
-                        out.extend_from_slice(&to_json(item));
+                        item.render(out);
                     }
                     out.push(b'}');
                 }
@@ -510,8 +534,8 @@ impl Index<'_> {
                                 push_key(out, &mut first_member, member);
                                 let bytes = fragments
                                     .members
-                                    .entry((true, member.clone()))
-                                    .or_insert_with(|| to_json(value));
+                                    .entry((true, member.to_string()))
+                                    .or_insert_with(|| Node::to_vec(value));
                                 out.extend_from_slice(bytes);
                             }
                         }
@@ -522,8 +546,8 @@ impl Index<'_> {
                     push_key(out, &mut first, name);
                     let bytes = fragments
                         .members
-                        .entry((false, name.clone()))
-                        .or_insert_with(|| to_json(value));
+                        .entry((false, name.to_string()))
+                        .or_insert_with(|| Node::to_vec(value));
                     out.extend_from_slice(bytes);
                 }
             }
@@ -549,7 +573,7 @@ impl Index<'_> {
                 && let Some(c) = self.components.get(id)
             {
                 push_key(out, &mut first, c.name);
-                let bytes = fragments.components.entry(id).or_insert_with(|| to_json(c.value));
+                let bytes = fragments.components.entry(id).or_insert_with(|| Node::to_vec(c.value));
                 out.extend_from_slice(bytes);
             }
         }
@@ -617,7 +641,7 @@ struct Reach {
 impl<'i, 'a> Graph<'i, 'a> {
     fn build(
         index: &'i Index<'a>,
-        path_entries: &[(&'a String, &'a Value)],
+        path_entries: &[(&'a Text<'a>, &'a Node<'a>)],
         path_owner: &[Option<usize>],
     ) -> Self {
         let mut walker = Walker { index, cache: BTreeMap::new(), sites: Vec::new() };
@@ -741,13 +765,13 @@ impl<'a> Walker<'_, 'a> {
     ///
     /// Iterative, so that a deeply nested hostile document cannot overflow
     /// the stack here.
-    fn edges(&mut self, value: &'a Value, location: &[Token<'a>]) -> Vec<Edge> {
+    fn edges(&mut self, value: &'a Node<'a>, location: &[Token<'a>]) -> Vec<Edge> {
         let mut edges = Vec::new();
         let mut seen = BTreeSet::new();
         let mut path: Vec<Token<'a>> = location.to_vec();
         let base = location.len();
         // (node, length of its location, its last token unless it is the root)
-        let mut stack: Vec<(&'a Value, usize, Option<Token<'a>>)> = vec![(value, base, None)];
+        let mut stack: Vec<(&'a Node<'a>, usize, Option<Token<'a>>)> = vec![(value, base, None)];
         while let Some((node, depth, token)) = stack.pop() {
             match token {
                 Some(token) => {
@@ -757,13 +781,13 @@ impl<'a> Walker<'_, 'a> {
                 None => path.truncate(depth),
             }
             match node {
-                Value::Object(map) => {
+                Node::Object(map) => {
                     // One pass over the members finds the `$ref` and the
                     // children, instead of a hash lookup of `$ref` in every
                     // object of a 4 MB document.
                     for (k, v) in map.iter().rev() {
                         match v {
-                            Value::String(reference)
+                            Node::String(reference)
                                 if k == "$ref" && reference.starts_with("#/") =>
                             {
                                 let target = self.target(reference);
@@ -771,14 +795,14 @@ impl<'a> Walker<'_, 'a> {
                                     edges.push(self.edge(target, reference, &path));
                                 }
                             }
-                            Value::Object(_) | Value::Array(_) => {
+                            Node::Object(_) | Node::Array(_) => {
                                 stack.push((v, depth + 1, Some(Token::Key(k))));
                             }
                             _ => {}
                         }
                     }
                 }
-                Value::Array(items) => {
+                Node::Array(items) => {
                     for (i, v) in items.iter().enumerate().rev() {
                         if v.is_object() || v.is_array() {
                             stack.push((v, depth + 1, Some(Token::Index(i))));

@@ -17,7 +17,7 @@
 //! `serde_json` gives for the same document.
 
 mod parse;
-mod render;
+pub(crate) mod render;
 
 use std::borrow::Cow;
 use std::fmt;
