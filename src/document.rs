@@ -98,11 +98,9 @@ mod tests {
 
     #[test]
     fn tree_parsing_gives_the_same_document_for_json_and_yaml() {
-        for bytes in [
-            &br#"{"b":1,"a":[2.5,"x"]}"#[..],
-            b"swagger: '2.0'\ninfo:\n  title: t\n",
-            b"{a: 1}",
-        ] {
+        for bytes in
+            [&br#"{"b":1,"a":[2.5,"x"]}"#[..], b"swagger: '2.0'\ninfo:\n  title: t\n", b"{a: 1}"]
+        {
             let tree = parse_tree(bytes).unwrap();
             assert_eq!(tree.to_value(), parse(bytes).unwrap());
         }

@@ -150,10 +150,13 @@ pub fn split_rendered(doc: &Value) -> Result<RenderedSplit, SplitError> {
 /// As [`split`].
 pub fn split_rendered_tree(doc: &Node<'_>) -> Result<RenderedSplit, SplitError> {
     let mut fragments = Fragments::default();
+    // One buffer reused for every output, each copied out at its exact
+    // size: growing a fresh buffer per output copied it several times over.
+    let mut scratch = Vec::new();
     let (documents, unplaced) = split_with(doc, |index, paths, indices, reach| {
-        let mut out = Vec::new();
-        index.render(paths, indices, reach, &mut fragments, &mut out);
-        out
+        scratch.clear();
+        index.render(paths, indices, reach, &mut fragments, &mut scratch);
+        scratch.clone()
     })?;
     Ok(RenderedSplit { documents, unplaced })
 }
@@ -460,15 +463,55 @@ impl<'a> Index<'a> {
     }
 }
 
-/// Serialized pieces shared between the outputs of [`split_rendered`].
+/// Serialized pieces shared between the outputs of [`split_rendered`],
+/// written one after another into one buffer: a buffer per piece cost an
+/// allocation and its regrowth each, for 600 pieces.
 #[derive(Default)]
 struct Fragments {
-    /// Component id → its serialized value.
-    components: BTreeMap<usize, Vec<u8>>,
+    /// Every piece's bytes.
+    arena: Vec<u8>,
+    /// Component id → its piece, once serialized.
+    components: BTreeMap<usize, Range<usize>>,
     /// Members kept whole (top level, and v3 `components` members that are
     /// not sections), by name; `true` in the key for v3 `components`
     /// members.
-    members: BTreeMap<(bool, String), Vec<u8>>,
+    members: BTreeMap<(bool, String), Range<usize>>,
+}
+
+impl Fragments {
+    /// Appends the serialized `value` to `out`, serializing it into the
+    /// arena under `range` first if that was not done yet.
+    fn copy(
+        arena: &mut Vec<u8>,
+        range: &mut Option<Range<usize>>,
+        value: &Node<'_>,
+        out: &mut Vec<u8>,
+    ) {
+        let range = range.get_or_insert_with(|| {
+            let start = arena.len();
+            value.render(arena);
+            start..arena.len()
+        });
+        out.extend_from_slice(arena.get(range.clone()).unwrap_or_default());
+    }
+
+    fn component(&mut self, id: usize, value: &Node<'_>, out: &mut Vec<u8>) {
+        let mut range = self.components.get(&id).cloned();
+        let fresh = range.is_none();
+        Self::copy(&mut self.arena, &mut range, value, out);
+        if let (true, Some(r)) = (fresh, range) {
+            self.components.insert(id, r);
+        }
+    }
+
+    fn member(&mut self, key: (bool, &str), value: &Node<'_>, out: &mut Vec<u8>) {
+        let mut range = self.members.get(&(key.0, key.1.to_owned())).cloned();
+        let fresh = range.is_none();
+        Self::copy(&mut self.arena, &mut range, value, out);
+        if let (true, Some(r)) = (fresh, range) {
+            self.members.insert((key.0, key.1.to_owned()), r);
+        }
+    }
 }
 
 /// Appends `,` (unless first) and `"key":`.
@@ -511,11 +554,7 @@ impl<'a> Index<'a> {
                     out.push(b'}');
                 }
                 (Format::Swagger2, _, Some(s)) => {
-                    let mut body = Vec::new();
-                    if self.render_section(s, reach, fragments, &mut body) {
-                        push_key(out, &mut first, name);
-                        out.extend_from_slice(&body);
-                    }
+                    self.render_section_member(name, s, reach, fragments, out, &mut first);
                 }
                 (Format::OpenApi3, "components", _) if value.is_object() => {
                     push_key(out, &mut first, name);
@@ -524,19 +563,18 @@ impl<'a> Index<'a> {
                     for (member, value) in value.as_object().into_iter().flatten() {
                         match self.section(member) {
                             Some(s) => {
-                                let mut body = Vec::new();
-                                if self.render_section(s, reach, fragments, &mut body) {
-                                    push_key(out, &mut first_member, member);
-                                    out.extend_from_slice(&body);
-                                }
+                                self.render_section_member(
+                                    member,
+                                    s,
+                                    reach,
+                                    fragments,
+                                    out,
+                                    &mut first_member,
+                                );
                             }
                             None => {
                                 push_key(out, &mut first_member, member);
-                                let bytes = fragments
-                                    .members
-                                    .entry((true, member.to_string()))
-                                    .or_insert_with(|| Node::to_vec(value));
-                                out.extend_from_slice(bytes);
+                                fragments.member((true, member), value, out);
                             }
                         }
                     }
@@ -544,20 +582,37 @@ impl<'a> Index<'a> {
                 }
                 _ => {
                     push_key(out, &mut first, name);
-                    let bytes = fragments
-                        .members
-                        .entry((false, name.to_string()))
-                        .or_insert_with(|| Node::to_vec(value));
-                    out.extend_from_slice(bytes);
+                    fragments.member((false, name), value, out);
                 }
             }
         }
         out.push(b'}');
     }
 
+    /// `"name":` and section `s` as [`Index::render_section`] writes it, or
+    /// nothing when that leaves it out.
+    fn render_section_member(
+        &self,
+        name: &Text<'_>,
+        s: usize,
+        reach: &Reach,
+        fragments: &mut Fragments,
+        out: &mut Vec<u8>,
+        first: &mut bool,
+    ) {
+        let mark = out.len();
+        let was_first = *first;
+        push_key(out, first, name);
+        if !self.render_section(s, reach, fragments, out) {
+            out.truncate(mark);
+            *first = was_first;
+        }
+    }
+
     /// Section `s` with only its reached components, serialized into `out`;
-    /// `false` (and nothing written) when it is left empty and no `$ref`
-    /// names the section itself — as [`Index::reduced_section`] decides.
+    /// `false` when it is left empty and no `$ref` names the section itself
+    /// — as [`Index::reduced_section`] decides — and the caller takes back
+    /// what was written.
     fn render_section(
         &self,
         s: usize,
@@ -573,8 +628,7 @@ impl<'a> Index<'a> {
                 && let Some(c) = self.components.get(id)
             {
                 push_key(out, &mut first, c.name);
-                let bytes = fragments.components.entry(id).or_insert_with(|| Node::to_vec(c.value));
-                out.extend_from_slice(bytes);
+                fragments.component(id, c.value, out);
             }
         }
         out.push(b'}');

@@ -70,7 +70,7 @@ pub enum SyntaxErrorKind {
 pub fn parse(bytes: &[u8]) -> Result<Node<'_>, SyntaxError> {
     let text = std::str::from_utf8(bytes)
         .map_err(|e| SyntaxError { offset: e.valid_up_to(), kind: SyntaxErrorKind::NotUtf8 })?;
-    let mut p = Parser { text, bytes, pos: 0, depth: 0 };
+    let mut p = Parser { text, bytes, pos: 0, depth: 0, items: Vec::new(), members: Vec::new() };
     p.skip_whitespace();
     let node = p.value()?;
     p.skip_whitespace();
@@ -87,6 +87,12 @@ struct Parser<'a> {
     bytes: &'a [u8],
     pos: usize,
     depth: usize,
+    /// Items of the arrays being read, innermost last; each array takes
+    /// its own off the top at its end, in one allocation of the right size
+    /// instead of a regrowing `Vec` per array.
+    items: Vec<Node<'a>>,
+    /// Members of the objects being read, the same way.
+    members: Vec<(Text<'a>, Node<'a>)>,
 }
 
 impl<'a> Parser<'a> {
@@ -149,14 +155,15 @@ impl<'a> Parser<'a> {
 
     fn array(&mut self) -> Result<Node<'a>, SyntaxError> {
         self.enter()?;
-        let mut items = Vec::new();
         if self.peek() == Some(b']') {
             self.pos += 1;
             self.depth -= 1;
-            return Ok(Node::Array(items));
+            return Ok(Node::Array(Vec::new()));
         }
+        let base = self.items.len();
         loop {
-            items.push(self.value()?);
+            let item = self.value()?;
+            self.items.push(item);
             self.skip_whitespace();
             match self.peek() {
                 Some(b',') => {
@@ -172,17 +179,17 @@ impl<'a> Parser<'a> {
             }
         }
         self.depth -= 1;
-        Ok(Node::Array(items))
+        Ok(Node::Array(self.items.drain(base..).collect()))
     }
 
     fn object(&mut self) -> Result<Node<'a>, SyntaxError> {
         self.enter()?;
-        let mut members = Vec::new();
         if self.peek() == Some(b'}') {
             self.pos += 1;
             self.depth -= 1;
-            return Ok(Node::Object(Object { members }));
+            return Ok(Node::Object(Object::new()));
         }
+        let base = self.members.len();
         loop {
             match self.peek() {
                 Some(b'"') => {}
@@ -198,7 +205,7 @@ impl<'a> Parser<'a> {
             }
             self.skip_whitespace();
             let value = self.value()?;
-            members.push((key, value));
+            self.members.push((key, value));
             self.skip_whitespace();
             match self.peek() {
                 Some(b',') => {
@@ -214,6 +221,7 @@ impl<'a> Parser<'a> {
             }
         }
         self.depth -= 1;
+        let mut members: Vec<_> = self.members.drain(base..).collect();
         if has_repeated_keys(&members) {
             members = last_value_wins(members);
         }
@@ -223,7 +231,7 @@ impl<'a> Parser<'a> {
     /// A string starting at the opening quote under `self.pos`.
     fn string(&mut self) -> Result<Text<'a>, SyntaxError> {
         let start = self.pos + 1;
-        let mut i = start;
+        let mut i = skip_plain(self.bytes, start);
         loop {
             match self.bytes.get(i) {
                 None => {
@@ -256,6 +264,7 @@ impl<'a> Parser<'a> {
         s.push_str(head);
         loop {
             let run_start = self.pos;
+            self.pos = skip_plain(self.bytes, self.pos);
             while let Some(&b) = self.bytes.get(self.pos) {
                 if b == b'"' || b == b'\\' || b < 0x20 {
                     break;
@@ -323,9 +332,8 @@ impl<'a> Parser<'a> {
             let Some(b) = self.peek() else {
                 return Err(self.error(SyntaxErrorKind::UnexpectedEnd));
             };
-            let digit = char::from(b)
-                .to_digit(16)
-                .ok_or(self.error(SyntaxErrorKind::InvalidEscape))?;
+            let digit =
+                char::from(b).to_digit(16).ok_or(self.error(SyntaxErrorKind::InvalidEscape))?;
             code = code * 16 + digit;
             self.pos += 1;
         }
@@ -363,9 +371,10 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             integer = false;
             if self.digits() == 0 {
-                return Err(self.error(self.peek().map_or(SyntaxErrorKind::UnexpectedEnd, |_| {
-                    SyntaxErrorKind::Unexpected
-                })));
+                return Err(self.error(
+                    self.peek()
+                        .map_or(SyntaxErrorKind::UnexpectedEnd, |_| SyntaxErrorKind::Unexpected),
+                ));
             }
         }
         if let Some(b'e' | b'E') = self.peek() {
@@ -375,9 +384,10 @@ impl<'a> Parser<'a> {
                 self.pos += 1;
             }
             if self.digits() == 0 {
-                return Err(self.error(self.peek().map_or(SyntaxErrorKind::UnexpectedEnd, |_| {
-                    SyntaxErrorKind::Unexpected
-                })));
+                return Err(self.error(
+                    self.peek()
+                        .map_or(SyntaxErrorKind::UnexpectedEnd, |_| SyntaxErrorKind::Unexpected),
+                ));
             }
         }
         let token = self.slice(start, self.pos)?;
@@ -387,10 +397,52 @@ impl<'a> Parser<'a> {
         if integer && fits {
             return Ok(Node::Number(Number::Integer(token)));
         }
-        token.parse::<serde_json::Number>().map(|n| Node::Number(Number::Parsed(n))).map_err(|_| {
-            SyntaxError { offset: start, kind: SyntaxErrorKind::NumberOutOfRange }
-        })
+        token
+            .parse::<serde_json::Number>()
+            .map(|n| Node::Number(Number::Parsed(n)))
+            .map_err(|_| SyntaxError { offset: start, kind: SyntaxErrorKind::NumberOutOfRange })
     }
+}
+
+/// The position of the first byte at or after `from` that ends a run of
+/// plain string text (`"`, `\\` or a control character), or the end.
+///
+/// Those are exactly the bytes JSON must escape, so the renderer uses it
+/// too. Eight bytes at a time: strings are most of a Kubernetes document,
+/// and a byte-by-byte loop over them was the parser's largest cost.
+pub(super) fn skip_plain(bytes: &[u8], from: usize) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    /// High bit set in each byte of `v` that is zero; exact up to and
+    /// including the first zero byte, which is all that is used.
+    fn zero_bytes(v: u64) -> u64 {
+        v.wrapping_sub(ONES) & !v & HIGH
+    }
+    let rest = bytes.get(from..).unwrap_or_default();
+    let mut chunks = rest.chunks_exact(8);
+    let mut at = from;
+    for chunk in chunks.by_ref() {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        let quote = zero_bytes(w ^ (ONES * u64::from(b'"')));
+        let backslash = zero_bytes(w ^ (ONES * u64::from(b'\\')));
+        // High bit of each byte below 0x20 (exact up to the first one).
+        let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
+        let stop = quote | backslash | control;
+        if stop != 0 {
+            // Little-endian: the lowest set bit is in the first such byte.
+            return at + (stop.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    for &b in chunks.remainder() {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            return at;
+        }
+        at += 1;
+    }
+    at
 }
 
 fn has_repeated_keys(members: &[(Text<'_>, Node<'_>)]) -> bool {
@@ -414,4 +466,58 @@ fn last_value_wins<'a>(members: Vec<(Text<'a>, Node<'a>)>) -> Vec<(Text<'a>, Nod
         out.insert(k, v);
     }
     out.members
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::skip_plain;
+
+    fn naive(bytes: &[u8], from: usize) -> usize {
+        bytes
+            .iter()
+            .enumerate()
+            .skip(from)
+            .find(|&(_, &b)| b == b'"' || b == b'\\' || b < 0x20)
+            .map_or(bytes.len(), |(i, _)| i)
+    }
+
+    #[test]
+    fn stops_at_each_kind_of_byte_in_every_lane() {
+        for len in 0..24 {
+            for stop in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+                for at in 0..len {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = stop;
+                    // A byte above 0x80 and a 0x01 after the stop must not
+                    // move the answer.
+                    if at + 1 < len {
+                        bytes[at + 1] = 0x01;
+                    }
+                    for from in 0..=at {
+                        assert_eq!(skip_plain(&bytes, from), at, "{bytes:?} from {from}");
+                    }
+                }
+            }
+            let plain: Vec<u8> = (0..len).map(|i| [b'x', 0xc3, 0xa9, 0x7f, 0x20][i % 5]).collect();
+            assert_eq!(skip_plain(&plain, 0), len);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn agrees_with_a_byte_by_byte_scan(
+            bytes in prop::collection::vec(prop_oneof![
+                4 => 0x20u8..=0xff,
+                1 => Just(b'"'),
+                1 => Just(b'\\'),
+                1 => 0u8..0x20,
+            ], 0..64),
+            from in 0usize..64,
+        ) {
+            let from = from.min(bytes.len());
+            prop_assert_eq!(skip_plain(&bytes, from), naive(&bytes, from));
+        }
+    }
 }

@@ -7,6 +7,7 @@
 //! checking every byte of them for escaping again was the largest single
 //! cost of writing the output.
 
+use super::parse::skip_plain;
 use super::{Node, Number, Text};
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -68,7 +69,10 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
     let bytes = s.as_bytes();
     let mut run = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    loop {
+        let at = skip_plain(bytes, run);
+        out.extend_from_slice(bytes.get(run..at).unwrap_or_default());
+        let Some(&b) = bytes.get(at) else { break };
         let short = match b {
             b'"' => b'"',
             b'\\' => b'\\',
@@ -77,11 +81,8 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
             0x0A => b'n',
             0x0C => b'f',
             0x0D => b'r',
-            0x00..=0x1F => b'u',
-            _ => continue,
+            _ => b'u',
         };
-        out.extend_from_slice(bytes.get(run..i).unwrap_or_default());
-        run = i + 1;
         out.push(b'\\');
         out.push(short);
         if short == b'u' {
@@ -89,7 +90,7 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
             out.push(HEX[usize::from(b >> 4)]);
             out.push(HEX[usize::from(b & 0xF)]);
         }
+        run = at + 1;
     }
-    out.extend_from_slice(bytes.get(run..).unwrap_or_default());
     out.push(b'"');
 }

@@ -220,8 +220,21 @@ fn pointers_resolve_as_value_pointer_does() {
     let v: Value = serde_json::from_slice(text).unwrap();
     let n = parse(text).unwrap();
     for p in [
-        "", "/a~1b", "/a~1b/c~0d", "/a~1b/c~0d/1/e", "/a~1b/c~0d/2", "/", "//", "/arr/01",
-        "/arr/+1", "/arr/-1", "/arr/2", "/arr/3", "a", "/x", "/a~1b/c~0d/0/x",
+        "",
+        "/a~1b",
+        "/a~1b/c~0d",
+        "/a~1b/c~0d/1/e",
+        "/a~1b/c~0d/2",
+        "/",
+        "//",
+        "/arr/01",
+        "/arr/+1",
+        "/arr/-1",
+        "/arr/2",
+        "/arr/3",
+        "a",
+        "/x",
+        "/a~1b/c~0d/0/x",
     ] {
         assert_eq!(n.pointer(p).map(Node::to_value), v.pointer(p).cloned(), "pointer {p:?}");
     }
@@ -274,6 +287,18 @@ proptest! {
         prop_assert!(agrees_with_serde_json(&compact).is_ok());
         let pretty = serde_json::to_vec_pretty(&v).unwrap();
         let r = agrees_with_serde_json(&pretty);
+        prop_assert!(r.is_ok(), "{:?}", r);
+    }
+
+    #[test]
+    fn long_strings_are_escaped_and_read_back_as_serde_json_does(
+        s in "[a-z\"\\\\\u{0}-\u{1f}\u{7f}é\u{1F600} ]{0,80}"
+    ) {
+        let mut ours = Vec::new();
+        write_str(&mut ours, &s);
+        let theirs = serde_json::to_vec(&s).unwrap();
+        prop_assert_eq!(&ours, &theirs);
+        let r = agrees_with_serde_json(&theirs);
         prop_assert!(r.is_ok(), "{:?}", r);
     }
 
