@@ -1,7 +1,7 @@
 //! The command line: subcommands and what each one does at the edge (files,
 //! exit codes, summaries). The work itself is in the library.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -467,19 +467,31 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
     let mut keys = Vec::new();
     let mut unplaced = Vec::new();
     if let Some(dir) = &args.out {
-        let parts = split::split_rendered_tree(&document).map_err(ConvertCommandError::Split)?;
-        for (key, bytes) in &parts.documents {
-            let path = dir.join(format!("{key}.json"));
-            if args.pretty {
-                let doc: serde_json::Value = serde_json::from_slice(bytes)
-                    .map_err(|e| io_error("re-reading", &path, std::io::Error::other(e)))?;
-                write_json(&path, &doc, true)?;
-            } else {
-                write_bytes(&path, bytes)?;
+        // Each document is written as soon as it is rendered; after the
+        // first failure the rest are skipped and the failure is reported.
+        let mut failed = None;
+        let mut made_dirs = BTreeSet::new();
+        unplaced = split::split_rendered_each(&document, |key, bytes| {
+            if failed.is_some() {
+                return;
             }
+            let path = dir.join(format!("{key}.json"));
+            let written = if args.pretty {
+                serde_json::from_slice::<serde_json::Value>(bytes)
+                    .map_err(|e| io_error("re-reading", &path, std::io::Error::other(e)))
+                    .and_then(|doc| write_json(&path, &doc, true))
+            } else {
+                make_parent(&path, &mut made_dirs).and_then(|()| replace_file(&path, bytes))
+            };
+            match written {
+                Ok(()) => keys.push(key.clone()),
+                Err(e) => failed = Some(e),
+            }
+        })
+        .map_err(ConvertCommandError::Split)?;
+        if let Some(e) = failed {
+            return Err(e);
         }
-        keys = parts.documents.into_keys().collect();
-        unplaced = parts.unplaced;
     }
     // The process exits right after this. Freeing the parsed and the
     // converted trees (a million small nodes each for a whole cluster's
@@ -561,6 +573,24 @@ fn write_json(
     write_bytes(path, &bytes)
 }
 
+fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), ConvertCommandError> {
+    make_parent(path, &mut BTreeSet::new())?;
+    replace_file(path, bytes)
+}
+
+/// Creates the directory `path` goes in, unless `made` says it was already
+/// (one `mkdir` per directory rather than per file).
+fn make_parent(path: &Path, made: &mut BTreeSet<PathBuf>) -> Result<(), ConvertCommandError> {
+    if let Some(parent) = path.parent()
+        && !made.contains(parent)
+    {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| io_error("creating the directory of", path, e))?;
+        made.insert(parent.to_path_buf());
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to `path`; a regular file already there is unlinked and
 /// written anew rather than truncated. Anything else (`/dev/null`, a
 /// symbolic link, a pipe) is written to as it is.
@@ -571,11 +601,7 @@ fn write_json(
 /// the command over its previous output took two to three times as long
 /// as writing into a fresh directory, all of it waiting on the disk. A new
 /// file has nothing to flush early.
-fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), ConvertCommandError> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| io_error("creating the directory of", path, e))?;
-    }
+fn replace_file(path: &Path, bytes: &[u8]) -> Result<(), ConvertCommandError> {
     let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
     if regular {
         match std::fs::remove_file(path) {

@@ -88,7 +88,7 @@ pub enum SplitError {
 /// foreign path into it would publish an operation under the wrong key).
 pub fn split(doc: &Value) -> Result<Split, SplitError> {
     let tree = Node::from_value(doc);
-    let (documents, unplaced) = split_with(&tree, |index, paths, indices, reach| {
+    let (documents, unplaced) = split_with(&tree, |_, index, paths, indices, reach| {
         index.document(paths, indices, reach).to_value()
     })?;
     Ok(Split { documents, unplaced })
@@ -112,7 +112,7 @@ pub struct TreeSplit<'a> {
 /// As [`split`].
 pub fn split_tree<'a>(doc: &'a Node<'a>) -> Result<TreeSplit<'a>, SplitError> {
     let (documents, unplaced) =
-        split_with(doc, |index, paths, indices, reach| index.document(paths, indices, reach))?;
+        split_with(doc, |_, index, paths, indices, reach| index.document(paths, indices, reach))?;
     Ok(TreeSplit { documents, unplaced })
 }
 
@@ -149,23 +149,49 @@ pub fn split_rendered(doc: &Value) -> Result<RenderedSplit, SplitError> {
 /// # Errors
 /// As [`split`].
 pub fn split_rendered_tree(doc: &Node<'_>) -> Result<RenderedSplit, SplitError> {
-    let mut fragments = Fragments::default();
-    // One buffer reused for every output, each copied out at its exact
-    // size: growing a fresh buffer per output copied it several times over.
-    let mut scratch = Vec::new();
-    let (documents, unplaced) = split_with(doc, |index, paths, indices, reach| {
-        scratch.clear();
-        index.render(paths, indices, reach, &mut fragments, &mut scratch);
-        scratch.clone()
+    let mut documents = BTreeMap::new();
+    let unplaced = split_rendered_each(doc, |key, bytes| {
+        documents.insert(key.clone(), bytes.to_vec());
     })?;
     Ok(RenderedSplit { documents, unplaced })
+}
+
+/// [`split_rendered_tree`], handing each document to `each` (in key order)
+/// as soon as it is rendered, from one buffer reused for all of them,
+/// instead of keeping them all: `convert --out` writes each to its file and
+/// never holds the 5 MB of output at once. Returns the paths that belong
+/// to no key.
+///
+/// Nothing is handed out when splitting fails: every key's components are
+/// worked out before the first document is rendered.
+///
+/// # Errors
+/// As [`split`].
+pub fn split_rendered_each(
+    doc: &Node<'_>,
+    mut each: impl FnMut(&DocumentKey, &[u8]),
+) -> Result<Vec<String>, SplitError> {
+    let mut fragments = Fragments::default();
+    let mut scratch = Vec::new();
+    let (_, unplaced) = split_with(doc, |key, index, paths, indices, reach| {
+        scratch.clear();
+        index.render(paths, indices, reach, &mut fragments, &mut scratch);
+        each(key, &scratch);
+    })?;
+    Ok(unplaced)
 }
 
 /// The splitting shared by [`split`] and [`split_rendered`]: which paths
 /// and components each key gets; `emit` turns that into an output.
 fn split_with<'a, T>(
     doc: &'a Node<'a>,
-    mut emit: impl FnMut(&Index<'a>, &[(&'a Text<'a>, &'a Node<'a>)], &[usize], &Reach) -> T,
+    mut emit: impl FnMut(
+        &DocumentKey,
+        &Index<'a>,
+        &[(&'a Text<'a>, &'a Node<'a>)],
+        &[usize],
+        &Reach,
+    ) -> T,
 ) -> Result<(BTreeMap<DocumentKey, T>, Vec<String>), SplitError> {
     let root = doc.as_object().ok_or(SplitError::UnknownFormat)?;
     let format = Format::detect(root).ok_or(SplitError::UnknownFormat)?;
@@ -202,10 +228,16 @@ fn split_with<'a, T>(
     let index = Index::new(doc, root, format, paths);
     let graph = Graph::build(&index, &path_entries, &path_owner);
 
+    // Every key's reach first, so that an error leaves nothing emitted:
+    // `split_rendered_each` hands documents out as they are made.
+    let reaches = by_key
+        .values()
+        .enumerate()
+        .map(|(ordinal, indices)| graph.reach(ordinal, indices, &path_owner))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut documents = BTreeMap::new();
-    for (ordinal, (key, indices)) in by_key.into_iter().enumerate() {
-        let reach = graph.reach(ordinal, &indices, &path_owner)?;
-        let out = emit(&index, &path_entries, &indices, &reach);
+    for ((key, indices), reach) in by_key.into_iter().zip(&reaches) {
+        let out = emit(&key, &index, &path_entries, &indices, reach);
         documents.insert(key, out);
     }
     Ok((documents, unplaced))
