@@ -62,14 +62,13 @@ enum Param<'a> {
 impl Param<'_> {
     /// The `(in, name)` identity v2 uses to let operation parameters
     /// override path-level ones.
-    fn identity(&self) -> Option<(String, String)> {
+    fn identity(&self) -> Option<(&str, &str)> {
         match self {
-            Param::Plain(Node::Object(p)) => Some((
-                p.get("in").and_then(Node::as_str)?.to_owned(),
-                p.get("name").and_then(Node::as_str)?.to_owned(),
-            )),
+            Param::Plain(Node::Object(p)) => {
+                Some((p.get("in").and_then(Node::as_str)?, p.get("name").and_then(Node::as_str)?))
+            }
             Param::Form { param, .. } => {
-                Some(("formData".into(), param.get("name").and_then(Node::as_str)?.to_owned()))
+                Some(("formData", param.get("name").and_then(Node::as_str)?))
             }
             _ => None,
         }
@@ -219,7 +218,7 @@ impl<'a> Context<'a> {
     fn body_of(
         &mut self,
         p: &Param<'a>,
-        consumes: &[&str],
+        consumes: &[&'a str],
     ) -> Result<Option<Node<'a>>, ConvertError> {
         Ok(match p {
             Param::Body { param, at } => {
@@ -503,7 +502,7 @@ impl<'a> Context<'a> {
     fn request_body(
         &mut self,
         param: &Object<'a>,
-        consumes: &[&str],
+        consumes: &[&'a str],
         at: &Location<'_>,
     ) -> Result<Node<'a>, ConvertError> {
         let schema = match param.get("schema") {
@@ -516,7 +515,7 @@ impl<'a> Context<'a> {
         }
         let mut content = Object::new();
         for mt in media_or_default(consumes) {
-            content.insert(mt.to_owned(), media_type(Some(schema.clone()), None));
+            content.insert(mt, media_type(Some(schema.clone()), None));
         }
         out.insert("content", Node::Object(content));
         if param.get("required") == Some(&Node::Bool(true)) {
@@ -536,7 +535,7 @@ impl<'a> Context<'a> {
     fn form_body(
         &mut self,
         form: &[(&'a Object<'a>, JsonPointer)],
-        consumes: &[&str],
+        consumes: &[&'a str],
     ) -> Result<Node<'a>, ConvertError> {
         let mut properties = Object::new();
         let mut required = Vec::new();
@@ -595,7 +594,7 @@ impl<'a> Context<'a> {
             // bodies (OpenAPI 3.0 encoding object).
             let enc = (media_base(mt) == FORM_URLENCODED && !encoding.is_empty())
                 .then(|| encoding.clone());
-            content.insert(mt.to_owned(), media_type(Some(schema.clone()), enc));
+            content.insert(mt, media_type(Some(schema.clone()), enc));
         }
         let mut out = Object::new();
         out.insert("content", Node::Object(content));
@@ -608,7 +607,7 @@ impl<'a> Context<'a> {
     fn responses(
         &mut self,
         responses: &Node<'a>,
-        produces: &[&str],
+        produces: &[&'a str],
         at: &Location<'_>,
     ) -> Result<Node<'a>, ConvertError> {
         let responses = as_object(responses, at, "an object of responses")?;
@@ -629,7 +628,7 @@ impl<'a> Context<'a> {
     pub(super) fn response(
         &mut self,
         r: &Node<'a>,
-        produces: &[&str],
+        produces: &[&'a str],
         at: &Location<'_>,
     ) -> Result<Node<'a>, ConvertError> {
         let r = as_object(r, at, "a response object")?;
@@ -671,7 +670,7 @@ impl<'a> Context<'a> {
                 if let (Some(ex), Node::Object(m)) = (example, &mut m) {
                     m.insert("example", ex);
                 }
-                content.insert(mt.to_owned(), m);
+                content.insert(mt, m);
             }
         }
         if let Some(examples) = examples {
