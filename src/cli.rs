@@ -461,7 +461,11 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
         if args.pretty {
             write_json(whole, &document.to_value(), true)?;
         } else {
-            write_bytes(whole, &document.to_vec())?;
+            // Sized up front: a doubling buffer leaves its smaller copies
+            // behind, pages the kernel has to zero for nothing.
+            let mut out = Vec::with_capacity(bytes.len());
+            document.render(&mut out);
+            write_bytes(whole, &out)?;
         }
     }
     let mut keys = Vec::new();
@@ -471,17 +475,17 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
         // first failure the rest are skipped and the failure is reported.
         let mut failed = None;
         let mut made_dirs = BTreeSet::new();
-        unplaced = split::split_rendered_each(&document, |key, bytes| {
+        unplaced = split::split_rendered_each(&document, bytes.len(), |key, rendered| {
             if failed.is_some() {
                 return;
             }
             let path = dir.join(format!("{key}.json"));
             let written = if args.pretty {
-                serde_json::from_slice::<serde_json::Value>(bytes)
+                serde_json::from_slice::<serde_json::Value>(rendered)
                     .map_err(|e| io_error("re-reading", &path, std::io::Error::other(e)))
                     .and_then(|doc| write_json(&path, &doc, true))
             } else {
-                make_parent(&path, &mut made_dirs).and_then(|()| replace_file(&path, bytes))
+                make_parent(&path, &mut made_dirs).and_then(|()| replace_file(&path, rendered))
             };
             match written {
                 Ok(()) => keys.push(key.clone()),

@@ -150,7 +150,7 @@ pub fn split_rendered(doc: &Value) -> Result<RenderedSplit, SplitError> {
 /// As [`split`].
 pub fn split_rendered_tree(doc: &Node<'_>) -> Result<RenderedSplit, SplitError> {
     let mut documents = BTreeMap::new();
-    let unplaced = split_rendered_each(doc, |key, bytes| {
+    let unplaced = split_rendered_each(doc, 0, |key, bytes| {
         documents.insert(key.clone(), bytes.to_vec());
     })?;
     Ok(RenderedSplit { documents, unplaced })
@@ -165,14 +165,24 @@ pub fn split_rendered_tree(doc: &Node<'_>) -> Result<RenderedSplit, SplitError> 
 /// Nothing is handed out when splitting fails: every key's components are
 /// worked out before the first document is rendered.
 ///
+/// `size_hint` is about how many bytes `doc` renders to (the length of the
+/// text it was parsed from will do; 0 when unknown). The shared fragments
+/// and the output buffer start at that size instead of doubling their way
+/// up: on the 1.27 document the abandoned smaller buffers raised the peak
+/// resident size from 36 to 46 MB, and every megabyte touched is a
+/// megabyte the kernel zeroes.
+///
 /// # Errors
 /// As [`split`].
 pub fn split_rendered_each(
     doc: &Node<'_>,
+    size_hint: usize,
     mut each: impl FnMut(&DocumentKey, &[u8]),
 ) -> Result<Vec<String>, SplitError> {
-    let mut fragments = Fragments::default();
-    let mut scratch = Vec::new();
+    let mut fragments = Fragments { arena: Vec::with_capacity(size_hint), ..Fragments::default() };
+    // The largest output of a split is a part of the whole; half of it
+    // covers every Kubernetes group-version, and a bigger one grows once.
+    let mut scratch = Vec::with_capacity(size_hint / 2);
     let (_, unplaced) = split_with(doc, |key, index, paths, indices, reach| {
         scratch.clear();
         index.render(paths, indices, reach, &mut fragments, &mut scratch);
