@@ -46,12 +46,24 @@ pub enum Node<'a> {
 
 /// A string of a [`Node`], borrowed or owned, that knows whether JSON
 /// writes it without escapes.
+///
+/// 24 bytes (a `Cow<str>` and a flag took 32): an object member is a key
+/// and a node, and the trees of a whole cluster's document hold about a
+/// hundred thousand of them.
 #[derive(Clone)]
-pub struct Text<'a> {
-    text: Cow<'a, str>,
-    /// True when `text` holds no `"`, `\` or control character, so it is
-    /// written between quotes as it is.
-    plain: bool,
+pub struct Text<'a>(Repr<'a>);
+
+#[derive(Clone)]
+enum Repr<'a> {
+    /// Borrowed; holds no `"`, `\` or control character, so it is written
+    /// between quotes as it is.
+    Plain(&'a str),
+    /// Borrowed; may need escaping.
+    Borrowed(&'a str),
+    /// Owned; written as it is.
+    OwnedPlain(Box<str>),
+    /// Owned; may need escaping.
+    Owned(Box<str>),
 }
 
 /// A number of a [`Node`].
@@ -79,49 +91,57 @@ impl<'a> Text<'a> {
     /// Text known to need no escaping (the parser's strings without
     /// escapes).
     pub(crate) fn plain(text: &'a str) -> Self {
-        Self { text: Cow::Borrowed(text), plain: true }
+        Self(Repr::Plain(text))
     }
 
     /// The text.
     #[must_use]
     pub fn as_str(&self) -> &str {
-        &self.text
+        match &self.0 {
+            Repr::Plain(s) | Repr::Borrowed(s) => s,
+            Repr::OwnedPlain(s) | Repr::Owned(s) => s,
+        }
     }
 
     /// True when the text is written without escapes.
     pub(crate) fn is_plain(&self) -> bool {
-        self.plain
+        matches!(self.0, Repr::Plain(_) | Repr::OwnedPlain(_))
     }
 
     /// The text as an owned `String`.
     #[must_use]
     pub fn into_string(self) -> String {
-        self.text.into_owned()
+        match self.0 {
+            Repr::Plain(s) | Repr::Borrowed(s) => s.to_owned(),
+            Repr::OwnedPlain(s) | Repr::Owned(s) => s.into_string(),
+        }
     }
 }
 
 impl<'a> From<&'a str> for Text<'a> {
     fn from(text: &'a str) -> Self {
-        Self { plain: is_plain(text), text: Cow::Borrowed(text) }
+        Self(if is_plain(text) { Repr::Plain(text) } else { Repr::Borrowed(text) })
     }
 }
 
 impl From<String> for Text<'_> {
     fn from(text: String) -> Self {
-        Self { plain: is_plain(&text), text: Cow::Owned(text) }
+        let plain = is_plain(&text);
+        let text = text.into_boxed_str();
+        Self(if plain { Repr::OwnedPlain(text) } else { Repr::Owned(text) })
     }
 }
 
 impl std::ops::Deref for Text<'_> {
     type Target = str;
     fn deref(&self) -> &str {
-        &self.text
+        self.as_str()
     }
 }
 
 impl PartialEq for Text<'_> {
     fn eq(&self, other: &Self) -> bool {
-        self.text == other.text
+        self.as_str() == other.as_str()
     }
 }
 
@@ -129,25 +149,25 @@ impl Eq for Text<'_> {}
 
 impl PartialEq<str> for Text<'_> {
     fn eq(&self, other: &str) -> bool {
-        *self.text == *other
+        self.as_str() == other
     }
 }
 
 impl PartialEq<&str> for Text<'_> {
     fn eq(&self, other: &&str) -> bool {
-        *self.text == **other
+        self.as_str() == *other
     }
 }
 
 impl fmt::Debug for Text<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&*self.text, f)
+        fmt::Debug::fmt(self.as_str(), f)
     }
 }
 
 impl fmt::Display for Text<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
+        f.write_str(self.as_str())
     }
 }
 

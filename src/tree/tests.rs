@@ -318,3 +318,10 @@ proptest! {
         prop_assert!(r.is_ok(), "{:?}: {:?}", bytes, r);
     }
 }
+
+#[test]
+fn members_stay_small() {
+    // The trees' memory is mostly members; see `Text`.
+    assert_eq!(std::mem::size_of::<Text<'_>>(), 24);
+    assert_eq!(std::mem::size_of::<Node<'_>>(), 32);
+}
