@@ -84,7 +84,7 @@ pub struct Object<'a> {
 
 /// True when `s` can be written between quotes without escaping.
 fn is_plain(s: &str) -> bool {
-    s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\')
+    parse::skip_plain(s.as_bytes(), 0) == s.len()
 }
 
 impl<'a> Text<'a> {
@@ -92,6 +92,13 @@ impl<'a> Text<'a> {
     /// escapes).
     pub(crate) fn plain(text: &'a str) -> Self {
         Self(Repr::Plain(text))
+    }
+
+    /// Owned text whose need for escaping the caller already knows (the
+    /// parser, which decoded its escapes).
+    pub(crate) fn owned(text: String, plain: bool) -> Self {
+        let text = text.into_boxed_str();
+        Self(if plain { Repr::OwnedPlain(text) } else { Repr::Owned(text) })
     }
 
     /// The text.

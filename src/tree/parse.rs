@@ -262,6 +262,9 @@ impl<'a> Parser<'a> {
     fn escaped_string(&mut self, head: &str) -> Result<Text<'a>, SyntaxError> {
         let mut s = String::with_capacity(head.len() + 16);
         s.push_str(head);
+        // Runs between escapes are plain by construction; only what an
+        // escape stands for can need escaping again on output.
+        let mut plain = true;
         loop {
             let run_start = self.pos;
             self.pos = skip_plain(self.bytes, self.pos);
@@ -276,11 +279,12 @@ impl<'a> Parser<'a> {
                 None => return Err(self.error(SyntaxErrorKind::UnexpectedEnd)),
                 Some(b'"') => {
                     self.pos += 1;
-                    return Ok(Text::from(s));
+                    return Ok(Text::owned(s, plain));
                 }
                 Some(b'\\') => {
                     self.pos += 1;
                     let c = self.escape()?;
+                    plain &= c >= ' ' && c != '"' && c != '\\';
                     s.push(c);
                 }
                 Some(_) => return Err(self.error(SyntaxErrorKind::ControlCharacter)),
