@@ -737,7 +737,7 @@ impl<'a> Context<'a> {
                 }
                 Some(Param::Body { param, at }) => {
                     let at = Location::at(&at);
-                    bodies.insert(name.clone(), self.request_body(&param, &consumes, &at)?);
+                    bodies.insert(name.clone(), self.request_body(param, &consumes, &at)?);
                 }
                 Some(Param::Form { .. }) => {
                     self.note(&at, NoteKind::FormDataComponent { name: name.to_string() });

@@ -89,7 +89,7 @@ impl<'a> Context<'a> {
 
 fn copy<'a>(from: &Object<'a>, to: &mut Object<'a>, fields: &[&'a str]) {
     for f in fields {
-        if let Some(v) = from.get(*f) {
+        if let Some(v) = from.get(f) {
             to.insert((*f).to_owned(), v.clone());
         }
     }

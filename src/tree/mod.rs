@@ -12,7 +12,7 @@
 //! It is the one representation the converter and the splitter work on.
 //! The `&Value` entry points borrow a `Value` into a tree
 //! ([`Node::from_value`]) and turn results back ([`Node::to_value`]); the
-//! command and the proxy parse bytes straight into a tree ([`parse`]) and
+//! command and the proxy parse bytes straight into a tree ([`parse()`]) and
 //! render trees straight to bytes ([`Node::render`]). Both give the bytes
 //! `serde_json` gives for the same document.
 
