@@ -26,6 +26,12 @@
 //!   (the same bytes as `split` + `serialize`).
 //! - `pipeline`: parse + convert + split_rendered over `Value`s.
 //!
+//! What the proxy's poll loop does with a Swagger 2.0 body (split by key
+//! first, then convert each part, rendering the part for the cache digest
+//! and the converted part for serving), both ways:
+//! - `proxy_tree`: on trees, as `downstream::poll` does now;
+//! - `proxy_value`: on `Value`s, as it did before the tree path.
+//!
 //! The stage groups time freeing what they return, as a long-running server
 //! pays for it; `pipeline` and `pipeline_tree` do not, because the command
 //! exits without freeing its trees.
@@ -97,6 +103,33 @@ fn split_rendered_tree(v3: &Node<'_>, size_hint: usize) -> usize {
     total
 }
 
+/// The poll loop's conversion of a v2 body on trees; returns the total
+/// size of the parts and of their conversions.
+fn proxy_tree(bytes: &[u8]) -> usize {
+    let v2 = parse_tree(bytes);
+    let parts = split::split_tree(&v2).expect("the bench input splits");
+    let mut total = 0;
+    for part in parts.documents.values() {
+        total += part.to_vec().len();
+        let converted = convert::convert_tree(part).expect("every part converts").document;
+        total += converted.to_vec().len();
+    }
+    total
+}
+
+/// The same on `Value`s, as the poll loop did before.
+fn proxy_value(bytes: &[u8]) -> usize {
+    let v2 = parse(bytes);
+    let parts = split(&v2);
+    let mut total = 0;
+    for part in parts.documents.values() {
+        total += serde_json::to_vec(part).expect("a Value serializes").len();
+        let converted = convert(part);
+        total += serde_json::to_vec(&converted).expect("a Value serializes").len();
+    }
+    total
+}
+
 /// Serializes every split document as the command does (compact JSON);
 /// returns the total size so nothing is optimised away.
 fn serialize(parts: &Split) -> usize {
@@ -161,6 +194,14 @@ fn stages(c: &mut Criterion) {
             total
         });
     });
+    g.finish();
+
+    let mut g = group(c, "proxy_tree", bytes.len());
+    g.bench_function("kubernetes-1.27", |b| b.iter(|| proxy_tree(black_box(&bytes))));
+    g.finish();
+
+    let mut g = group(c, "proxy_value", bytes.len());
+    g.bench_function("kubernetes-1.27", |b| b.iter(|| proxy_value(black_box(&bytes))));
     g.finish();
 
     let mut g = group(c, "parse", bytes.len());
