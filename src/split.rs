@@ -19,6 +19,7 @@
 //! walked once rather than once per key, and only what lands in an output is
 //! cloned.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
@@ -411,15 +412,23 @@ impl<'a> Index<'a> {
         }
         // Same unescaping order as `Node::pointer`: `~1` first, so that
         // `~01` becomes `~1` and not `/`.
-        let tokens: Vec<String> =
-            pointer.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect();
-        let first = tokens.first().map(String::as_str);
+        // Only the first three tokens decide; most have nothing to unescape.
+        let tokens: Vec<Cow<'_, str>> = pointer
+            .split('/')
+            .skip(1)
+            .take(3)
+            .map(|t| match t.contains('~') {
+                true => Cow::Owned(t.replace("~1", "/").replace("~0", "~")),
+                false => Cow::Borrowed(t),
+            })
+            .collect();
+        let first = tokens.first().map(|t| &**t);
         if first == Some("paths") {
             return match tokens.get(1) {
                 None => Target::Kept,
                 // Present: the pointer resolved through `paths`.
                 Some(path) => {
-                    self.path_ids.get(path.as_str()).map_or(Target::Missing, |&p| Target::Path(p))
+                    self.path_ids.get(&**path).map_or(Target::Missing, |&p| Target::Path(p))
                 }
             };
         }
@@ -435,7 +444,7 @@ impl<'a> Index<'a> {
             Some((section, None)) => Target::Section(section),
             Some((section, Some(name))) => self
                 .lookup
-                .get(&(section, name.as_str()))
+                .get(&(section, &**name))
                 .map_or(Target::Missing, |&c| Target::Component(c)),
         }
     }
