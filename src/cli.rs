@@ -595,24 +595,34 @@ fn make_parent(path: &Path, made: &mut BTreeSet<PathBuf>) -> Result<(), ConvertC
     Ok(())
 }
 
-/// Writes `bytes` to `path`; a regular file already there is unlinked and
-/// written anew rather than truncated. Anything else (`/dev/null`, a
-/// symbolic link, a pipe) is written to as it is.
+/// Writes `bytes` to `path` over what is there, then cuts a regular file
+/// to the new length, instead of truncating it first.
 ///
-/// On ext4, truncating a file that has data and writing it again makes the
-/// kernel flush it on close (`auto_da_alloc`, its guard for programs that
-/// replace files without `fsync`), and so does renaming over one: rerunning
-/// the command over its previous output took two to three times as long
-/// as writing into a fresh directory, all of it waiting on the disk. A new
-/// file has nothing to flush early.
+/// On ext4, truncating a file that has data to nothing and writing it
+/// again makes the kernel flush it on close (`auto_da_alloc`, its guard for
+/// programs that replace files without `fsync`), and so does renaming over
+/// one: rerunning the command over its previous output took two to three
+/// times as long as writing into a fresh directory, all of it waiting on
+/// the disk. Overwriting in place reuses the file's blocks and flushes
+/// nothing early. Measured on this machine with 48 files of 100 kB written
+/// 25 times (Python, median): truncate and write 12–15 ms, unlink and
+/// create 2.7–3.7 ms, overwrite and cut 0.6–0.95 ms.
+///
+/// Like truncating, this is not atomic for a reader of the file; links,
+/// ownership and permissions stay, and a symbolic link or a device
+/// (`/dev/null`) is written through as before.
 fn replace_file(path: &Path, bytes: &[u8]) -> Result<(), ConvertCommandError> {
-    let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
-    if regular {
-        match std::fs::remove_file(path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io_error("replacing", path, e)),
-        }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| io_error("writing", path, e))?;
+    file.write_all(bytes).map_err(|e| io_error("writing", path, e))?;
+    let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    let meta = file.metadata().map_err(|e| io_error("writing", path, e))?;
+    if meta.is_file() && meta.len() > len {
+        file.set_len(len).map_err(|e| io_error("writing", path, e))?;
     }
-    std::fs::write(path, bytes).map_err(|e| io_error("writing", path, e))
+    Ok(())
 }

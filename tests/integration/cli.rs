@@ -75,9 +75,10 @@ fn convert_writes_one_document_per_key_and_summarises() {
     assert!(err.contains("note operation-schemes: 10"), "{err}");
 }
 
-/// Output files are replaced by new ones (no truncation, which ext4
-/// flushes on close); a symbolic link in their place is written through,
-/// not replaced, and a shorter document leaves no tail of the longer one.
+/// Output files are overwritten in place and cut to length (truncating
+/// them first makes ext4 flush them on close): a shorter document leaves
+/// no tail of the longer one, a symbolic link in their place is written
+/// through, and a device such as `/dev/null` is written to, not cut.
 #[test]
 fn rerunning_over_earlier_output_replaces_files_and_writes_through_links() {
     let out = scratch_dir("cli-rerun");
@@ -101,6 +102,9 @@ fn rerunning_over_earlier_output_replaces_files_and_writes_through_links() {
     assert_eq!(std::fs::read(&version).expect("read"), expected);
     assert!(std::fs::symlink_metadata(&apis).expect("lstat").file_type().is_symlink());
     assert_eq!(std::fs::read(&target).expect("read"), apis_bytes);
+
+    let to_null = convert(&[SAMPLE, "--whole", "/dev/null"], None);
+    assert!(to_null.status.success(), "{}", stderr(&to_null));
 }
 
 #[test]
