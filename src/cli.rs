@@ -1,7 +1,7 @@
 //! The command line: subcommands and what each one does at the edge (files,
 //! exit codes, summaries). The work itself is in the library.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -9,8 +9,9 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::{self, Config, ConfigError, RawConfig, RawDownstream};
-use crate::convert::{self, Converted};
+use crate::convert::{self, ConvertedTree};
 use crate::key::DocumentKey;
+use crate::tree::{Node, Object};
 use crate::{demo, document, proxy, split};
 
 /// openapi-proxy publishes Kubernetes API metadata — OpenAPI v3 per
@@ -457,39 +458,59 @@ pub struct ConvertSummary {
 pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandError> {
     let input_name = args.input.display().to_string();
     let bytes = read_input(&args.input)?;
-    let v2 = document::parse(&bytes)
+    // Trees borrowing from `bytes` all the way: no `Value` is built unless
+    // `--whole` or `--pretty` asks for one.
+    let v2 = document::parse_tree(&bytes)
         .map_err(|source| ConvertCommandError::Parse { input: input_name.clone(), source })?;
-    let Converted { document, notes } = convert::convert(&v2)
+    let ConvertedTree { document, notes } = convert::convert_tree(&v2)
         .map_err(|source| ConvertCommandError::Convert { input: input_name.clone(), source })?;
-    let schemas = document
-        .pointer("/components/schemas")
-        .and_then(serde_json::Value::as_object)
-        .map_or(0, serde_json::Map::len);
+    let schemas =
+        document.pointer("/components/schemas").and_then(Node::as_object).map_or(0, Object::len);
     if let Some(whole) = &args.whole {
-        write_json(whole, &document, args.pretty)?;
+        if args.pretty {
+            write_json(whole, &document.to_value(), true)?;
+        } else {
+            // Sized up front: a doubling buffer leaves its smaller copies
+            // behind, pages the kernel has to zero for nothing.
+            let mut out = Vec::with_capacity(bytes.len());
+            document.render(&mut out);
+            write_bytes(whole, &out)?;
+        }
     }
     let mut keys = Vec::new();
     let mut unplaced = Vec::new();
     if let Some(dir) = &args.out {
-        let parts = split::split_rendered(&document).map_err(ConvertCommandError::Split)?;
-        for (key, bytes) in &parts.documents {
-            let path = dir.join(format!("{key}.json"));
-            if args.pretty {
-                let doc: serde_json::Value = serde_json::from_slice(bytes)
-                    .map_err(|e| io_error("re-reading", &path, std::io::Error::other(e)))?;
-                write_json(&path, &doc, true)?;
-            } else {
-                write_bytes(&path, bytes)?;
+        // Each document is written as soon as it is rendered; after the
+        // first failure the rest are skipped and the failure is reported.
+        let mut failed = None;
+        let mut made_dirs = BTreeSet::new();
+        unplaced = split::split_rendered_each(&document, bytes.len(), |key, rendered| {
+            if failed.is_some() {
+                return;
             }
+            let path = dir.join(format!("{key}.json"));
+            let written = if args.pretty {
+                serde_json::from_slice::<serde_json::Value>(rendered)
+                    .map_err(|e| io_error("re-reading", &path, std::io::Error::other(e)))
+                    .and_then(|doc| write_json(&path, &doc, true))
+            } else {
+                make_parent(&path, &mut made_dirs).and_then(|()| replace_file(&path, rendered))
+            };
+            match written {
+                Ok(()) => keys.push(key.clone()),
+                Err(e) => failed = Some(e),
+            }
+        })
+        .map_err(ConvertCommandError::Split)?;
+        if let Some(e) = failed {
+            return Err(e);
         }
-        keys = parts.documents.into_keys().collect();
-        unplaced = parts.unplaced;
     }
     // The process exits right after this. Freeing the parsed and the
     // converted trees (a million small nodes each for a whole cluster's
     // document) would cost a sixth of the run and give nothing back.
-    std::mem::forget(v2);
     std::mem::forget(document);
+    std::mem::forget(v2);
     Ok(ConvertSummary { keys, schemas, notes, unplaced })
 }
 
@@ -566,9 +587,51 @@ fn write_json(
 }
 
 fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), ConvertCommandError> {
-    if let Some(parent) = path.parent() {
+    make_parent(path, &mut BTreeSet::new())?;
+    replace_file(path, bytes)
+}
+
+/// Creates the directory `path` goes in, unless `made` says it was already
+/// (one `mkdir` per directory rather than per file).
+fn make_parent(path: &Path, made: &mut BTreeSet<PathBuf>) -> Result<(), ConvertCommandError> {
+    if let Some(parent) = path.parent()
+        && !made.contains(parent)
+    {
         std::fs::create_dir_all(parent)
             .map_err(|e| io_error("creating the directory of", path, e))?;
+        made.insert(parent.to_path_buf());
     }
-    std::fs::write(path, bytes).map_err(|e| io_error("writing", path, e))
+    Ok(())
+}
+
+/// Writes `bytes` to `path` over what is there, then cuts a regular file
+/// to the new length, instead of truncating it first.
+///
+/// On ext4, truncating a file that has data to nothing and writing it
+/// again makes the kernel flush it on close (`auto_da_alloc`, its guard for
+/// programs that replace files without `fsync`), and so does renaming over
+/// one: rerunning the command over its previous output took two to three
+/// times as long as writing into a fresh directory, all of it waiting on
+/// the disk. Overwriting in place reuses the file's blocks and flushes
+/// nothing early. Measured on this machine with 48 files of 100 kB written
+/// 25 times (Python, median): truncate and write 12–15 ms, unlink and
+/// create 2.7–3.7 ms, overwrite and cut 0.6–0.95 ms.
+///
+/// Like truncating, this is not atomic for a reader of the file; links,
+/// ownership and permissions stay, and a symbolic link or a device
+/// (`/dev/null`) is written through as before.
+fn replace_file(path: &Path, bytes: &[u8]) -> Result<(), ConvertCommandError> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| io_error("writing", path, e))?;
+    file.write_all(bytes).map_err(|e| io_error("writing", path, e))?;
+    let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    let meta = file.metadata().map_err(|e| io_error("writing", path, e))?;
+    if meta.is_file() && meta.len() > len {
+        file.set_len(len).map_err(|e| io_error("writing", path, e))?;
+    }
+    Ok(())
 }

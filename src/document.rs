@@ -7,6 +7,8 @@
 
 use serde_json::Value;
 
+use crate::tree::{self, Node};
+
 /// Why bytes could not be read as a document.
 #[derive(Debug, thiserror::Error)]
 pub enum ParseError {
@@ -58,6 +60,24 @@ pub fn parse(bytes: &[u8]) -> Result<Value, ParseError> {
     }
 }
 
+/// Parses `bytes` as [`parse`] does, into a tree whose strings borrow from
+/// `bytes` where they can: what the `convert` command and the proxy use,
+/// since building a `Value` was a third of the command's time.
+///
+/// JSON goes through the tree parser, which reads exactly what
+/// `serde_json` reads; anything it refuses (YAML, or JSON it has no fast
+/// path for) goes through [`parse`], so the result and the errors are
+/// always [`parse`]'s.
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_tree(bytes: &[u8]) -> Result<Node<'_>, ParseError> {
+    match tree::parse(bytes) {
+        Ok(node) => Ok(node),
+        Err(_) => parse(bytes).map(Node::from_owned_value),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +94,17 @@ mod tests {
         let v = parse(b"swagger: '2.0'\ninfo:\n  title: t\n").unwrap();
         assert_eq!(v["swagger"], "2.0");
         assert_eq!(v["info"]["title"], "t");
+    }
+
+    #[test]
+    fn tree_parsing_gives_the_same_document_for_json_and_yaml() {
+        for bytes in
+            [&br#"{"b":1,"a":[2.5,"x"]}"#[..], b"swagger: '2.0'\ninfo:\n  title: t\n", b"{a: 1}"]
+        {
+            let tree = parse_tree(bytes).unwrap();
+            assert_eq!(tree.to_value(), parse(bytes).unwrap());
+        }
+        assert!(matches!(parse_tree(b"{\"a\": [1, 2"), Err(ParseError::Syntax { .. })));
     }
 
     #[test]

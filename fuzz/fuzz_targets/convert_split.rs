@@ -6,8 +6,12 @@
 //!   bytes (and the same notes);
 //! - every document the split produces is closed under `$ref`: each local
 //!   `$ref` (`#/…`) resolves inside that same document;
-//! - `split_rendered`, which the `convert` command uses, gives for each key
-//!   exactly the bytes `serde_json::to_vec` gives for `split`'s document.
+//! - `split_rendered` gives for each key exactly the bytes
+//!   `serde_json::to_vec` gives for `split`'s document;
+//! - the tree path, which the `convert` command and the proxy run
+//!   (`parse_tree`, `convert_tree`, `split_rendered_tree`), accepts the
+//!   same bytes as `parse` and gives the same document, notes and bytes as
+//!   the `Value` path.
 //!
 //! Inputs that are not JSON/YAML, not Swagger 2.0, or that the splitter
 //! rejects are uninteresting, not failures.
@@ -20,12 +24,24 @@ use serde_json::Value;
 use openapi_proxy::{convert, document, split};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(v2) = document::parse(data) else { return };
-    let Ok(first) = convert::convert(&v2) else { return };
+    let Ok(v2) = document::parse(data) else {
+        assert!(document::parse_tree(data).is_err(), "parse_tree accepts what parse refuses");
+        return;
+    };
+    let tree = document::parse_tree(data).expect("parse accepted the same bytes");
+    assert!(tree.to_value() == v2, "parse_tree reads another document than parse");
+    let fast = convert::convert_tree(&tree);
+    let Ok(first) = convert::convert(&v2) else {
+        assert!(fast.is_err(), "convert_tree accepts what convert refuses");
+        return;
+    };
+    let fast = fast.expect("convert accepted the same document");
+    assert_eq!(fast.notes, first.notes, "convert_tree gives other notes than convert");
 
     let bytes = serde_json::to_vec(&first.document).expect("a Value serializes");
     let again = serde_json::to_vec(&first.document).expect("a Value serializes");
     assert!(bytes == again, "serializing the converted document twice differs");
+    assert!(fast.document.to_vec() == bytes, "convert_tree's bytes differ from convert's");
 
     let second = convert::convert(&v2).expect("the same input converted once already");
     let second_bytes = serde_json::to_vec(&second.document).expect("a Value serializes");
@@ -42,6 +58,9 @@ fuzz_target!(|data: &[u8]| {
     }
 
     let rendered = split::split_rendered(&first.document).expect("split accepted the document");
+    let rendered_tree =
+        split::split_rendered_tree(&fast.document).expect("split accepted the same document");
+    assert!(rendered_tree == rendered, "split_rendered_tree differs from split_rendered");
     assert_eq!(rendered.unplaced, parts.unplaced, "split_rendered places paths differently");
     assert!(
         rendered.documents.keys().eq(parts.documents.keys()),

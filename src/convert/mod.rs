@@ -29,9 +29,12 @@ mod operation;
 mod schema;
 mod security;
 
+use std::collections::BTreeSet;
 use std::fmt;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+use crate::tree::{Node, Object};
 
 use crate::pointer::{JsonPointer, Location};
 
@@ -45,6 +48,17 @@ pub const OPENAPI_VERSION: &str = "3.0.0";
 pub struct Converted {
     /// The OpenAPI 3.0 document.
     pub document: Value,
+    /// Lossy spots, in the order they were found.
+    pub notes: Vec<Note>,
+}
+
+/// [`Converted`] as a tree whose strings borrow from the input tree: what
+/// [`convert_tree`] gives, for callers that render or split the result
+/// rather than look into it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConvertedTree<'a> {
+    /// The OpenAPI 3.0 document.
+    pub document: Node<'a>,
     /// Lossy spots, in the order they were found.
     pub notes: Vec<Note>,
 }
@@ -237,9 +251,22 @@ fn describe_version(found: &Option<String>) -> String {
 /// OpenAPI 3 document), when a member has a type Swagger 2.0 forbids where
 /// the converter must look inside it, or when a local `$ref` dangles.
 pub fn convert(v2: &Value) -> Result<Converted, ConvertError> {
+    let tree = Node::from_value(v2);
+    let ConvertedTree { document, notes } = convert_tree(&tree)?;
+    Ok(Converted { document: document.to_value(), notes })
+}
+
+/// [`convert`] over a [`Node`] tree, giving a tree: the same conversion
+/// (it is the one implementation), without building `Value`s. Its output
+/// renders ([`Node::render`]) to the bytes `serde_json` writes for
+/// [`convert`]'s.
+///
+/// # Errors
+/// As [`convert`].
+pub fn convert_tree<'a>(v2: &'a Node<'a>) -> Result<ConvertedTree<'a>, ConvertError> {
     let root = v2.as_object().ok_or(ConvertError::NotAnObject)?;
     match root.get("swagger") {
-        Some(Value::String(s)) if s == "2.0" => {}
+        Some(Node::String(s)) if s == "2.0" => {}
         Some(other) => return Err(ConvertError::NotSwagger2 { found: Some(version_text(other)) }),
         None => {
             let found = root.get("openapi").map(|v| format!("openapi {}", version_text(v)));
@@ -248,12 +275,12 @@ pub fn convert(v2: &Value) -> Result<Converted, ConvertError> {
     }
     let mut cx = Context::new(v2, root)?;
     let document = cx.document()?;
-    Ok(Converted { document, notes: cx.notes })
+    Ok(ConvertedTree { document, notes: cx.notes })
 }
 
-fn version_text(v: &Value) -> String {
+fn version_text(v: &Node<'_>) -> String {
     match v {
-        Value::String(s) => s.clone(),
+        Node::String(s) => s.to_string(),
         other => other.to_string(),
     }
 }
@@ -261,22 +288,26 @@ fn version_text(v: &Value) -> String {
 /// State shared by the parts of one conversion: the input (to resolve
 /// references against), the document-wide defaults and the notes.
 pub(crate) struct Context<'a> {
-    root: &'a Value,
-    doc: &'a Map<String, Value>,
+    root: &'a Node<'a>,
+    doc: &'a Object<'a>,
     consumes: Vec<&'a str>,
     produces: Vec<&'a str>,
     notes: Vec<Note>,
+    /// Local references already found to resolve: Kubernetes 1.27 has
+    /// 2152 `$ref`s to 492 targets, and resolving one walks the 600
+    /// definitions by name.
+    resolved: BTreeSet<String>,
 }
 
 const ROOT_CONSUMES: &str = "consumes";
 const ROOT_PRODUCES: &str = "produces";
 
 impl<'a> Context<'a> {
-    fn new(root: &'a Value, doc: &'a Map<String, Value>) -> Result<Self, ConvertError> {
+    fn new(root: &'a Node<'a>, doc: &'a Object<'a>) -> Result<Self, ConvertError> {
         let top = Location::root();
         let consumes = media_types(doc.get(ROOT_CONSUMES), &top.key(ROOT_CONSUMES))?;
         let produces = media_types(doc.get(ROOT_PRODUCES), &top.key(ROOT_PRODUCES))?;
-        Ok(Self { root, doc, consumes, produces, notes: Vec::new() })
+        Ok(Self { root, doc, consumes, produces, notes: Vec::new(), resolved: BTreeSet::new() })
     }
 
     fn note(&mut self, at: &Location<'_>, kind: NoteKind) {
@@ -286,10 +317,10 @@ impl<'a> Context<'a> {
     /// The document level: input members in input order, each mapped to its
     /// v3 place (`host`/`basePath`/`schemes` → `servers`, `definitions`,
     /// `parameters`, `responses`, `securityDefinitions` → `components`).
-    fn document(&mut self) -> Result<Value, ConvertError> {
+    fn document(&mut self) -> Result<Node<'a>, ConvertError> {
         let top = Location::root();
-        let mut out = Map::new();
-        out.insert("openapi".into(), Value::String(OPENAPI_VERSION.into()));
+        let mut out = Object::new();
+        out.insert("openapi", Node::String(OPENAPI_VERSION.into()));
         let mut components_done = false;
         let mut servers_done = false;
         for (key, value) in self.doc {
@@ -299,19 +330,19 @@ impl<'a> Context<'a> {
                     if !servers_done {
                         servers_done = true;
                         if let Some(servers) = self.servers()? {
-                            out.insert("servers".into(), servers);
+                            out.insert("servers", servers);
                         }
                     }
                 }
                 "paths" => {
                     let paths = self.paths(value, &top.key("paths"))?;
-                    out.insert("paths".into(), paths);
+                    out.insert("paths", paths);
                 }
                 "definitions" | "parameters" | "responses" | "securityDefinitions" => {
                     if !components_done {
                         components_done = true;
                         let components = self.components()?;
-                        out.insert("components".into(), components);
+                        out.insert("components", components);
                     }
                 }
                 // info, tags, security, externalDocs and x- extensions are
@@ -323,74 +354,74 @@ impl<'a> Context<'a> {
         }
         if !components_done {
             // Kubernetes always publishes `components`, even when empty.
-            out.insert("components".into(), Value::Object(Map::new()));
+            out.insert("components", Node::Object(Object::new()));
         }
-        Ok(Value::Object(out))
+        Ok(Node::Object(out))
     }
 
     /// `servers` from `host`, `basePath` and `schemes`; `None` when the
     /// document names no host and no base path other than `/` (v3's
     /// default server is `/`), as Kubernetes documents do.
-    fn servers(&mut self) -> Result<Option<Value>, ConvertError> {
+    fn servers(&mut self) -> Result<Option<Node<'a>>, ConvertError> {
         let top = Location::root();
         let host = opt_str(self.doc.get("host"), &top.key("host"))?;
         let base = opt_str(self.doc.get("basePath"), &top.key("basePath"))?;
         let schemes = media_types(self.doc.get("schemes"), &top.key("schemes"))?;
         Ok(server_urls(host, base, &schemes).map(|urls| {
-            Value::Array(
+            Node::Array(
                 urls.into_iter()
                     .map(|url| {
-                        let mut s = Map::new();
-                        s.insert("url".into(), Value::String(url));
-                        Value::Object(s)
+                        let mut s = Object::new();
+                        s.insert("url", Node::string(url));
+                        Node::Object(s)
                     })
                     .collect(),
             )
         }))
     }
 
-    fn components(&mut self) -> Result<Value, ConvertError> {
+    fn components(&mut self) -> Result<Node<'a>, ConvertError> {
         let top = Location::root();
-        let mut out = Map::new();
+        let mut out = Object::new();
         if let Some(defs) = self.doc.get("definitions") {
             let at = top.key("definitions");
             let defs = as_object(defs, &at, "an object of schemas")?;
-            let mut schemas = Map::new();
+            let mut schemas = Object::new();
             for (name, s) in defs {
                 let converted = self.named_schema(name, s, &at.key(name))?;
-                schemas.insert(name.clone(), converted);
+                schemas.push_new(name.clone(), converted);
             }
-            out.insert("schemas".into(), Value::Object(schemas));
+            out.insert("schemas", Node::Object(schemas));
         }
         if let Some(responses) = self.doc.get("responses") {
             let at = top.key("responses");
             let responses = as_object(responses, &at, "an object of responses")?;
             let produces = self.produces.clone();
-            let mut converted = Map::new();
+            let mut converted = Object::new();
             for (name, r) in responses {
-                converted.insert(name.clone(), self.response(r, &produces, &at.key(name))?);
+                converted.push_new(name.clone(), self.response(r, &produces, &at.key(name))?);
             }
-            out.insert("responses".into(), Value::Object(converted));
+            out.insert("responses", Node::Object(converted));
         }
         if let Some(params) = self.doc.get("parameters") {
             let (parameters, bodies) = self.parameter_components(params)?;
             if !parameters.is_empty() {
-                out.insert("parameters".into(), Value::Object(parameters));
+                out.insert("parameters", Node::Object(parameters));
             }
             if !bodies.is_empty() {
-                out.insert("requestBodies".into(), Value::Object(bodies));
+                out.insert("requestBodies", Node::Object(bodies));
             }
         }
         if let Some(defs) = self.doc.get("securityDefinitions") {
             let schemes = self.security_schemes(defs, &top.key("securityDefinitions"))?;
-            out.insert("securitySchemes".into(), schemes);
+            out.insert("securitySchemes", schemes);
         }
-        Ok(Value::Object(out))
+        Ok(Node::Object(out))
     }
 
     /// Checks that a local reference resolves in the input document and
     /// returns what it points to.
-    fn resolve(&self, reference: &str, at: &Location<'_>) -> Result<&'a Value, ConvertError> {
+    fn resolve(&self, reference: &str, at: &Location<'_>) -> Result<&'a Node<'a>, ConvertError> {
         let unresolved =
             || ConvertError::UnresolvedRef { reference: reference.to_owned(), at: at.to_pointer() };
         let pointer = reference.strip_prefix('#').ok_or_else(unresolved)?;
@@ -402,28 +433,35 @@ impl<'a> Context<'a> {
     /// `#/responses/` → `#/components/responses/`, `#/parameters/` →
     /// `#/components/parameters/` (body and formData parameters are handled
     /// by the operation converter before they get here).
-    fn rewrite_ref(&mut self, reference: &Value, at: &Location<'_>) -> Result<Value, ConvertError> {
-        let Value::String(r) = reference else {
+    fn rewrite_ref(
+        &mut self,
+        reference: &Node<'a>,
+        at: &Location<'_>,
+    ) -> Result<Node<'a>, ConvertError> {
+        let Node::String(r) = reference else {
             return Err(ConvertError::WrongType {
                 at: at.key("$ref").to_pointer(),
                 expected: "a string",
             });
         };
         if !r.starts_with('#') {
-            self.note(at, NoteKind::ExternalRef { reference: r.clone() });
+            self.note(at, NoteKind::ExternalRef { reference: r.to_string() });
             return Ok(reference.clone());
         }
-        self.resolve(r, at)?;
+        if !self.resolved.contains(r.as_str()) {
+            self.resolve(r, at)?;
+            self.resolved.insert(r.to_string());
+        }
         for (from, to) in [
             ("#/definitions/", "#/components/schemas/"),
             ("#/responses/", "#/components/responses/"),
             ("#/parameters/", "#/components/parameters/"),
         ] {
             if let Some(rest) = r.strip_prefix(from) {
-                return Ok(Value::String(format!("{to}{rest}")));
+                return Ok(Node::string(format!("{to}{rest}")));
             }
         }
-        self.note(at, NoteKind::UnmappedRef { reference: r.clone() });
+        self.note(at, NoteKind::UnmappedRef { reference: r.to_string() });
         Ok(reference.clone())
     }
 }
@@ -447,27 +485,33 @@ fn server_urls(host: Option<&str>, base: Option<&str>, schemes: &[&str]) -> Opti
     }
 }
 
-fn as_object<'v>(
-    v: &'v Value,
+fn as_object<'v, 'a>(
+    v: &'v Node<'a>,
     at: &Location<'_>,
     expected: &'static str,
-) -> Result<&'v Map<String, Value>, ConvertError> {
+) -> Result<&'v Object<'a>, ConvertError> {
     v.as_object().ok_or_else(|| ConvertError::WrongType { at: at.to_pointer(), expected })
 }
 
-fn opt_str<'v>(v: Option<&'v Value>, at: &Location<'_>) -> Result<Option<&'v str>, ConvertError> {
+fn opt_str<'v>(
+    v: Option<&'v Node<'_>>,
+    at: &Location<'_>,
+) -> Result<Option<&'v str>, ConvertError> {
     match v {
         None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
+        Some(Node::String(s)) => Ok(Some(s)),
         Some(_) => Err(ConvertError::WrongType { at: at.to_pointer(), expected: "a string" }),
     }
 }
 
 /// A list of strings (`consumes`, `produces`, `schemes`); absent is empty.
-fn media_types<'v>(v: Option<&'v Value>, at: &Location<'_>) -> Result<Vec<&'v str>, ConvertError> {
+fn media_types<'v>(
+    v: Option<&'v Node<'_>>,
+    at: &Location<'_>,
+) -> Result<Vec<&'v str>, ConvertError> {
     match v {
         None => Ok(Vec::new()),
-        Some(Value::Array(items)) => items
+        Some(Node::Array(items)) => items
             .iter()
             .enumerate()
             .map(|(i, item)| {

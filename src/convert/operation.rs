@@ -13,7 +13,7 @@
 //!   limits inside `schema`, and `collectionFormat` becomes
 //!   `style`/`explode`.
 
-use serde_json::{Map, Value};
+use crate::tree::{Node, Object};
 
 use super::{Context, ConvertError, NoteKind, as_object, media_types};
 use crate::pointer::{JsonPointer, Location};
@@ -45,31 +45,30 @@ const SIMPLE_SCHEMA_FIELDS: [&str; 15] = [
 
 /// `components.parameters` and `components.requestBodies`, made from the
 /// top-level `parameters`.
-type ParameterComponents = (Map<String, Value>, Map<String, Value>);
+type ParameterComponents<'a> = (Object<'a>, Object<'a>);
 
 /// A v2 parameter after its `$ref` (if any) was looked at.
-enum Param {
+enum Param<'a> {
     /// A parameter that stays a v3 parameter.
-    Plain(Value),
+    Plain(Node<'a>),
     /// `in: body`.
-    Body { param: Map<String, Value>, at: JsonPointer },
+    Body { param: &'a Object<'a>, at: JsonPointer },
     /// `$ref` to a top-level body parameter.
     BodyRef(String),
     /// `in: formData`.
-    Form { param: Map<String, Value>, at: JsonPointer },
+    Form { param: &'a Object<'a>, at: JsonPointer },
 }
 
-impl Param {
+impl Param<'_> {
     /// The `(in, name)` identity v2 uses to let operation parameters
     /// override path-level ones.
-    fn identity(&self) -> Option<(String, String)> {
+    fn identity(&self) -> Option<(&str, &str)> {
         match self {
-            Param::Plain(Value::Object(p)) => Some((
-                p.get("in").and_then(Value::as_str)?.to_owned(),
-                p.get("name").and_then(Value::as_str)?.to_owned(),
-            )),
+            Param::Plain(Node::Object(p)) => {
+                Some((p.get("in").and_then(Node::as_str)?, p.get("name").and_then(Node::as_str)?))
+            }
             Param::Form { param, .. } => {
-                Some(("formData".into(), param.get("name").and_then(Value::as_str)?.to_owned()))
+                Some(("formData", param.get("name").and_then(Node::as_str)?))
             }
             _ => None,
         }
@@ -79,35 +78,39 @@ impl Param {
 impl<'a> Context<'a> {
     pub(super) fn paths(
         &mut self,
-        paths: &'a Value,
+        paths: &'a Node<'a>,
         at: &Location<'_>,
-    ) -> Result<Value, ConvertError> {
+    ) -> Result<Node<'a>, ConvertError> {
         let paths = as_object(paths, at, "an object of path items")?;
-        let mut out = Map::with_capacity(paths.len());
+        let mut out = Object::with_capacity(paths.len());
         for (path, item) in paths {
             let converted = if path.starts_with("x-") {
                 item.clone()
             } else {
                 self.path_item(item, &at.key(path))?
             };
-            out.insert(path.clone(), converted);
+            out.push_new(path.clone(), converted);
         }
-        Ok(Value::Object(out))
+        Ok(Node::Object(out))
     }
 
-    fn path_item(&mut self, item: &'a Value, at: &Location<'_>) -> Result<Value, ConvertError> {
+    fn path_item(
+        &mut self,
+        item: &'a Node<'a>,
+        at: &Location<'_>,
+    ) -> Result<Node<'a>, ConvertError> {
         let item = as_object(item, at, "a path item object")?;
         let shared = match item.get("parameters") {
             Some(list) => self.parameter_list(list, &at.key("parameters"))?,
             None => Vec::new(),
         };
-        let mut out = Map::new();
+        let mut out = Object::new();
         for (key, value) in item {
             match key.as_str() {
                 "parameters" => {
                     // Path-level bodies and form fields have no v3 home at
                     // the path level: they are merged into each operation.
-                    let plain: Vec<Value> = shared
+                    let plain: Vec<Node<'a>> = shared
                         .iter()
                         .filter_map(|p| match p {
                             Param::Plain(v) => Some(v.clone()),
@@ -115,7 +118,7 @@ impl<'a> Context<'a> {
                         })
                         .collect();
                     if !plain.is_empty() {
-                        out.insert(key.clone(), Value::Array(plain));
+                        out.insert(key.clone(), Node::Array(plain));
                     }
                 }
                 m if METHODS.contains(&m) => {
@@ -128,15 +131,15 @@ impl<'a> Context<'a> {
                 }
             }
         }
-        Ok(Value::Object(out))
+        Ok(Node::Object(out))
     }
 
     fn operation(
         &mut self,
-        op: &'a Value,
-        shared: &[Param],
+        op: &'a Node<'a>,
+        shared: &[Param<'a>],
         at: &Location<'_>,
-    ) -> Result<Value, ConvertError> {
+    ) -> Result<Node<'a>, ConvertError> {
         let op = as_object(op, at, "an operation object")?;
         let consumes = match op.get("consumes") {
             Some(v) => media_types(Some(v), &at.key("consumes"))?,
@@ -154,8 +157,8 @@ impl<'a> Context<'a> {
         // fields it does not override (same `in` and `name`).
         let own_ids: Vec<_> = own.iter().filter_map(Param::identity).collect();
         let mut plain = Vec::new();
-        let mut body: Option<Value> = None;
-        let mut form: Vec<(Map<String, Value>, JsonPointer)> = Vec::new();
+        let mut body: Option<Node<'a>> = None;
+        let mut form: Vec<(&'a Object<'a>, JsonPointer)> = Vec::new();
         let inherited = shared.iter().filter(|p| match p.identity() {
             Some(id) => !own_ids.contains(&id),
             None => true,
@@ -178,14 +181,14 @@ impl<'a> Context<'a> {
                     own_body_seen |= is_own;
                     body = self.body_of(p, &consumes)?;
                 }
-                Param::Form { param, at } => form.push((param.clone(), at.clone())),
+                Param::Form { param, at } => form.push((*param, at.clone())),
             }
         }
         if body.is_none() && !form.is_empty() {
             body = Some(self.form_body(&form, &consumes)?);
         }
 
-        let mut out = Map::new();
+        let mut out = Object::new();
         let mut responses_seen = false;
         for (key, value) in op {
             match key.as_str() {
@@ -206,18 +209,22 @@ impl<'a> Context<'a> {
         insert_parameters_and_body(&mut out, &mut plain, &mut body);
         if !responses_seen {
             self.note(at, NoteKind::MissingResponses);
-            out.insert("responses".into(), Value::Object(Map::new()));
+            out.insert("responses", Node::Object(Object::new()));
         }
-        Ok(Value::Object(out))
+        Ok(Node::Object(out))
     }
 
     /// The request body a body parameter (inline or referenced) stands for.
-    fn body_of(&mut self, p: &Param, consumes: &[&str]) -> Result<Option<Value>, ConvertError> {
+    fn body_of(
+        &mut self,
+        p: &Param<'a>,
+        consumes: &[&'a str],
+    ) -> Result<Option<Node<'a>>, ConvertError> {
         Ok(match p {
             Param::Body { param, at } => {
                 Some(self.request_body(param, consumes, &Location::at(at))?)
             }
-            Param::BodyRef(name) => Some(ref_object(&format!("#/components/requestBodies/{name}"))),
+            Param::BodyRef(name) => Some(ref_object(format!("#/components/requestBodies/{name}"))),
             Param::Plain(_) | Param::Form { .. } => None,
         })
     }
@@ -227,8 +234,8 @@ impl<'a> Context<'a> {
     /// nothing v3 can say.
     fn operation_schemes(
         &mut self,
-        value: &Value,
-        out: &mut Map<String, Value>,
+        value: &Node<'a>,
+        out: &mut Object<'a>,
         at: &Location<'_>,
     ) -> Result<(), ConvertError> {
         let schemes = media_types(Some(value), at)?;
@@ -236,21 +243,21 @@ impl<'a> Context<'a> {
         if schemes == global {
             return Ok(());
         }
-        let host = self.doc.get("host").and_then(Value::as_str).filter(|h| !h.is_empty());
+        let host = self.doc.get("host").and_then(Node::as_str).filter(|h| !h.is_empty());
         let Some(host) = host else {
             self.note(at, NoteKind::OperationSchemes);
             return Ok(());
         };
-        let base = self.doc.get("basePath").and_then(Value::as_str).unwrap_or("");
+        let base = self.doc.get("basePath").and_then(Node::as_str).unwrap_or("");
         let servers = schemes
             .iter()
             .map(|s| {
-                let mut m = Map::new();
-                m.insert("url".into(), Value::String(format!("{s}://{host}{base}")));
-                Value::Object(m)
+                let mut m = Object::new();
+                m.insert("url", Node::String(format!("{s}://{host}{base}").into()));
+                Node::Object(m)
             })
             .collect();
-        out.insert("servers".into(), Value::Array(servers));
+        out.insert("servers", Node::Array(servers));
         Ok(())
     }
 
@@ -259,10 +266,10 @@ impl<'a> Context<'a> {
     /// fields.
     fn parameter_list(
         &mut self,
-        list: &'a Value,
+        list: &'a Node<'a>,
         at: &Location<'_>,
-    ) -> Result<Vec<Param>, ConvertError> {
-        let Value::Array(list) = list else {
+    ) -> Result<Vec<Param<'a>>, ConvertError> {
+        let Node::Array(list) = list else {
             return Err(ConvertError::WrongType {
                 at: at.to_pointer(),
                 expected: "a list of parameters",
@@ -283,10 +290,10 @@ impl<'a> Context<'a> {
 
     fn parameter_ref(
         &mut self,
-        reference: &Value,
+        reference: &Node<'a>,
         at: &Location<'_>,
-    ) -> Result<Option<Param>, ConvertError> {
-        let Value::String(r) = reference else {
+    ) -> Result<Option<Param<'a>>, ConvertError> {
+        let Node::String(r) = reference else {
             return Err(ConvertError::WrongType {
                 at: at.key("$ref").to_pointer(),
                 expected: "a string",
@@ -297,13 +304,13 @@ impl<'a> Context<'a> {
             return Ok(Some(Param::Plain(ref_object_value(self.rewrite_ref(reference, at)?))));
         };
         let target = self.resolve(r, at)?;
-        let location = target.get("in").and_then(Value::as_str);
+        let location = target.get("in").and_then(Node::as_str);
         Ok(Some(match location {
             Some("body") => Param::BodyRef(name.to_owned()),
             Some("formData") => {
                 let target_at = JsonPointer::root().push("parameters").push(&unescape(name));
                 let param = as_object(target, &Location::at(&target_at), "a parameter object")?;
-                Param::Form { param: param.clone(), at: target_at }
+                Param::Form { param, at: target_at }
             }
             _ => Param::Plain(ref_object_value(self.rewrite_ref(reference, at)?)),
         }))
@@ -313,11 +320,11 @@ impl<'a> Context<'a> {
     /// dropped (unknown location).
     fn parameter(
         &mut self,
-        p: &Map<String, Value>,
+        p: &'a Object<'a>,
         at: &Location<'_>,
-    ) -> Result<Option<Param>, ConvertError> {
+    ) -> Result<Option<Param<'a>>, ConvertError> {
         let location = match p.get("in") {
-            Some(Value::String(s)) => s.as_str(),
+            Some(Node::String(s)) => s.as_str(),
             _ => {
                 return Err(ConvertError::WrongType {
                     at: at.key("in").to_pointer(),
@@ -326,8 +333,8 @@ impl<'a> Context<'a> {
             }
         };
         match location {
-            "body" => Ok(Some(Param::Body { param: p.clone(), at: at.to_pointer() })),
-            "formData" => Ok(Some(Param::Form { param: p.clone(), at: at.to_pointer() })),
+            "body" => Ok(Some(Param::Body { param: p, at: at.to_pointer() })),
+            "formData" => Ok(Some(Param::Form { param: p, at: at.to_pointer() })),
             "query" | "header" | "path" | "cookie" => {
                 Ok(Some(Param::Plain(self.plain_parameter(p, location, at)?)))
             }
@@ -342,11 +349,11 @@ impl<'a> Context<'a> {
     /// into `schema`, `collectionFormat` becomes `style`/`explode`.
     fn plain_parameter(
         &mut self,
-        p: &Map<String, Value>,
+        p: &Object<'a>,
         location: &str,
         at: &Location<'_>,
-    ) -> Result<Value, ConvertError> {
-        let mut out = Map::new();
+    ) -> Result<Node<'a>, ConvertError> {
+        let mut out = Object::new();
         for (key, value) in p {
             match key.as_str() {
                 "name" | "in" | "description" | "required" | "deprecated" => {
@@ -366,32 +373,32 @@ impl<'a> Context<'a> {
             }
         }
         if let Some((style, explode)) = self.collection_style(p, location, at)? {
-            out.insert("style".into(), Value::String(style.into()));
-            out.insert("explode".into(), Value::Bool(explode));
+            out.insert("style", Node::String(style.into()));
+            out.insert("explode", Node::Bool(explode));
         }
         let schema = match p.get("schema") {
             // Not valid v2 outside a body, but seen in the wild.
             Some(s) => self.schema(s, &at.key("schema"))?,
             None => self.simple_schema(p, at)?,
         };
-        out.insert("schema".into(), schema);
-        Ok(Value::Object(out))
+        out.insert("schema", schema);
+        Ok(Node::Object(out))
     }
 
     /// v3 `style`/`explode` for a v2 `collectionFormat` (default `csv`) of
     /// an array parameter; `None` where v3's default already says the same.
     fn collection_style(
         &mut self,
-        p: &Map<String, Value>,
+        p: &Object<'a>,
         location: &str,
         at: &Location<'_>,
     ) -> Result<Option<(&'static str, bool)>, ConvertError> {
-        if p.get("type").and_then(Value::as_str) != Some("array") {
+        if p.get("type").and_then(Node::as_str) != Some("array") {
             return Ok(None);
         }
         let format = match p.get("collectionFormat") {
             None => "csv",
-            Some(Value::String(s)) => s.as_str(),
+            Some(Node::String(s)) => s.as_str(),
             Some(_) => {
                 return Err(ConvertError::WrongType {
                     at: at.key("collectionFormat").to_pointer(),
@@ -428,17 +435,17 @@ impl<'a> Context<'a> {
     /// string.
     fn simple_schema(
         &mut self,
-        p: &Map<String, Value>,
+        p: &Object<'a>,
         at: &Location<'_>,
-    ) -> Result<Value, ConvertError> {
-        let mut out = Map::new();
+    ) -> Result<Node<'a>, ConvertError> {
+        let mut out = Object::new();
         match p.get("type") {
-            Some(Value::String(t)) if t == "file" => {
-                out.insert("type".into(), Value::String("string".into()));
-                out.insert("format".into(), Value::String("binary".into()));
+            Some(Node::String(t)) if t == "file" => {
+                out.insert("type", Node::String("string".into()));
+                out.insert("format", Node::String("binary".into()));
             }
-            Some(t @ Value::String(_)) => {
-                out.insert("type".into(), t.clone());
+            Some(t @ Node::String(_)) => {
+                out.insert("type", t.clone());
             }
             Some(_) => {
                 return Err(ConvertError::WrongType {
@@ -454,7 +461,7 @@ impl<'a> Context<'a> {
         for (field, v) in p {
             match field.as_str() {
                 "x-nullable" if v.is_boolean() => {
-                    out.insert("nullable".into(), v.clone());
+                    out.insert("nullable", v.clone());
                 }
                 // `type: file` already set `format: binary`.
                 "format" if out.contains_key("format") => {}
@@ -481,45 +488,45 @@ impl<'a> Context<'a> {
             }
             let converted = if items.contains_key("$ref") {
                 // Items of a body schema slipped into a simple parameter.
-                self.schema(&Value::Object(items.clone()), &items_at)?
+                self.schema(&Node::Object(items.clone()), &items_at)?
             } else {
                 self.simple_schema(items, &items_at)?
             };
-            out.insert("items".into(), converted);
+            out.insert("items", converted);
         }
-        Ok(Value::Object(out))
+        Ok(Node::Object(out))
     }
 
     /// A body parameter → `requestBody` with one content entry per media
     /// type it consumes.
     fn request_body(
         &mut self,
-        param: &Map<String, Value>,
-        consumes: &[&str],
+        param: &Object<'a>,
+        consumes: &[&'a str],
         at: &Location<'_>,
-    ) -> Result<Value, ConvertError> {
+    ) -> Result<Node<'a>, ConvertError> {
         let schema = match param.get("schema") {
             Some(s) => self.schema(s, &at.key("schema"))?,
-            None => Value::Object(Map::new()),
+            None => Node::Object(Object::new()),
         };
-        let mut out = Map::new();
+        let mut out = Object::new();
         if let Some(d) = param.get("description") {
-            out.insert("description".into(), d.clone());
+            out.insert("description", d.clone());
         }
-        let mut content = Map::new();
+        let mut content = Object::new();
         for mt in media_or_default(consumes) {
-            content.insert(mt.to_owned(), media_type(Some(schema.clone()), None));
+            content.insert(mt, media_type(Some(schema.clone()), None));
         }
-        out.insert("content".into(), Value::Object(content));
-        if param.get("required") == Some(&Value::Bool(true)) {
-            out.insert("required".into(), Value::Bool(true));
+        out.insert("content", Node::Object(content));
+        if param.get("required") == Some(&Node::Bool(true)) {
+            out.insert("required", Node::Bool(true));
         }
         for (k, v) in param {
             if k.starts_with("x-") {
                 out.insert(k.clone(), v.clone());
             }
         }
-        Ok(Value::Object(out))
+        Ok(Node::Object(out))
     }
 
     /// `formData` parameters → one object schema under the form media
@@ -527,17 +534,17 @@ impl<'a> Context<'a> {
     /// nothing says otherwise, else URL-encoded).
     fn form_body(
         &mut self,
-        form: &[(Map<String, Value>, JsonPointer)],
-        consumes: &[&str],
-    ) -> Result<Value, ConvertError> {
-        let mut properties = Map::new();
+        form: &[(&'a Object<'a>, JsonPointer)],
+        consumes: &[&'a str],
+    ) -> Result<Node<'a>, ConvertError> {
+        let mut properties = Object::new();
         let mut required = Vec::new();
-        let mut encoding = Map::new();
+        let mut encoding = Object::new();
         let mut has_file = false;
         for (p, at) in form {
             let at = &Location::at(at);
             let name = match p.get("name") {
-                Some(Value::String(n)) => n.clone(),
+                Some(Node::String(n)) => n.clone(),
                 _ => {
                     return Err(ConvertError::WrongType {
                         at: at.key("name").to_pointer(),
@@ -545,30 +552,30 @@ impl<'a> Context<'a> {
                     });
                 }
             };
-            has_file |= p.get("type").and_then(Value::as_str) == Some("file");
+            has_file |= p.get("type").and_then(Node::as_str) == Some("file");
             let mut schema = self.simple_schema(p, at)?;
-            if let (Some(d), Value::Object(s)) = (p.get("description"), &mut schema) {
-                s.insert("description".into(), d.clone());
+            if let (Some(d), Node::Object(s)) = (p.get("description"), &mut schema) {
+                s.insert("description", d.clone());
             }
-            if p.get("required") == Some(&Value::Bool(true)) {
-                required.push(Value::String(name.clone()));
+            if p.get("required") == Some(&Node::Bool(true)) {
+                required.push(Node::String(name.clone()));
             }
             if let Some((style, explode)) = self.collection_style(p, "formData", at)? {
-                let mut e = Map::new();
-                e.insert("style".into(), Value::String(style.into()));
-                e.insert("explode".into(), Value::Bool(explode));
-                encoding.insert(name.clone(), Value::Object(e));
+                let mut e = Object::new();
+                e.insert("style", Node::String(style.into()));
+                e.insert("explode", Node::Bool(explode));
+                encoding.insert(name.clone(), Node::Object(e));
             }
             properties.insert(name, schema);
         }
-        let mut schema = Map::new();
-        schema.insert("type".into(), Value::String("object".into()));
-        schema.insert("properties".into(), Value::Object(properties));
+        let mut schema = Object::new();
+        schema.insert("type", Node::String("object".into()));
+        schema.insert("properties", Node::Object(properties));
         let any_required = !required.is_empty();
         if any_required {
-            schema.insert("required".into(), Value::Array(required));
+            schema.insert("required", Node::Array(required));
         }
-        let schema = Value::Object(schema);
+        let schema = Node::Object(schema);
         let declared: Vec<&str> = consumes
             .iter()
             .copied()
@@ -581,49 +588,49 @@ impl<'a> Context<'a> {
         } else {
             vec![FORM_URLENCODED]
         };
-        let mut content = Map::new();
+        let mut content = Object::new();
         for mt in types {
             // `style`/`explode` in `encoding` only apply to URL-encoded
             // bodies (OpenAPI 3.0 encoding object).
             let enc = (media_base(mt) == FORM_URLENCODED && !encoding.is_empty())
                 .then(|| encoding.clone());
-            content.insert(mt.to_owned(), media_type(Some(schema.clone()), enc));
+            content.insert(mt, media_type(Some(schema.clone()), enc));
         }
-        let mut out = Map::new();
-        out.insert("content".into(), Value::Object(content));
+        let mut out = Object::new();
+        out.insert("content", Node::Object(content));
         if any_required {
-            out.insert("required".into(), Value::Bool(true));
+            out.insert("required", Node::Bool(true));
         }
-        Ok(Value::Object(out))
+        Ok(Node::Object(out))
     }
 
     fn responses(
         &mut self,
-        responses: &Value,
-        produces: &[&str],
+        responses: &Node<'a>,
+        produces: &[&'a str],
         at: &Location<'_>,
-    ) -> Result<Value, ConvertError> {
+    ) -> Result<Node<'a>, ConvertError> {
         let responses = as_object(responses, at, "an object of responses")?;
-        let mut out = Map::with_capacity(responses.len());
+        let mut out = Object::with_capacity(responses.len());
         for (code, r) in responses {
             let converted = if code.starts_with("x-") {
                 r.clone()
             } else {
                 self.response(r, produces, &at.key(code))?
             };
-            out.insert(code.clone(), converted);
+            out.push_new(code.clone(), converted);
         }
-        Ok(Value::Object(out))
+        Ok(Node::Object(out))
     }
 
     /// One response: schema and examples become `content` per produced
     /// media type; headers get their schema.
     pub(super) fn response(
         &mut self,
-        r: &Value,
-        produces: &[&str],
+        r: &Node<'a>,
+        produces: &[&'a str],
         at: &Location<'_>,
-    ) -> Result<Value, ConvertError> {
+    ) -> Result<Node<'a>, ConvertError> {
         let r = as_object(r, at, "a response object")?;
         if let Some(reference) = r.get("$ref") {
             return Ok(ref_object_value(self.rewrite_ref(reference, at)?));
@@ -636,76 +643,76 @@ impl<'a> Context<'a> {
             Some(e) => Some(as_object(e, &at.key("examples"), "an object of examples")?),
             None => None,
         };
-        let mut out = Map::new();
+        let mut out = Object::new();
         match r.get("description") {
             Some(d) => {
-                out.insert("description".into(), d.clone());
+                out.insert("description", d.clone());
             }
             None => {
                 self.note(at, NoteKind::MissingDescription);
-                out.insert("description".into(), Value::String(String::new()));
+                out.insert("description", Node::string(""));
             }
         }
         if let Some(headers) = r.get("headers") {
             let at = at.key("headers");
             let headers = as_object(headers, &at, "an object of headers")?;
-            let mut converted = Map::new();
+            let mut converted = Object::new();
             for (name, h) in headers {
                 converted.insert(name.clone(), self.header(h, &at.key(name))?);
             }
-            out.insert("headers".into(), Value::Object(converted));
+            out.insert("headers", Node::Object(converted));
         }
-        let mut content = Map::new();
+        let mut content = Object::new();
         if let Some(schema) = &schema {
             for mt in media_or_default(produces) {
                 let example = examples.and_then(|e| e.get(mt)).cloned();
                 let mut m = media_type(Some(schema.clone()), None);
-                if let (Some(ex), Value::Object(m)) = (example, &mut m) {
-                    m.insert("example".into(), ex);
+                if let (Some(ex), Node::Object(m)) = (example, &mut m) {
+                    m.insert("example", ex);
                 }
-                content.insert(mt.to_owned(), m);
+                content.insert(mt, m);
             }
         }
         if let Some(examples) = examples {
             for (mt, ex) in examples {
                 if !content.contains_key(mt) {
-                    let mut m = Map::new();
+                    let mut m = Object::new();
                     if let Some(schema) = &schema {
-                        m.insert("schema".into(), schema.clone());
+                        m.insert("schema", schema.clone());
                     }
-                    m.insert("example".into(), ex.clone());
-                    content.insert(mt.clone(), Value::Object(m));
+                    m.insert("example", ex.clone());
+                    content.insert(mt.clone(), Node::Object(m));
                 }
             }
         }
         if !content.is_empty() {
-            out.insert("content".into(), Value::Object(content));
+            out.insert("content", Node::Object(content));
         }
         for (k, v) in r {
             if k.starts_with("x-") {
                 out.insert(k.clone(), v.clone());
             }
         }
-        Ok(Value::Object(out))
+        Ok(Node::Object(out))
     }
 
-    fn header(&mut self, h: &Value, at: &Location<'_>) -> Result<Value, ConvertError> {
+    fn header(&mut self, h: &Node<'a>, at: &Location<'_>) -> Result<Node<'a>, ConvertError> {
         let h = as_object(h, at, "a header object")?;
-        let mut out = Map::new();
+        let mut out = Object::new();
         if let Some(d) = h.get("description") {
-            out.insert("description".into(), d.clone());
+            out.insert("description", d.clone());
         }
         if let Some((style, explode)) = self.collection_style(h, "header", at)? {
-            out.insert("style".into(), Value::String(style.into()));
-            out.insert("explode".into(), Value::Bool(explode));
+            out.insert("style", Node::String(style.into()));
+            out.insert("explode", Node::Bool(explode));
         }
-        out.insert("schema".into(), self.simple_schema(h, at)?);
+        out.insert("schema", self.simple_schema(h, at)?);
         for (k, v) in h {
             if k.starts_with("x-") && k != "x-nullable" {
                 out.insert(k.clone(), v.clone());
             }
         }
-        Ok(Value::Object(out))
+        Ok(Node::Object(out))
     }
 
     /// Top-level `parameters` → `components.parameters` and, for body
@@ -714,12 +721,12 @@ impl<'a> Context<'a> {
     /// where referenced.
     pub(super) fn parameter_components(
         &mut self,
-        params: &'a Value,
-    ) -> Result<ParameterComponents, ConvertError> {
+        params: &'a Node<'a>,
+    ) -> Result<ParameterComponents<'a>, ConvertError> {
         let at = Location::root().key("parameters");
         let params = as_object(params, &at, "an object of parameters")?;
-        let mut parameters = Map::new();
-        let mut bodies = Map::new();
+        let mut parameters = Object::new();
+        let mut bodies = Object::new();
         let consumes = self.consumes.clone();
         for (name, p) in params {
             let at = at.key(name);
@@ -730,10 +737,10 @@ impl<'a> Context<'a> {
                 }
                 Some(Param::Body { param, at }) => {
                     let at = Location::at(&at);
-                    bodies.insert(name.clone(), self.request_body(&param, &consumes, &at)?);
+                    bodies.insert(name.clone(), self.request_body(param, &consumes, &at)?);
                 }
                 Some(Param::Form { .. }) => {
-                    self.note(&at, NoteKind::FormDataComponent { name: name.clone() });
+                    self.note(&at, NoteKind::FormDataComponent { name: name.to_string() });
                 }
                 Some(Param::BodyRef(_)) | None => {}
             }
@@ -742,16 +749,16 @@ impl<'a> Context<'a> {
     }
 }
 
-fn insert_parameters_and_body(
-    out: &mut Map<String, Value>,
-    plain: &mut Vec<Value>,
-    body: &mut Option<Value>,
+fn insert_parameters_and_body<'a>(
+    out: &mut Object<'a>,
+    plain: &mut Vec<Node<'a>>,
+    body: &mut Option<Node<'a>>,
 ) {
     if !plain.is_empty() {
-        out.insert("parameters".into(), Value::Array(std::mem::take(plain)));
+        out.insert("parameters", Node::Array(std::mem::take(plain)));
     }
     if let Some(b) = body.take() {
-        out.insert("requestBody".into(), b);
+        out.insert("requestBody", b);
     }
 }
 
@@ -765,25 +772,25 @@ fn media_base(mt: &str) -> &str {
     mt.split(';').next().unwrap_or(mt).trim()
 }
 
-fn media_type(schema: Option<Value>, encoding: Option<Map<String, Value>>) -> Value {
-    let mut m = Map::new();
+fn media_type<'a>(schema: Option<Node<'a>>, encoding: Option<Object<'a>>) -> Node<'a> {
+    let mut m = Object::new();
     if let Some(s) = schema {
-        m.insert("schema".into(), s);
+        m.insert("schema", s);
     }
     if let Some(e) = encoding {
-        m.insert("encoding".into(), Value::Object(e));
+        m.insert("encoding", Node::Object(e));
     }
-    Value::Object(m)
+    Node::Object(m)
 }
 
-fn ref_object(reference: &str) -> Value {
-    ref_object_value(Value::String(reference.to_owned()))
+fn ref_object<'a>(reference: String) -> Node<'a> {
+    ref_object_value(Node::String(reference.into()))
 }
 
-fn ref_object_value(reference: Value) -> Value {
-    let mut m = Map::new();
-    m.insert("$ref".into(), reference);
-    Value::Object(m)
+fn ref_object_value<'a>(reference: Node<'a>) -> Node<'a> {
+    let mut m = Object::new();
+    m.insert("$ref", reference);
+    Node::Object(m)
 }
 
 /// Undoes JSON pointer escaping of one token (`~1` → `/`, `~0` → `~`).

@@ -21,7 +21,7 @@
 //!   description and default of a field would otherwise be lost
 //!   (kubernetes/kubernetes#106387). An existing `allOf` is kept after it.
 
-use serde_json::{Map, Value};
+use crate::tree::{Node, Object, Text};
 
 use super::{Context, ConvertError, NoteKind};
 use crate::pointer::Location;
@@ -65,31 +65,35 @@ fn copied_as_is(keyword: &str) -> bool {
     ) || keyword.starts_with("x-")
 }
 
-impl Context<'_> {
+impl<'a> Context<'a> {
     /// Converts a definition, applying the heuristics that depend on its
     /// name (Quantity).
     pub(super) fn named_schema(
         &mut self,
         name: &str,
-        s: &Value,
+        s: &Node<'a>,
         at: &Location<'_>,
-    ) -> Result<Value, ConvertError> {
+    ) -> Result<Node<'a>, ConvertError> {
         let mut converted = self.schema(s, at)?;
-        if let (QUANTITY, Value::Object(obj)) = (name, &mut converted) {
+        if let (QUANTITY, Node::Object(obj)) = (name, &mut converted) {
             quantity_any_of(obj);
         }
         Ok(converted)
     }
 
     /// Converts one schema object and, recursively, every schema inside it.
-    pub(super) fn schema(&mut self, s: &Value, at: &Location<'_>) -> Result<Value, ConvertError> {
-        let Value::Object(obj) = s else {
+    pub(super) fn schema(
+        &mut self,
+        s: &Node<'a>,
+        at: &Location<'_>,
+    ) -> Result<Node<'a>, ConvertError> {
+        let Node::Object(obj) = s else {
             return Err(ConvertError::WrongType {
                 at: at.to_pointer(),
                 expected: "a schema object",
             });
         };
-        let mut out = Map::new();
+        let mut out = Object::new();
         for (key, value) in obj {
             match key.as_str() {
                 "$ref" => {
@@ -101,20 +105,20 @@ impl Context<'_> {
                         at: at.to_pointer(),
                         expected: "an object of schemas",
                     })?;
-                    let mut converted = Map::new();
+                    let mut converted = Object::new();
                     for (name, p) in props {
-                        converted.insert(name.clone(), self.schema(p, &at.key(name))?);
+                        converted.push_new(name.clone(), self.schema(p, &at.key(name))?);
                     }
-                    out.insert(key.clone(), Value::Object(converted));
+                    out.insert(key.clone(), Node::Object(converted));
                 }
                 "items" => {
                     let at = at.key(key);
                     let items = match value {
-                        Value::Array(list) => {
+                        Node::Array(list) => {
                             self.note(&at, NoteKind::TupleItems);
-                            let mut any_of = Map::new();
-                            any_of.insert("anyOf".into(), self.schema_list(list, &at)?);
-                            Value::Object(any_of)
+                            let mut any_of = Object::new();
+                            any_of.insert("anyOf", self.schema_list(list, &at)?);
+                            Node::Object(any_of)
                         }
                         other => self.schema(other, &at)?,
                     };
@@ -122,14 +126,14 @@ impl Context<'_> {
                 }
                 "additionalProperties" => {
                     let converted = match value {
-                        Value::Bool(_) => value.clone(),
+                        Node::Bool(_) => value.clone(),
                         other => self.schema(other, &at.key(key))?,
                     };
                     out.insert(key.clone(), converted);
                 }
                 "allOf" | "anyOf" | "oneOf" => {
                     let at = at.key(key);
-                    let Value::Array(list) = value else {
+                    let Node::Array(list) = value else {
                         return Err(ConvertError::WrongType {
                             at: at.to_pointer(),
                             expected: "a list of schemas",
@@ -141,8 +145,8 @@ impl Context<'_> {
                     out.insert(key.clone(), self.schema(value, &at.key(key))?);
                 }
                 "x-nullable" => match value {
-                    Value::Bool(_) => {
-                        out.insert("nullable".into(), value.clone());
+                    Node::Bool(_) => {
+                        out.insert("nullable", value.clone());
                     }
                     _ => {
                         out.insert(key.clone(), value.clone());
@@ -150,10 +154,10 @@ impl Context<'_> {
                 },
                 "discriminator" => {
                     let converted = match value {
-                        Value::String(name) => {
-                            let mut d = Map::new();
-                            d.insert("propertyName".into(), Value::String(name.clone()));
-                            Value::Object(d)
+                        Node::String(name) => {
+                            let mut d = Object::new();
+                            d.insert("propertyName", Node::String(name.clone()));
+                            Node::Object(d)
                         }
                         other => other.clone(),
                     };
@@ -163,21 +167,26 @@ impl Context<'_> {
                 k if copied_as_is(k) => {
                     out.insert(key.clone(), value.clone());
                 }
-                _ => {
-                    self.note(&at.key(key), NoteKind::DroppedSchemaKeyword { keyword: key.clone() })
-                }
+                _ => self.note(
+                    &at.key(key),
+                    NoteKind::DroppedSchemaKeyword { keyword: key.to_string() },
+                ),
             }
         }
         if is_int_or_string(&out) {
             int_or_string_any_of(&mut out);
         }
-        Ok(Value::Object(wrap_ref(out)))
+        Ok(Node::Object(wrap_ref(out)))
     }
 
-    fn schema_list(&mut self, list: &[Value], at: &Location<'_>) -> Result<Value, ConvertError> {
-        let converted: Result<Vec<Value>, ConvertError> =
+    fn schema_list(
+        &mut self,
+        list: &[Node<'a>],
+        at: &Location<'_>,
+    ) -> Result<Node<'a>, ConvertError> {
+        let converted: Result<Vec<Node<'a>>, ConvertError> =
             list.iter().enumerate().map(|(i, s)| self.schema(s, &at.index(i))).collect();
-        Ok(Value::Array(converted?))
+        Ok(Node::Array(converted?))
     }
 
     /// `type`: `file` becomes a binary string; a list of types (not valid
@@ -185,28 +194,30 @@ impl Context<'_> {
     /// `nullable` and, for several non-null types, `anyOf`.
     fn schema_type(
         &mut self,
-        value: &Value,
-        out: &mut Map<String, Value>,
+        value: &Node<'a>,
+        out: &mut Object<'a>,
         at: &Location<'_>,
     ) -> Result<(), ConvertError> {
         match value {
-            Value::String(t) if t == "file" => {
-                out.insert("type".into(), Value::String("string".into()));
-                out.insert("format".into(), Value::String("binary".into()));
+            Node::String(t) if t == "file" => {
+                out.insert("type", Node::String("string".into()));
+                out.insert("format", Node::String("binary".into()));
             }
-            Value::String(_) => {
-                out.insert("type".into(), value.clone());
+            Node::String(_) => {
+                out.insert("type", value.clone());
             }
-            Value::Array(types) => {
+            Node::Array(types) => {
                 self.note(at, NoteKind::TypeList);
                 let mut names = Vec::with_capacity(types.len());
                 for (i, t) in types.iter().enumerate() {
-                    let name = t.as_str().ok_or_else(|| ConvertError::WrongType {
-                        at: at.index(i).to_pointer(),
-                        expected: "a type name",
-                    })?;
+                    let Node::String(name) = t else {
+                        return Err(ConvertError::WrongType {
+                            at: at.index(i).to_pointer(),
+                            expected: "a type name",
+                        });
+                    };
                     if name == "null" {
-                        out.insert("nullable".into(), Value::Bool(true));
+                        out.insert("nullable", Node::Bool(true));
                     } else {
                         names.push(name);
                     }
@@ -214,11 +225,11 @@ impl Context<'_> {
                 match names.as_slice() {
                     [] => {}
                     [one] => {
-                        out.insert("type".into(), Value::String((*one).to_owned()));
+                        out.insert("type", Node::String((*one).clone()));
                     }
                     many => {
-                        let any_of = many.iter().map(|t| type_schema(t)).collect();
-                        out.insert("anyOf".into(), Value::Array(any_of));
+                        let any_of = many.iter().map(|t| type_schema((*t).clone())).collect();
+                        out.insert("anyOf", Node::Array(any_of));
                     }
                 }
             }
@@ -234,75 +245,76 @@ impl Context<'_> {
 }
 
 /// `{"type": name}`.
-pub(crate) fn type_schema(name: &str) -> Value {
-    let mut m = Map::new();
-    m.insert("type".into(), Value::String(name.to_owned()));
-    Value::Object(m)
+pub(crate) fn type_schema<'a>(name: impl Into<Text<'a>>) -> Node<'a> {
+    let mut m = Object::new();
+    m.insert("type", Node::string(name));
+    Node::Object(m)
 }
 
-fn is_int_or_string(s: &Map<String, Value>) -> bool {
-    s.get("format").and_then(Value::as_str) == Some("int-or-string")
-        || s.get(INT_OR_STRING_EXT) == Some(&Value::Bool(true))
+fn is_int_or_string(s: &Object<'_>) -> bool {
+    s.get("format").and_then(Node::as_str) == Some("int-or-string")
+        || s.get(INT_OR_STRING_EXT) == Some(&Node::Bool(true))
 }
 
 /// IntOrString → `anyOf: [integer, string]`. The single `type` goes (a
 /// value cannot be both `type: string` and an integer); `format` stays for
 /// clients that key on it, and the extension is set for those that key on
 /// that. A schema that already spells out `anyOf`/`oneOf` is left alone.
-fn int_or_string_any_of(s: &mut Map<String, Value>) {
+fn int_or_string_any_of(s: &mut Object<'_>) {
     if s.contains_key("anyOf") || s.contains_key("oneOf") || s.contains_key("$ref") {
         return;
     }
-    let any_of = Value::Array(vec![type_schema("integer"), type_schema("string")]);
+    let any_of = Node::Array(vec![type_schema("integer"), type_schema("string")]);
     replace_type_with_any_of(s, any_of);
-    s.insert(INT_OR_STRING_EXT.into(), Value::Bool(true));
+    s.insert(INT_OR_STRING_EXT, Node::Bool(true));
 }
 
 /// Quantity → `anyOf: [string, number]` (a quantity is written as `"1Gi"`
 /// or as a bare number).
-fn quantity_any_of(s: &mut Map<String, Value>) {
+fn quantity_any_of(s: &mut Object<'_>) {
     if s.contains_key("anyOf") || s.contains_key("oneOf") || s.contains_key("allOf") {
         return;
     }
-    let any_of = Value::Array(vec![type_schema("string"), type_schema("number")]);
+    let any_of = Node::Array(vec![type_schema("string"), type_schema("number")]);
     replace_type_with_any_of(s, any_of);
 }
 
 /// Puts `anyOf` where `type` stood (or at the end), keeping member order
 /// otherwise.
-fn replace_type_with_any_of(s: &mut Map<String, Value>, any_of: Value) {
+fn replace_type_with_any_of<'a>(s: &mut Object<'a>, any_of: Node<'a>) {
     if s.contains_key("type") {
         let old = std::mem::take(s);
         for (k, v) in old {
             if k == "type" {
-                s.insert("anyOf".into(), any_of.clone());
+                s.insert("anyOf", any_of.clone());
             } else {
                 s.insert(k, v);
             }
         }
     } else {
-        s.insert("anyOf".into(), any_of);
+        s.insert("anyOf", any_of);
     }
 }
 
 /// A schema with a `$ref` and anything else becomes `allOf: [{$ref}, …]`
 /// in the `$ref`'s place, with the siblings kept and any existing `allOf`
 /// items after the reference.
-fn wrap_ref(s: Map<String, Value>) -> Map<String, Value> {
+fn wrap_ref(s: Object<'_>) -> Object<'_> {
     if s.len() < 2 || !s.contains_key("$ref") {
         return s;
     }
-    let existing = s.get("allOf").and_then(Value::as_array).cloned().unwrap_or_default();
-    let mut out = Map::with_capacity(s.len());
+    let existing =
+        s.get("allOf").and_then(Node::as_array).map(<[Node<'_>]>::to_vec).unwrap_or_default();
+    let mut out = Object::with_capacity(s.len());
     for (k, v) in s {
         match k.as_str() {
             "$ref" => {
-                let mut r = Map::new();
+                let mut r = Object::new();
                 r.insert(k, v);
                 let mut all_of = Vec::with_capacity(existing.len() + 1);
-                all_of.push(Value::Object(r));
+                all_of.push(Node::Object(r));
                 all_of.extend(existing.iter().cloned());
-                out.insert("allOf".into(), Value::Array(all_of));
+                out.insert("allOf", Node::Array(all_of));
             }
             "allOf" => {}
             _ => {

@@ -6,43 +6,47 @@
 //! `flow` moves to its v3 name (`application` → `clientCredentials`,
 //! `accessCode` → `authorizationCode`) with its URLs and scopes.
 
-use serde_json::{Map, Value};
+use crate::tree::{Node, Object};
 
 use super::{Context, ConvertError, NoteKind, as_object};
 use crate::pointer::Location;
 
-impl Context<'_> {
+impl<'a> Context<'a> {
     pub(super) fn security_schemes(
         &mut self,
-        defs: &Value,
+        defs: &Node<'a>,
         at: &Location<'_>,
-    ) -> Result<Value, ConvertError> {
+    ) -> Result<Node<'a>, ConvertError> {
         let defs = as_object(defs, at, "an object of security schemes")?;
-        let mut out = Map::with_capacity(defs.len());
+        let mut out = Object::with_capacity(defs.len());
         for (name, def) in defs {
             out.insert(name.clone(), self.security_scheme(def, &at.key(name))?);
         }
-        Ok(Value::Object(out))
+        Ok(Node::Object(out))
     }
 
-    fn security_scheme(&mut self, def: &Value, at: &Location<'_>) -> Result<Value, ConvertError> {
+    fn security_scheme(
+        &mut self,
+        def: &Node<'a>,
+        at: &Location<'_>,
+    ) -> Result<Node<'a>, ConvertError> {
         let def = as_object(def, at, "a security scheme object")?;
-        let kind = def.get("type").and_then(Value::as_str).unwrap_or_default();
-        let mut out = Map::new();
+        let kind = def.get("type").and_then(Node::as_str).unwrap_or_default();
+        let mut out = Object::new();
         match kind {
             "basic" => {
-                out.insert("type".into(), Value::String("http".into()));
-                out.insert("scheme".into(), Value::String("basic".into()));
+                out.insert("type", Node::String("http".into()));
+                out.insert("scheme", Node::String("basic".into()));
                 copy(def, &mut out, &["description"]);
             }
             "apiKey" => {
-                out.insert("type".into(), Value::String("apiKey".into()));
+                out.insert("type", Node::String("apiKey".into()));
                 copy(def, &mut out, &["description", "name", "in"]);
             }
             "oauth2" => {
-                out.insert("type".into(), Value::String("oauth2".into()));
+                out.insert("type", Node::String("oauth2".into()));
                 copy(def, &mut out, &["description"]);
-                let flow = def.get("flow").and_then(Value::as_str).unwrap_or_default();
+                let flow = def.get("flow").and_then(Node::as_str).unwrap_or_default();
                 let (name, fields): (&str, &[&str]) = match flow {
                     "implicit" => ("implicit", &["authorizationUrl"]),
                     "password" => ("password", &["tokenUrl"]),
@@ -55,23 +59,23 @@ impl Context<'_> {
                                 kind: format!("oauth2 flow {other}"),
                             },
                         );
-                        return Ok(Value::Object(def.clone()));
+                        return Ok(Node::Object(def.clone()));
                     }
                 };
-                let mut f = Map::new();
+                let mut f = Object::new();
                 copy(def, &mut f, fields);
                 // Scopes are required in v3 (and in v2); an absent list is
                 // an empty one.
                 let scopes =
-                    def.get("scopes").cloned().unwrap_or_else(|| Value::Object(Map::new()));
-                f.insert("scopes".into(), scopes);
-                let mut flows = Map::new();
-                flows.insert(name.into(), Value::Object(f));
-                out.insert("flows".into(), Value::Object(flows));
+                    def.get("scopes").cloned().unwrap_or_else(|| Node::Object(Object::new()));
+                f.insert("scopes", scopes);
+                let mut flows = Object::new();
+                flows.insert(name, Node::Object(f));
+                out.insert("flows", Node::Object(flows));
             }
             other => {
                 self.note(at, NoteKind::UnknownSecurityScheme { kind: other.to_owned() });
-                return Ok(Value::Object(def.clone()));
+                return Ok(Node::Object(def.clone()));
             }
         }
         for (k, v) in def {
@@ -79,13 +83,13 @@ impl Context<'_> {
                 out.insert(k.clone(), v.clone());
             }
         }
-        Ok(Value::Object(out))
+        Ok(Node::Object(out))
     }
 }
 
-fn copy(from: &Map<String, Value>, to: &mut Map<String, Value>, fields: &[&str]) {
+fn copy<'a>(from: &Object<'a>, to: &mut Object<'a>, fields: &[&'a str]) {
     for f in fields {
-        if let Some(v) = from.get(*f) {
+        if let Some(v) = from.get(f) {
             to.insert((*f).to_owned(), v.clone());
         }
     }

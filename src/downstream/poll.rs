@@ -538,22 +538,24 @@ fn convert_v2(
     cache: &ConversionCache,
 ) -> Result<BTreeMap<DocumentKey, Arc<Rendered>>, PollError> {
     let boxed = |e: Box<dyn std::error::Error + Send + Sync>| PollError::Convert(e);
-    let v2 = document::parse(body).map_err(|e| boxed(Box::new(e)))?;
-    let parts = split::split(&v2).map_err(|e| boxed(Box::new(e)))?;
+    // Trees that borrow from `body`: the same bytes as the `Value` path
+    // (`serde_json::to_vec` of `split`'s parts and of `convert`'s output),
+    // without building `Value`s.
+    let v2 = document::parse_tree(body).map_err(|e| boxed(Box::new(e)))?;
+    let parts = split::split_tree(&v2).map_err(|e| boxed(Box::new(e)))?;
     let mut out = BTreeMap::new();
-    for (key, part) in parts.documents {
-        let input = serde_json::to_vec(&part).map_err(|e| boxed(Box::new(e)))?;
+    for (key, part) in &parts.documents {
+        let input = part.to_vec();
         let digest: [u8; 32] = Sha256::digest(&input).into();
         let rendered = match cache.get(&digest) {
             Some(hit) => hit,
             None => {
-                let converted = convert::convert(&part).map_err(|e| boxed(Box::new(e)))?;
-                let bytes =
-                    serde_json::to_vec(&converted.document).map_err(|e| boxed(Box::new(e)))?;
+                let converted = convert::convert_tree(part).map_err(|e| boxed(Box::new(e)))?;
+                let bytes = converted.document.to_vec();
                 cache.insert(digest, Arc::new(Rendered::json(bytes)))
             }
         };
-        out.insert(key, rendered);
+        out.insert(key.clone(), rendered);
     }
     Ok(out)
 }

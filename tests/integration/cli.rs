@@ -75,6 +75,38 @@ fn convert_writes_one_document_per_key_and_summarises() {
     assert!(err.contains("note operation-schemes: 10"), "{err}");
 }
 
+/// Output files are overwritten in place and cut to length (truncating
+/// them first makes ext4 flush them on close): a shorter document leaves
+/// no tail of the longer one, a symbolic link in their place is written
+/// through, and a device such as `/dev/null` is written to, not cut.
+#[test]
+fn rerunning_over_earlier_output_replaces_files_and_writes_through_links() {
+    let out = scratch_dir("cli-rerun");
+    let out_s = out.to_str().expect("utf-8");
+    let first = convert(&[SAMPLE, "--out", out_s], None);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let version = out.join("version.json");
+    let expected = std::fs::read(&version).expect("read");
+    // A longer stale file where `version.json` goes, and a link where
+    // `apis.json` goes.
+    std::fs::write(&version, vec![b' '; expected.len() * 3]).expect("write");
+    let target = out.join("apis-target.txt");
+    std::fs::write(&target, b"stale").expect("write");
+    let apis = out.join("apis.json");
+    let apis_bytes = std::fs::read(&apis).expect("read");
+    std::fs::remove_file(&apis).expect("remove");
+    std::os::unix::fs::symlink(&target, &apis).expect("symlink");
+
+    let second = convert(&[SAMPLE, "--out", out_s], None);
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert_eq!(std::fs::read(&version).expect("read"), expected);
+    assert!(std::fs::symlink_metadata(&apis).expect("lstat").file_type().is_symlink());
+    assert_eq!(std::fs::read(&target).expect("read"), apis_bytes);
+
+    let to_null = convert(&[SAMPLE, "--whole", "/dev/null"], None);
+    assert!(to_null.status.success(), "{}", stderr(&to_null));
+}
+
 #[test]
 fn convert_reads_yaml_from_stdin_and_writes_the_whole_document() {
     let dir = scratch_dir("cli-stdin");

@@ -1,10 +1,13 @@
 //! Property tests over generated documents: the converter and the splitter
 //! never panic, are deterministic, and what they produce is closed under
-//! `$ref`. The same invariants run longer under cargo-fuzz (`fuzz/`).
+//! `$ref`; the tree path (bytes parsed into borrowed trees, rendered back
+//! to bytes) gives exactly the bytes of the `&Value` path. The same
+//! invariants run longer under cargo-fuzz (`fuzz/`).
 
 use crate::common::refs::dangling_refs;
-use openapi_proxy::convert::convert;
-use openapi_proxy::split::split;
+use openapi_proxy::convert::{convert, convert_tree};
+use openapi_proxy::document;
+use openapi_proxy::split::{split, split_rendered, split_rendered_tree, split_tree};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -27,7 +30,10 @@ fn any_json() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         any::<i32>().prop_map(|n| json!(n)),
+        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| json!(f)),
         word.prop_map(Value::String),
+        // Text that must be escaped on output.
+        "[a-z\"\\\\\u{0}-\u{1f}é\u{1F600}]{0,6}".prop_map(Value::String),
     ];
     let key = prop_oneof![
         Just("$ref".to_owned()),
@@ -106,8 +112,63 @@ fn check(input: &Value) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// The tree path (what `convert --out` and the proxy run: `parse_tree`,
+/// `split_tree`, `convert_tree`, `split_rendered_tree`, rendering) gives
+/// the very bytes, notes and errors of the `&Value` path, from compact and
+/// from indented text.
+fn same_bytes_both_ways(input: &Value) -> Result<(), TestCaseError> {
+    let texts = [serde_json::to_vec(input), serde_json::to_vec_pretty(input)];
+    for text in texts {
+        let text = text.expect("serializes");
+        let value = document::parse(&text).expect("serde_json's output parses");
+        let tree = document::parse_tree(&text).expect("serde_json's output parses as a tree");
+        prop_assert_eq!(&tree.to_value(), &value);
+        prop_assert!(tree.to_vec() == serde_json::to_vec(&value).expect("serializes"));
+
+        // The proxy splits the Swagger 2.0 input before converting.
+        match (split(&value), split_tree(&tree)) {
+            (Ok(a), Ok(b)) => {
+                prop_assert_eq!(&a.unplaced, &b.unplaced);
+                prop_assert!(a.documents.keys().eq(b.documents.keys()));
+                for ((key, a), b) in a.documents.iter().zip(b.documents.values()) {
+                    let a = serde_json::to_vec(a).expect("serializes");
+                    prop_assert!(a == b.to_vec(), "split part {} differs", key);
+                }
+            }
+            (Err(a), Err(b)) => prop_assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => prop_assert!(false, "split: {:?} vs {:?}", a.err(), b.err()),
+        }
+
+        match (convert(&value), convert_tree(&tree)) {
+            (Ok(a), Ok(b)) => {
+                prop_assert_eq!(&a.notes, &b.notes);
+                let a_bytes = serde_json::to_vec(&a.document).expect("serializes");
+                prop_assert!(a_bytes == b.document.to_vec(), "converted documents differ");
+                match (split_rendered(&a.document), split_rendered_tree(&b.document)) {
+                    (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
+                    (Err(a), Err(b)) => prop_assert_eq!(a.to_string(), b.to_string()),
+                    (a, b) => prop_assert!(false, "split_rendered: {:?} vs {:?}", a.err(), b.err()),
+                }
+            }
+            (Err(a), Err(b)) => prop_assert_eq!(a, b),
+            (a, b) => prop_assert!(false, "convert: {:?} vs {:?}", a.err(), b.err()),
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn tree_path_gives_the_value_path_bytes_on_any_json(v in any_json()) {
+        same_bytes_both_ways(&v)?;
+    }
+
+    #[test]
+    fn tree_path_gives_the_value_path_bytes_on_swagger_shaped_documents(v in swaggerish()) {
+        same_bytes_both_ways(&v)?;
+    }
 
     #[test]
     fn any_json_converts_or_fails_cleanly(v in any_json()) {

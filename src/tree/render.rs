@@ -1,0 +1,96 @@
+//! [`Node`] → compact JSON, byte for byte as `serde_json::to_vec` writes
+//! the same document: no whitespace, members in order, strings escaped as
+//! `serde_json` escapes them, numbers in its format.
+//!
+//! Strings the parser found without escapes are copied as they are; that
+//! is most of the text of a Kubernetes document (descriptions), and
+//! checking every byte of them for escaping again was the largest single
+//! cost of writing the output.
+
+use super::parse::skip_plain;
+use super::{Node, Number, Text};
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+impl Node<'_> {
+    /// Appends this node as compact JSON to `out`.
+    pub fn render(&self, out: &mut Vec<u8>) {
+        match self {
+            Node::Null => out.extend_from_slice(b"null"),
+            Node::Bool(true) => out.extend_from_slice(b"true"),
+            Node::Bool(false) => out.extend_from_slice(b"false"),
+            Node::Number(Number::Integer(text)) => out.extend_from_slice(text.as_bytes()),
+            // `Number`'s `Display` is the serializer's itoa/ryu output.
+            Node::Number(Number::Parsed(n)) => out.extend_from_slice(n.to_string().as_bytes()),
+            Node::String(s) => write_text(out, s),
+            Node::Array(items) => {
+                out.push(b'[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    item.render(out);
+                }
+                out.push(b']');
+            }
+            Node::Object(o) => {
+                out.push(b'{');
+                for (i, (k, v)) in o.members.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write_text(out, k);
+                    out.push(b':');
+                    v.render(out);
+                }
+                out.push(b'}');
+            }
+        }
+    }
+}
+
+/// Appends `text` as a JSON string.
+pub(crate) fn write_text(out: &mut Vec<u8>, text: &Text<'_>) {
+    if text.is_plain() {
+        out.reserve(text.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        write_str(out, text);
+    }
+}
+
+/// Appends `s` as a JSON string, escaped as `serde_json` escapes: `"` and
+/// `\` with a backslash, the control characters with a short escape where
+/// JSON has one and `\u00XX` (lower-case hex) otherwise; nothing else.
+pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut run = 0;
+    loop {
+        let at = skip_plain(bytes, run);
+        out.extend_from_slice(bytes.get(run..at).unwrap_or_default());
+        let Some(&b) = bytes.get(at) else { break };
+        let short = match b {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            0x08 => b'b',
+            0x09 => b't',
+            0x0A => b'n',
+            0x0C => b'f',
+            0x0D => b'r',
+            _ => b'u',
+        };
+        out.push(b'\\');
+        out.push(short);
+        if short == b'u' {
+            out.extend_from_slice(b"00");
+            out.push(HEX[usize::from(b >> 4)]);
+            out.push(HEX[usize::from(b & 0xF)]);
+        }
+        run = at + 1;
+    }
+    out.push(b'"');
+}

@@ -1,0 +1,327 @@
+use proptest::prelude::*;
+use serde_json::Value;
+
+use super::render::write_str;
+use super::*;
+
+/// Parses `text` both ways; when `serde_json` accepts it, the tree must
+/// render to `serde_json`'s bytes and convert to its `Value`; when it
+/// refuses, so must the tree parser.
+fn agrees_with_serde_json(text: &[u8]) -> Result<(), String> {
+    let theirs = serde_json::from_slice::<Value>(text);
+    let ours = parse(text);
+    match (theirs, ours) {
+        (Ok(v), Ok(n)) => {
+            let expected = serde_json::to_vec(&v).map_err(|e| e.to_string())?;
+            let got = n.to_vec();
+            if got != expected {
+                return Err(format!(
+                    "rendered {} but serde_json wrote {}",
+                    String::from_utf8_lossy(&got),
+                    String::from_utf8_lossy(&expected)
+                ));
+            }
+            if n.to_value() != v {
+                return Err("to_value differs from serde_json's Value".into());
+            }
+            Ok(())
+        }
+        (Err(_), Err(_)) => Ok(()),
+        (Ok(_), Err(e)) => Err(format!("serde_json accepts, tree parser refuses: {e}")),
+        (Err(e), Ok(_)) => Err(format!("tree parser accepts, serde_json refuses: {e}")),
+    }
+}
+
+#[track_caller]
+fn agree(text: &str) {
+    if let Err(e) = agrees_with_serde_json(text.as_bytes()) {
+        panic!("{text:?}: {e}");
+    }
+}
+
+#[test]
+fn documents_render_as_serde_json_writes_them() {
+    for text in [
+        r#"{"b":1,"a":[true,false,null],"c":{"d":"e"}}"#,
+        " \t\r\n{ \"a\" : [ 1 , 2 ] } \n",
+        "[]",
+        "{}",
+        "[[],{},[{}]]",
+        r#""just a string""#,
+        "null",
+        "true",
+    ] {
+        agree(text);
+    }
+}
+
+#[test]
+fn escapes_are_decoded_and_written_back_as_serde_json_does() {
+    for text in [
+        r#""a\"b\\c\/d\b\f\n\r\t""#,
+        r#""\u0041\u00e9\u4e2d\u0000\u001f\u007f""#,
+        r#""\u003cscript\u003e & \u0026""#,
+        r#"{"k\u0065y":"v","key":"w"}"#,
+        r#""tab	inside""#,
+    ] {
+        agree(text);
+    }
+    let n = parse(br#""\u003c\n""#).unwrap();
+    assert_eq!(n.as_str(), Some("<\n"));
+}
+
+#[test]
+fn surrogate_pairs_decode_and_lone_halves_are_refused() {
+    let n = parse(br#""\ud83d\ude00 \uD83D\uDE00""#).unwrap();
+    assert_eq!(n.as_str(), Some("\u{1F600} \u{1F600}"));
+    for text in [
+        r#""\ud83d""#,
+        r#""\ud83d x""#,
+        r#""\ud83d\u0041""#,
+        r#""\ude00""#,
+        r#""\ud83d\ud83d""#,
+        r#""\u12""#,
+        r#""\uzzzz""#,
+        r#""\x""#,
+    ] {
+        agree(text);
+        assert!(parse(text.as_bytes()).is_err(), "{text} accepted");
+    }
+}
+
+#[test]
+fn numbers_keep_serde_json_values_and_formatting() {
+    for text in [
+        "0",
+        "-0",
+        "1",
+        "-1",
+        "42",
+        "1.0",
+        "1.50",
+        "-0.0",
+        "1e2",
+        "1E+2",
+        "2.5e-3",
+        "123456789012345678",
+        "-123456789012345678",
+        "1234567890123456789",
+        "-1234567890123456789",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "-9223372036854775809",
+        "18446744073709551615",
+        "18446744073709551616",
+        "99999999999999999999999",
+        "0.1",
+        "3.141592653589793",
+        "1e308",
+        "5e-324",
+        "1e400",
+        "-1e400",
+        "01",
+        "1.",
+        ".5",
+        "-",
+        "1e",
+        "+1",
+        "[1,-2,3.5,4e1]",
+    ] {
+        agree(text);
+    }
+}
+
+#[test]
+fn integers_that_print_unchanged_stay_slices_of_the_input() {
+    assert_eq!(parse(b"120").unwrap(), Node::Number(Number::Integer("120")));
+    assert!(matches!(parse(b"-0").unwrap(), Node::Number(Number::Parsed(_))));
+    assert!(matches!(parse(b"1.0").unwrap(), Node::Number(Number::Parsed(_))));
+}
+
+#[test]
+fn nesting_limit_is_serde_json_s() {
+    for depth in [1, 100, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 2, 1000] {
+        let arrays = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        agree(&arrays);
+        let objects = format!("{}1{}", r#"{"a":"#.repeat(depth), "}".repeat(depth));
+        agree(&objects);
+    }
+    let too_deep = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
+    let e = parse(too_deep.as_bytes()).unwrap_err();
+    assert_eq!(e.kind, parse::SyntaxErrorKind::TooDeep);
+}
+
+#[test]
+fn repeated_keys_keep_the_first_place_and_the_last_value() {
+    agree(r#"{"a":1,"b":2,"a":3}"#);
+    let many: Vec<String> = (0..40).map(|i| format!(r#""k{}":{i}"#, i % 30)).collect();
+    agree(&format!("{{{}}}", many.join(",")));
+    let n = parse(br#"{"a":1,"b":2,"a":3}"#).unwrap();
+    let keys: Vec<&str> = n.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    assert_eq!(keys, ["a", "b"]);
+    assert_eq!(n.get("a"), Some(&Node::Number(Number::Integer("3"))));
+}
+
+#[test]
+fn invalid_utf8_and_control_characters_are_refused() {
+    for bytes in [
+        &b"\"\xff\""[..],
+        b"\"\xc3\"",
+        b"[\"ok\", \"\xed\xa0\x80\"]",
+        b"\"a\x01b\"",
+        b"\"a\nb\"",
+        b"\xef\xbb\xbf{}",
+    ] {
+        assert!(agrees_with_serde_json(bytes).is_ok(), "{bytes:?}");
+        assert!(parse(bytes).is_err(), "{bytes:?} accepted");
+    }
+}
+
+#[test]
+fn malformed_documents_are_refused_as_serde_json_refuses_them() {
+    for text in [
+        "",
+        " ",
+        "{} x",
+        "{}{}",
+        "[1,]",
+        "[1 2]",
+        r#"{"a":1,}"#,
+        r#"{"a" 1}"#,
+        r#"{a:1}"#,
+        r#"{"a":}"#,
+        "[",
+        "{",
+        r#"{"a":1"#,
+        r#""unterminated"#,
+        "tru",
+        "nul",
+        "truex",
+        "[true false]",
+        "'a'",
+    ] {
+        agree(text);
+        assert!(parse(text.as_bytes()).is_err(), "{text:?} accepted");
+    }
+}
+
+#[test]
+fn escaping_matches_serde_json_for_every_ascii_character_and_beyond() {
+    let mut all: String = (0u8..0x80).map(char::from).collect();
+    all.push_str("é中\u{1F600}\u{7f}\u{2028}");
+    let mut ours = Vec::new();
+    write_str(&mut ours, &all);
+    assert_eq!(ours, serde_json::to_vec(&all).unwrap());
+}
+
+#[test]
+fn pointers_resolve_as_value_pointer_does() {
+    let text = br#"{"a/b":{"c~d":[10,{"e":1}]},"":{"":2},"arr":[0,1,2]}"#;
+    let v: Value = serde_json::from_slice(text).unwrap();
+    let n = parse(text).unwrap();
+    for p in [
+        "",
+        "/a~1b",
+        "/a~1b/c~0d",
+        "/a~1b/c~0d/1/e",
+        "/a~1b/c~0d/2",
+        "/",
+        "//",
+        "/arr/01",
+        "/arr/+1",
+        "/arr/-1",
+        "/arr/2",
+        "/arr/3",
+        "a",
+        "/x",
+        "/a~1b/c~0d/0/x",
+    ] {
+        assert_eq!(n.pointer(p).map(Node::to_value), v.pointer(p).cloned(), "pointer {p:?}");
+    }
+}
+
+#[test]
+fn values_convert_both_ways_unchanged() {
+    let v: Value = serde_json::from_str(r#"{"b":[1,2.5,"x\"y",null,true],"a":{"c":-3}}"#).unwrap();
+    assert_eq!(Node::from_value(&v).to_value(), v);
+    assert_eq!(Node::from_owned_value(v.clone()).to_value(), v);
+    assert_eq!(Node::from_value(&v).to_vec(), serde_json::to_vec(&v).unwrap());
+}
+
+#[test]
+fn object_insert_replaces_in_place_as_serde_json_map_does() {
+    let mut o = Object::new();
+    o.insert("a", Node::Null);
+    o.insert("b", Node::Null);
+    o.insert("a", Node::Bool(true));
+    let keys: Vec<&str> = o.keys().map(|k| k.as_str()).collect();
+    assert_eq!(keys, ["a", "b"]);
+    assert_eq!(o.get("a"), Some(&Node::Bool(true)));
+}
+
+/// Any JSON value, strings drawn from characters that need escaping.
+fn any_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
+        "[a-z\"\\\\/\u{0}-\u{1f}é\u{1F600}]{0,8}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::vec(("[a-c\"\\\\]{0,3}", inner), 0..6)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn any_value_written_by_serde_json_reads_back_the_same(v in any_json()) {
+        let compact = serde_json::to_vec(&v).unwrap();
+        prop_assert!(agrees_with_serde_json(&compact).is_ok());
+        let pretty = serde_json::to_vec_pretty(&v).unwrap();
+        let r = agrees_with_serde_json(&pretty);
+        prop_assert!(r.is_ok(), "{:?}", r);
+    }
+
+    #[test]
+    fn long_strings_are_escaped_and_read_back_as_serde_json_does(
+        s in "[a-z\"\\\\\u{0}-\u{1f}\u{7f}é\u{1F600} ]{0,80}"
+    ) {
+        let mut ours = Vec::new();
+        write_str(&mut ours, &s);
+        let theirs = serde_json::to_vec(&s).unwrap();
+        prop_assert_eq!(&ours, &theirs);
+        let r = agrees_with_serde_json(&theirs);
+        prop_assert!(r.is_ok(), "{:?}", r);
+    }
+
+    #[test]
+    fn any_text_is_accepted_or_refused_as_serde_json_does(
+        text in "[\\[\\]{}\":,0-9eE+\\-. a-z\\\\u]{0,24}"
+    ) {
+        let r = agrees_with_serde_json(text.as_bytes());
+        prop_assert!(r.is_ok(), "{:?}: {:?}", text, r);
+    }
+
+    #[test]
+    fn any_bytes_are_accepted_or_refused_as_serde_json_does(
+        bytes in prop::collection::vec(any::<u8>(), 0..24)
+    ) {
+        let r = agrees_with_serde_json(&bytes);
+        prop_assert!(r.is_ok(), "{:?}: {:?}", bytes, r);
+    }
+}
+
+#[test]
+fn members_stay_small() {
+    // The trees' memory is mostly members; see `Text`.
+    assert_eq!(std::mem::size_of::<Text<'_>>(), 24);
+    assert_eq!(std::mem::size_of::<Node<'_>>(), 32);
+}
