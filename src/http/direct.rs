@@ -31,7 +31,7 @@ use std::future::Future;
 use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use actix_web::http::StatusCode;
 use actix_web::rt::net::TcpStream;
@@ -40,7 +40,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
 use super::AppState;
-use super::reply::{Method, Reply, Request, accepts_gzip};
+use super::reply::{DateCache, Method, Reply, Request, accepts_gzip, http_date, join_value};
 use super::router;
 
 /// The largest request head read here; a longer one is handed to actix-http,
@@ -335,11 +335,11 @@ impl<'a> Plain<'a> {
         for h in req.headers.iter() {
             let name = h.name;
             if name.eq_ignore_ascii_case("accept") {
-                add_value(&mut accept, h.value);
+                join_value(&mut accept, h.value);
             } else if name.eq_ignore_ascii_case("if-none-match") {
-                add_value(&mut if_none_match, h.value);
+                join_value(&mut if_none_match, h.value);
             } else if name.eq_ignore_ascii_case("accept-encoding") {
-                add_value(&mut accept_encoding, h.value);
+                join_value(&mut accept_encoding, h.value);
             } else if name.eq_ignore_ascii_case("content-length") {
                 if h.value.iter().any(|b| *b != b'0') || h.value.is_empty() {
                     return None;
@@ -365,21 +365,6 @@ impl<'a> Plain<'a> {
         // HTTP/1.1 requires Host (RFC 9112 3.2); what to answer without one
         // is actix-http's to say.
         host.then_some(Self { method, path, query, close, accept, if_none_match, accept_encoding })
-    }
-}
-
-/// Adds one header line's value to `list` as
-/// [`joined`](super::reply::joined) does: lines joined with `,`, values
-/// that are not text dropped.
-fn add_value<'a>(list: &mut Option<Cow<'a, str>>, value: &'a [u8]) {
-    let Ok(value) = std::str::from_utf8(value) else { return };
-    match list {
-        None => *list = Some(Cow::Borrowed(value)),
-        Some(all) => {
-            let all = all.to_mut();
-            all.push(',');
-            all.push_str(value);
-        }
     }
 }
 
@@ -410,24 +395,8 @@ fn plain_target_byte(b: u8) -> bool {
 }
 
 thread_local! {
-    /// `date: …\r\n` for the current second, per worker thread.
-    static DATE_LINE: RefCell<(u64, Vec<u8>)> = const { RefCell::new((u64::MAX, Vec::new())) };
-}
-
-/// Appends the `Date` header line for now.
-fn push_date(out: &mut Vec<u8>) {
-    let now = SystemTime::now();
-    let second = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    DATE_LINE.with_borrow_mut(|(cached, line)| {
-        if *cached != second {
-            line.clear();
-            line.extend_from_slice(b"date: ");
-            line.extend_from_slice(httpdate::fmt_http_date(now).as_bytes());
-            line.extend_from_slice(b"\r\n");
-            *cached = second;
-        }
-        out.extend_from_slice(line);
-    });
+    /// The `Date` value for the current second, per worker thread.
+    static DATE: DateCache = const { RefCell::new((u64::MAX, None)) };
 }
 
 /// The response head of `reply` into `out`: status line, `content-length`
@@ -442,7 +411,7 @@ fn write_head(out: &mut Vec<u8>, reply: &Reply, close: bool) {
     out.extend_from_slice(b"\r\n");
     if reply.status != StatusCode::NOT_MODIFIED {
         out.extend_from_slice(b"content-length: ");
-        out.extend_from_slice(itoa_usize(reply.body.len()).as_bytes());
+        out.extend_from_slice(itoa::Buffer::new().format(reply.body.len()).as_bytes());
         out.extend_from_slice(b"\r\n");
     }
     if close {
@@ -454,32 +423,12 @@ fn write_head(out: &mut Vec<u8>, reply: &Reply, close: bool) {
         out.extend_from_slice(value.as_bytes());
         out.extend_from_slice(b"\r\n");
     }
-    push_date(out);
+    if let Some(date) = http_date(&DATE, Duration::ZERO) {
+        out.extend_from_slice(b"date: ");
+        out.extend_from_slice(date.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
     out.extend_from_slice(b"\r\n");
-}
-
-/// A decimal length without going through `fmt`.
-fn itoa_usize(mut n: usize) -> ItoaBuf {
-    let mut buf = ItoaBuf { digits: [0; 20], start: 20 };
-    loop {
-        buf.start -= 1;
-        buf.digits[buf.start] = b'0' + u8::try_from(n % 10).unwrap_or(0);
-        n /= 10;
-        if n == 0 {
-            return buf;
-        }
-    }
-}
-
-struct ItoaBuf {
-    digits: [u8; 20],
-    start: usize,
-}
-
-impl ItoaBuf {
-    fn as_bytes(&self) -> &[u8] {
-        &self.digits[self.start..]
-    }
 }
 
 /// A stream that first replays bytes already read from it: how a
@@ -623,8 +572,12 @@ mod tests {
 
     #[test]
     fn lengths_print_in_decimal() {
-        for n in [0, 7, 10, 99, 1_216_176, usize::MAX] {
-            assert_eq!(itoa_usize(n).as_bytes(), n.to_string().as_bytes());
+        for n in [0, 7, 10, 99, 1_216_176] {
+            let reply = Reply::new(StatusCode::OK).body(vec![b'x'; n]);
+            let mut out = Vec::new();
+            write_head(&mut out, &reply, false);
+            let head = String::from_utf8(out).expect("ASCII");
+            assert!(head.contains(&format!("\r\ncontent-length: {n}\r\n")), "{head}");
         }
     }
 

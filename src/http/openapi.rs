@@ -4,12 +4,12 @@
 //! B-2.4, B-9.1.
 
 use std::cell::RefCell;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue, VARY};
 
-use super::reply::{Reply, Request};
+use super::reply::{DateCache, Reply, Request, http_date};
 use super::{ACCEPT, AppState, NO_CACHE, body_reply};
 use crate::negotiate::{self, OpenApiChoice, OpenApiV2Choice};
 
@@ -18,23 +18,13 @@ use crate::negotiate::{self, OpenApiChoice, OpenApiV2Choice};
 const IMMUTABLE_FOR: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 
 thread_local! {
-    /// The `Expires` value for the current second, per worker thread:
-    /// formatting an HTTP date costs more than the rest of a 304.
-    static EXPIRES: RefCell<(u64, Option<HeaderValue>)> = const { RefCell::new((u64::MAX, None)) };
+    /// The `Expires` value for the current second, per worker thread.
+    static EXPIRES: DateCache = const { RefCell::new((u64::MAX, None)) };
 }
 
 /// `Expires` for a response served now: a year ahead, to the second.
 fn expires() -> Option<HeaderValue> {
-    let now = SystemTime::now();
-    let second = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    EXPIRES.with_borrow_mut(|(cached_second, value)| {
-        if *cached_second != second {
-            let date = httpdate::fmt_http_date(now + IMMUTABLE_FOR);
-            *value = HeaderValue::from_str(&date).ok();
-            *cached_second = second;
-        }
-        value.clone()
-    })
+    http_date(&EXPIRES, IMMUTABLE_FOR)
 }
 
 /// `GET /openapi/v3`: the root index. Accept is not consulted (a root is
@@ -125,6 +115,8 @@ pub(super) fn version(req: &Request<'_>, state: &AppState) -> Reply {
 
 #[cfg(test)]
 mod tests {
+    use std::time::SystemTime;
+
     use super::*;
 
     #[test]

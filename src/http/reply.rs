@@ -9,6 +9,9 @@
 //! and headers exist once, and the transports differ only in framing.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::thread::LocalKey;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
@@ -133,19 +136,46 @@ impl Reply {
 /// it; `from_utf8` rather than `HeaderValue::to_str`, which checks byte by
 /// byte and cost a tenth of a 304.
 pub(crate) fn joined<'a>(values: impl Iterator<Item = &'a [u8]>) -> Option<Cow<'a, str>> {
-    let mut values = values.filter_map(|v| std::str::from_utf8(v).ok());
-    let first = values.next()?;
-    match values.next() {
-        None => Some(Cow::Borrowed(first)),
-        Some(second) => {
-            let mut all = format!("{first},{second}");
-            for v in values {
-                all.push(',');
-                all.push_str(v);
-            }
-            Some(Cow::Owned(all))
+    let mut list = None;
+    for value in values {
+        join_value(&mut list, value);
+    }
+    list
+}
+
+/// Adds one header line's value to `list`, as [`joined`] does for all of
+/// them: for a transport that meets header lines one at a time.
+pub(crate) fn join_value<'a>(list: &mut Option<Cow<'a, str>>, value: &'a [u8]) {
+    let Ok(value) = std::str::from_utf8(value) else { return };
+    match list {
+        None => *list = Some(Cow::Borrowed(value)),
+        Some(all) => {
+            let all = all.to_mut();
+            all.push(',');
+            all.push_str(value);
         }
     }
+}
+
+/// A per-thread cache of one HTTP date, [`http_date`] fills it.
+pub(crate) type DateCache = RefCell<(u64, Option<HeaderValue>)>;
+
+/// The HTTP date `ahead` of now, to the second, formatted at most once a
+/// second per worker thread (`cache`): formatting a date costs more than
+/// the rest of a 304.
+pub(crate) fn http_date(
+    cache: &'static LocalKey<DateCache>,
+    ahead: Duration,
+) -> Option<HeaderValue> {
+    let now = SystemTime::now();
+    let second = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    cache.with_borrow_mut(|(cached_second, value)| {
+        if *cached_second != second {
+            *value = HeaderValue::from_str(&httpdate::fmt_http_date(now + ahead)).ok();
+            *cached_second = second;
+        }
+        value.clone()
+    })
 }
 
 /// Whether an `Accept-Encoding` value takes gzip: a `gzip` (or `*`) coding
