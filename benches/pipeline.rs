@@ -45,7 +45,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::measurement::WallTime;
-use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
+use criterion::{Bencher, BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use serde_json::Value;
 
 use openapi_proxy::split::{RenderedSplit, Split};
@@ -152,6 +152,13 @@ fn group<'a>(c: &'a mut Criterion, name: &str, input_len: usize) -> BenchmarkGro
     g
 }
 
+/// One stage as its own group, on the 1.27 document.
+fn bench(c: &mut Criterion, name: &str, input_len: usize, f: impl FnMut(&mut Bencher<'_>)) {
+    let mut g = group(c, name, input_len);
+    g.bench_function("kubernetes-1.27", f);
+    g.finish();
+}
+
 fn stages(c: &mut Criterion) {
     let bytes = input();
     let v2 = parse(&bytes);
@@ -162,22 +169,15 @@ fn stages(c: &mut Criterion) {
     let v2_tree = parse_tree(&bytes);
     let v3_tree = convert_tree(&v2_tree);
 
-    let mut g = group(c, "parse_tree", bytes.len());
-    g.bench_function("kubernetes-1.27", |b| b.iter(|| parse_tree(black_box(&bytes))));
-    g.finish();
+    bench(c, "parse_tree", bytes.len(), |b| b.iter(|| parse_tree(black_box(&bytes))));
 
-    let mut g = group(c, "convert_tree", bytes.len());
-    g.bench_function("kubernetes-1.27", |b| b.iter(|| convert_tree(black_box(&v2_tree))));
-    g.finish();
+    bench(c, "convert_tree", bytes.len(), |b| b.iter(|| convert_tree(black_box(&v2_tree))));
 
-    let mut g = group(c, "split_rendered_tree", bytes.len());
-    g.bench_function("kubernetes-1.27", |b| {
+    bench(c, "split_rendered_tree", bytes.len(), |b| {
         b.iter(|| split_rendered_tree(black_box(&v3_tree), bytes.len()));
     });
-    g.finish();
 
-    let mut g = group(c, "pipeline_tree", bytes.len());
-    g.bench_function("kubernetes-1.27", |b| {
+    bench(c, "pipeline_tree", bytes.len(), |b| {
         // Timed per iteration, so that freeing the trees (the converted
         // one borrows from the parsed one) falls outside the timing, as in
         // the command, which exits without freeing them.
@@ -194,38 +194,22 @@ fn stages(c: &mut Criterion) {
             total
         });
     });
-    g.finish();
 
-    let mut g = group(c, "proxy_tree", bytes.len());
-    g.bench_function("kubernetes-1.27", |b| b.iter(|| proxy_tree(black_box(&bytes))));
-    g.finish();
+    bench(c, "proxy_tree", bytes.len(), |b| b.iter(|| proxy_tree(black_box(&bytes))));
 
-    let mut g = group(c, "proxy_value", bytes.len());
-    g.bench_function("kubernetes-1.27", |b| b.iter(|| proxy_value(black_box(&bytes))));
-    g.finish();
+    bench(c, "proxy_value", bytes.len(), |b| b.iter(|| proxy_value(black_box(&bytes))));
 
-    let mut g = group(c, "parse", bytes.len());
-    g.bench_function("kubernetes-1.27", |b| b.iter(|| parse(black_box(&bytes))));
-    g.finish();
+    bench(c, "parse", bytes.len(), |b| b.iter(|| parse(black_box(&bytes))));
 
-    let mut g = group(c, "convert", bytes.len());
-    g.bench_function("kubernetes-1.27", |b| b.iter(|| convert(black_box(&v2))));
-    g.finish();
+    bench(c, "convert", bytes.len(), |b| b.iter(|| convert(black_box(&v2))));
 
-    let mut g = group(c, "split", bytes.len());
-    g.bench_function("kubernetes-1.27", |b| b.iter(|| split(black_box(&v3))));
-    g.finish();
+    bench(c, "split", bytes.len(), |b| b.iter(|| split(black_box(&v3))));
 
-    let mut g = group(c, "serialize", bytes.len());
-    g.bench_function("kubernetes-1.27", |b| b.iter(|| serialize(black_box(&parts))));
-    g.finish();
+    bench(c, "serialize", bytes.len(), |b| b.iter(|| serialize(black_box(&parts))));
 
-    let mut g = group(c, "split_rendered", bytes.len());
-    g.bench_function("kubernetes-1.27", |b| b.iter(|| split_rendered(black_box(&v3))));
-    g.finish();
+    bench(c, "split_rendered", bytes.len(), |b| b.iter(|| split_rendered(black_box(&v3))));
 
-    let mut g = group(c, "pipeline", bytes.len());
-    g.bench_function("kubernetes-1.27", |b| {
+    bench(c, "pipeline", bytes.len(), |b| {
         // Everything the command builds is returned, so that freeing it
         // falls outside the timing, as in the command.
         b.iter_with_large_drop(|| {
@@ -235,7 +219,6 @@ fn stages(c: &mut Criterion) {
             (v2, v3, rendered)
         });
     });
-    g.finish();
 }
 
 // A hand-written `main` rather than `criterion_group!`, whose generated

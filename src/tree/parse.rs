@@ -164,22 +164,32 @@ impl<'a> Parser<'a> {
         loop {
             let item = self.value()?;
             self.items.push(item);
-            self.skip_whitespace();
-            match self.peek() {
-                Some(b',') => {
-                    self.pos += 1;
-                    self.skip_whitespace();
-                }
-                Some(b']') => {
-                    self.pos += 1;
-                    break;
-                }
-                Some(_) => return Err(self.error(SyntaxErrorKind::Unexpected)),
-                None => return Err(self.error(SyntaxErrorKind::UnexpectedEnd)),
+            if !self.more_before(b']')? {
+                break;
             }
         }
         self.depth -= 1;
         Ok(Node::Array(self.items.drain(base..).collect()))
+    }
+
+    /// After an array item or an object member: `,` (another follows,
+    /// `true`) or `close` (the container ends, `false`), whitespace around
+    /// either consumed.
+    fn more_before(&mut self, close: u8) -> Result<bool, SyntaxError> {
+        self.skip_whitespace();
+        match self.peek() {
+            Some(b',') => {
+                self.pos += 1;
+                self.skip_whitespace();
+                Ok(true)
+            }
+            Some(b) if b == close => {
+                self.pos += 1;
+                Ok(false)
+            }
+            Some(_) => Err(self.error(SyntaxErrorKind::Unexpected)),
+            None => Err(self.error(SyntaxErrorKind::UnexpectedEnd)),
+        }
     }
 
     fn object(&mut self) -> Result<Node<'a>, SyntaxError> {
@@ -206,18 +216,8 @@ impl<'a> Parser<'a> {
             self.skip_whitespace();
             let value = self.value()?;
             self.members.push((key, value));
-            self.skip_whitespace();
-            match self.peek() {
-                Some(b',') => {
-                    self.pos += 1;
-                    self.skip_whitespace();
-                }
-                Some(b'}') => {
-                    self.pos += 1;
-                    break;
-                }
-                Some(_) => return Err(self.error(SyntaxErrorKind::Unexpected)),
-                None => return Err(self.error(SyntaxErrorKind::UnexpectedEnd)),
+            if !self.more_before(b'}')? {
+                break;
             }
         }
         self.depth -= 1;
