@@ -21,7 +21,6 @@ use actix_service::{
 use actix_web::App;
 use actix_web::dev::{AppConfig, ServerHandle};
 use actix_web::rt::net::TcpStream;
-use bytes::Bytes;
 use tracing::{info, warn};
 
 use crate::cache::ConversionCache;
@@ -162,11 +161,7 @@ fn http_server(
             fn_service(move |io: TcpStream| async move {
                 let peer = io.peer_addr().ok();
                 let _ = io.set_nodelay(true);
-                Ok((
-                    StallGuard::new(Rewind::new(Bytes::new(), io), guard, true),
-                    Protocol::Http1,
-                    peer,
-                ))
+                Ok((StallGuard::new(io, guard, true), Protocol::Http1, peer))
             })
             .and_then(http_service(&state, &limits, addr, &stopping))
         }),
