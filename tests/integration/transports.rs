@@ -1,7 +1,7 @@
 //! The two transports of plain HTTP: the direct writer (ordinary HTTP/1.1
 //! requests) and actix-http (everything else, and every request with
 //! `directWrites: false`). Both must answer alike, byte for byte apart from
-//! `Date`; the direct one must keep HTTP/1.1's framing (keep-alive,
+//! `Date` and the clock reading in `Expires`; the direct one must keep HTTP/1.1's framing (keep-alive,
 //! pipelining, HEAD, 304) and hand a connection over with every byte it read.
 
 use std::io::{Read, Write};
@@ -40,7 +40,8 @@ fn addr(proxy: &TestProxy) -> SocketAddr {
 #[derive(Debug, PartialEq, Eq)]
 struct Answer {
     status_line: String,
-    /// Lower-case names, in order, without `date`.
+    /// Lower-case names, in order, without `date`; an `expires` value is
+    /// replaced by its distance from `date` (see [`expires_after`]).
     headers: Vec<(String, String)>,
     body: Vec<u8>,
 }
@@ -55,19 +56,40 @@ fn answer(bytes: &[u8], method: &str) -> Option<(Answer, usize)> {
     let status_line = lines.next().expect("status line").to_owned();
     let mut headers = Vec::new();
     let mut length = 0;
+    let mut date = None;
     for line in lines {
         let (name, value) = line.split_once(':').expect("name: value");
         let (name, value) = (name.to_ascii_lowercase(), value.trim().to_owned());
         if name == "content-length" {
             length = value.parse().expect("a length");
         }
-        if name != "date" {
+        if name == "date" {
+            date = Some(value);
+        } else {
             headers.push((name, value));
+        }
+    }
+    for (name, value) in &mut headers {
+        if name == "expires" {
+            *value = expires_after(date.as_deref().expect("a Date beside Expires"), value);
         }
     }
     let body_len = if method == "HEAD" || status_line.contains(" 304 ") { 0 } else { length };
     let body = bytes.get(end + 4..end + 4 + body_len)?.to_vec();
     Some((Answer { status_line, headers, body }, end + 4 + body_len))
+}
+
+/// `Expires` is a clock reading like `Date`: two servers asked a second apart
+/// rightly differ. What both must agree on is the distance from the
+/// response's own `Date`: a year, give or take the second boundary the two
+/// readings may straddle.
+fn expires_after(date: &str, expires: &str) -> String {
+    const YEAR: u64 = 365 * 24 * 60 * 60;
+    let date = httpdate::parse_http_date(date).expect("Date is an HTTP date");
+    let expires = httpdate::parse_http_date(expires).expect("Expires is an HTTP date");
+    let ahead = expires.duration_since(date).expect("Expires after Date").as_secs();
+    assert!(ahead.abs_diff(YEAR) <= 1, "Expires is {ahead} s after Date, not a year");
+    "a year after Date".to_owned()
 }
 
 /// Splits `bytes` into the responses to `methods`, in order.
