@@ -424,9 +424,17 @@ async fn nothing_a_client_sends_makes_the_proxy_contact_another_host() {
     let elsewhere = site();
     elsewhere.routes.set("/openapi/v3", Route::json(&b"{\"paths\":{}}"[..]));
     let proxy = ready(&config(vec![quiet("widgets", &ds.url())])).await;
-    // Let the first round of polls (OpenAPI and discovery) finish.
-    actix_web::rt::time::sleep(Duration::from_millis(500)).await;
-    let polls = ds.routes.seen().len();
+    // Let the first round of polls (OpenAPI and discovery) finish: the
+    // downstream has seen nothing new for half a second.
+    let mut polls = ds.routes.seen().len();
+    let mut quiet_since = Instant::now();
+    while quiet_since.elapsed() < Duration::from_millis(500) {
+        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+        let seen = ds.routes.seen().len();
+        if seen != polls {
+            (polls, quiet_since) = (seen, Instant::now());
+        }
+    }
     let other = elsewhere.addr.to_string();
     let other_url = elsewhere.url();
 

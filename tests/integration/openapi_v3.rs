@@ -410,10 +410,10 @@ async fn version_and_openapi_v2_pass_through_from_the_highest_priority_downstrea
 #[actix_web::test]
 async fn readiness_waits_for_the_first_poll_of_every_downstream() {
     let slow = site();
-    slow.routes.set(
-        "/openapi/v3",
-        Route::status(StatusCode::NOT_FOUND).delayed(Duration::from_millis(800)),
-    );
+    // Long enough that the first answers below come before the first poll
+    // does, even on a loaded 2-core CI machine.
+    slow.routes
+        .set("/openapi/v3", Route::status(StatusCode::NOT_FOUND).delayed(Duration::from_secs(3)));
     let proxy = TestProxy::start(vec![downstream("slow", &slow.url(), 1)]);
     assert_eq!(proxy.get("/readyz", &[]).await.status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(proxy.get("/healthz", &[]).await.status, StatusCode::OK);
