@@ -21,8 +21,8 @@ use std::time::Duration;
 use actix_web::http::StatusCode;
 use bytes::Bytes;
 use openapi_proxy::demo::{Route, Routes, start_site, v3_routes, version_body};
-use openapi_proxy::discovery::legacy_path;
 use openapi_proxy::key::DocumentKey;
+use openapi_proxy::key::group_version_key;
 use openapi_proxy::scale;
 
 /// Aggregated discovery (and legacy lists) of a synthetic downstream.
@@ -38,7 +38,7 @@ fn content(b: bool) -> Vec<(String, Route)> {
     let mut docs = BTreeMap::new();
     for g in &d.groups {
         for v in &g.versions {
-            let path = legacy_path(&g.metadata.name, &v.version);
+            let path = group_version_key(&g.metadata.name, &v.version);
             if let Some(key) = DocumentKey::parse(&path) {
                 let doc = scale::openapi_document(&g.metadata.name, &v.version);
                 let doc = if b {

@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use openapi_proxy::demo::{Route, Routes, start_site, v3_routes, version_body};
-use openapi_proxy::discovery::legacy_path;
 use openapi_proxy::key::DocumentKey;
+use openapi_proxy::key::group_version_key;
 use openapi_proxy::scale;
 
 fn routes_for(downstream: usize, groups: usize, versions: usize) -> Vec<(String, Route)> {
@@ -24,7 +24,7 @@ fn routes_for(downstream: usize, groups: usize, versions: usize) -> Vec<(String,
     let mut docs = BTreeMap::new();
     for g in &d.groups {
         for v in &g.versions {
-            let path = legacy_path(&g.metadata.name, &v.version);
+            let path = group_version_key(&g.metadata.name, &v.version);
             if let Some(key) = DocumentKey::parse(&path) {
                 docs.insert(key, scale::openapi_document(&g.metadata.name, &v.version));
             }

@@ -53,17 +53,33 @@ impl DocumentKey {
     /// `apis/<group>/<version>`), the documents discovery also lists.
     #[must_use]
     pub fn is_group_version(&self) -> bool {
-        let mut it = self.0.split('/');
-        matches!(
-            (it.next(), it.next(), it.next(), it.next()),
-            (Some("api"), Some(_), None, _) | (Some("apis"), Some(_), Some(_), None)
-        )
+        group_version_of(&self.0).is_some()
     }
 
     /// The key as text.
     #[must_use]
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+/// The key of a group-version (`("", "v1")` → `api/v1`, `("apps", "v1")` →
+/// `apis/apps/v1`): the OpenAPI v3 key, and the path of its legacy
+/// discovery list without the leading slash.
+#[must_use]
+pub fn group_version_key(group: &str, version: &str) -> String {
+    if group.is_empty() { format!("api/{version}") } else { format!("apis/{group}/{version}") }
+}
+
+/// `(group, version)` of a group-version key (`api/v1` → `("", "v1")`), the
+/// inverse of [`group_version_key`]; `None` for any other key.
+#[must_use]
+pub fn group_version_of(key: &str) -> Option<(&str, &str)> {
+    let mut it = key.split('/');
+    match (it.next(), it.next(), it.next(), it.next()) {
+        (Some("api"), Some(v), None, _) if !v.is_empty() => Some(("", v)),
+        (Some("apis"), Some(g), Some(v), None) if !g.is_empty() && !v.is_empty() => Some((g, v)),
+        _ => None,
     }
 }
 
@@ -148,6 +164,19 @@ mod tests {
             ("openid/v1/jwks", false),
         ] {
             assert_eq!(DocumentKey::parse(k).unwrap().is_group_version(), gv, "{k}");
+        }
+    }
+
+    #[test]
+    fn group_version_keys_round_trip_and_reject_empty_parts() {
+        for (group, version) in [("", "v1"), ("apps", "v1"), ("metrics.k8s.io", "v1beta1")] {
+            let key = group_version_key(group, version);
+            assert_eq!(group_version_of(&key), Some((group, version)), "{key}");
+        }
+        assert_eq!(group_version_key("", "v1"), "api/v1");
+        assert_eq!(group_version_key("apps", "v1"), "apis/apps/v1");
+        for key in ["api/", "apis//v1", "apis/apps/", "apis/apps/v1/x", "api/v1/x", "", "logs"] {
+            assert_eq!(group_version_of(key), None, "{key}");
         }
     }
 }

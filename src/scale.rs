@@ -14,8 +14,8 @@ use crate::discovery::types::{
     APIGroupDiscovery, APIResourceDiscovery, APISubresourceDiscovery, APIVersionDiscovery, CURRENT,
     GroupVersionKind, ObjectMeta,
 };
-use crate::discovery::{DownstreamDiscovery, legacy_path, synthesized_legacy};
-use crate::key::DocumentKey;
+use crate::discovery::{DownstreamDiscovery, synthesized_legacy};
+use crate::key::{DocumentKey, group_version_key};
 use crate::rendered::Rendered;
 use crate::snapshot::Contribution;
 
@@ -75,8 +75,10 @@ pub fn discovery(downstream: usize, groups: usize, versions: usize) -> Downstrea
                 resources: vec![resource],
                 freshness: CURRENT.into(),
             };
-            out.legacy
-                .insert(legacy_path(&name, &version), Arc::new(synthesized_legacy(&name, &entry)));
+            out.legacy.insert(
+                group_version_key(&name, &version),
+                Arc::new(synthesized_legacy(&name, &entry)),
+            );
             group.versions.push(entry);
         }
         out.groups.push(group);
@@ -124,7 +126,7 @@ pub fn contributions(downstreams: usize, groups: usize, versions: usize) -> Vec<
             for g in &discovery.groups {
                 for v in &g.versions {
                     if let Some(key) =
-                        DocumentKey::parse(&legacy_path(&g.metadata.name, &v.version))
+                        DocumentKey::parse(&group_version_key(&g.metadata.name, &v.version))
                     {
                         openapi.insert(
                             key,

@@ -24,8 +24,9 @@ use libfuzzer_sys::fuzz_target;
 
 use openapi_proxy::discovery::types::{APIGroupDiscovery, APIGroupDiscoveryList, APIResourceList};
 use openapi_proxy::discovery::{
-    DownstreamDiscovery, Merged, Source, legacy, legacy_path, merge, render, synthesized_legacy,
+    DownstreamDiscovery, Merged, Source, legacy, merge, render, synthesized_legacy,
 };
+use openapi_proxy::key::group_version_key;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(list) = serde_json::from_slice::<APIResourceList>(data) {
@@ -65,12 +66,12 @@ fn downstream(groups: Vec<APIGroupDiscovery>, fresh: bool) -> DownstreamDiscover
     let core: Vec<_> = core.into_iter().flat_map(|g| g.versions).collect();
     let mut d = DownstreamDiscovery { core, groups: named, fresh, ..Default::default() };
     for v in &d.core {
-        d.legacy.insert(legacy_path("", &v.version), Arc::new(synthesized_legacy("", v)));
+        d.legacy.insert(group_version_key("", &v.version), Arc::new(synthesized_legacy("", v)));
     }
     for g in &d.groups {
         for v in &g.versions {
             d.legacy.insert(
-                legacy_path(&g.metadata.name, &v.version),
+                group_version_key(&g.metadata.name, &v.version),
                 Arc::new(synthesized_legacy(&g.metadata.name, v)),
             );
         }

@@ -76,25 +76,8 @@ impl Document {
     /// Whether the key names a group-version (`api/v1`, `apis/<g>/<v>`).
     #[must_use]
     pub fn is_group_version(&self) -> bool {
-        group_version_of_key(&self.key).is_some()
+        crate::key::group_version_of(&self.key).is_some()
     }
-}
-
-/// `(group, version)` of a group-version key (`api/v1` → `("", "v1")`).
-#[must_use]
-pub fn group_version_of_key(key: &str) -> Option<(&str, &str)> {
-    let parts: Vec<&str> = key.split('/').collect();
-    match parts.as_slice() {
-        ["api", v] if !v.is_empty() => Some(("", v)),
-        ["apis", g, v] if !g.is_empty() && !v.is_empty() => Some((g, v)),
-        _ => None,
-    }
-}
-
-/// The key of a group-version (`("", "v1")` → `api/v1`).
-#[must_use]
-pub fn key_of_group_version(group: &str, version: &str) -> String {
-    if group.is_empty() { format!("api/{version}") } else { format!("apis/{group}/{version}") }
 }
 
 /// Requests on one document, B-11.4 to B-11.7.

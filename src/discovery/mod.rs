@@ -25,6 +25,7 @@ use self::types::{
 };
 use actix_web::http::header::HeaderValue;
 
+use crate::key::group_version_key;
 use crate::negotiate::{DISCOVERY_V2_CONTENT_TYPE, DISCOVERY_V2BETA1_CONTENT_TYPE};
 use crate::rendered::Rendered;
 
@@ -71,12 +72,6 @@ pub struct Merged {
     pub legacy: BTreeMap<String, Arc<Rendered>>,
     /// For legacy `/api`.
     pub server_addresses: Vec<ServerAddressByClientCIDR>,
-}
-
-/// The path key of a group-version's legacy list.
-#[must_use]
-pub fn legacy_path(group: &str, version: &str) -> String {
-    if group.is_empty() { format!("api/{version}") } else { format!("apis/{group}/{version}") }
 }
 
 struct Candidate<'a> {
@@ -163,7 +158,7 @@ fn candidate<'a>(s: &Source<'a>, version: &'a APIVersionDiscovery, group: &str) 
         order: s.order,
         version,
         fresh: s.discovery.fresh,
-        legacy: s.discovery.legacy.get(&legacy_path(group, &version.version)),
+        legacy: s.discovery.legacy.get(&group_version_key(group, &version.version)),
     }
 }
 
@@ -187,7 +182,7 @@ fn group_entry(
             v.freshness = STALE.to_owned();
         }
         if let Some(l) = c.legacy {
-            legacy.insert(legacy_path(name, &v.version), Arc::clone(l));
+            legacy.insert(group_version_key(name, &v.version), Arc::clone(l));
         }
         out.versions.push(v);
     }

@@ -23,7 +23,8 @@ use crate::discovery::types::{
     APIGroupDiscovery, APIGroupDiscoveryList, APIGroupList, APIResourceList, APIVersionDiscovery,
     APIVersions, CURRENT, GroupVersionKind, ObjectMeta, STALE, ServerAddressByClientCIDR,
 };
-use crate::discovery::{DownstreamDiscovery, legacy, legacy_path, synthesized_legacy};
+use crate::discovery::{DownstreamDiscovery, legacy, synthesized_legacy};
+use crate::key::group_version_key;
 use crate::metrics::Metrics;
 use crate::negotiate;
 use crate::rendered::Rendered;
@@ -221,7 +222,7 @@ async fn aggregated(
     let mut legacy = BTreeMap::new();
     for g in &groups {
         for v in &g.versions {
-            let lpath = legacy_path(&g.metadata.name, &v.version);
+            let lpath = group_version_key(&g.metadata.name, &v.version);
             let rendered = match fetch_legacy_list(client, metrics, name, &lpath).await {
                 Ok(Some((rendered, _))) => rendered,
                 // Not served (or broken): synthesize from the aggregated form.
@@ -318,7 +319,7 @@ async fn legacy_only(
             versions: Vec::new(),
         };
         for version in versions {
-            let lpath = legacy_path(&group, &version);
+            let lpath = group_version_key(&group, &version);
             let fetched = match fetch_legacy_list(client, metrics, name, &lpath).await {
                 Ok(Some((rendered, list))) => legacy::to_aggregated(&list)
                     .map(|resources| (rendered, resources))

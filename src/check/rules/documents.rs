@@ -7,10 +7,9 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::{Judge, missing, truncate};
-use crate::check::evidence::{
-    Document, group_version_of_key, json_ok, key_of_group_version, legacy_groups,
-};
+use crate::check::evidence::{Document, json_ok, legacy_groups};
 use crate::check::{Area, Evidence, Exchange, Outcome, Profile, Rule};
+use crate::key::{group_version_key, group_version_of};
 
 /// The documents that answered 200 with a JSON body.
 fn served(docs: &[Document]) -> impl Iterator<Item = (&Document, &Exchange, Value)> {
@@ -244,7 +243,7 @@ fn coverage(e: &Evidence, _: Profile) -> Outcome {
     }
     let mut j = Judge::new();
     for ((g, v), ex) in &listed {
-        let key = key_of_group_version(g, v);
+        let key = group_version_key(g, v);
         if !keys.contains(key.as_str()) {
             j.fail(
                 Some(&o.root),
@@ -255,7 +254,7 @@ fn coverage(e: &Evidence, _: Profile) -> Outcome {
         }
     }
     for d in &o.documents {
-        let Some((g, v)) = group_version_of_key(&d.key) else { continue };
+        let Some((g, v)) = group_version_of(&d.key) else { continue };
         if !listed.iter().any(|((lg, lv), _)| lg == g && lv == v) {
             j.fail(
                 Some(&o.root),
@@ -320,7 +319,7 @@ fn kinds_have_schemas(e: &Evidence, _: Profile) -> Outcome {
                         .unwrap_or_default();
                     let (g, v) = if kv.is_empty() { (group, version) } else { (kg, kv) };
                     checked += 1;
-                    let key = key_of_group_version(g, v);
+                    let key = group_version_key(g, v);
                     let at = format!("body /items/{i}/versions/{k}/resources/{r}/responseKind");
                     let doc = o
                         .documents
