@@ -140,6 +140,61 @@ impl DiscoveryEvidence {
     pub fn resource_list(&self, group: &str, version: &str) -> Option<&Exchange> {
         self.resource_lists.iter().find(|((g, v), _)| g == group && v == version).map(|(_, e)| e)
     }
+
+    /// Every version entry of aggregated `/api` (the core group) and then
+    /// `/apis`, as the rules that look inside them walk them; lists that
+    /// did not answer 200 with JSON give none.
+    #[must_use]
+    pub fn aggregated_versions(&self) -> Vec<AggregatedVersion<'_>> {
+        let mut out = Vec::new();
+        for (exchange, core) in [(&self.api_aggregated, true), (&self.apis_aggregated, false)] {
+            let Some(list) = json_ok(exchange) else { continue };
+            let Some(items) = list.get("items").and_then(Value::as_array) else { continue };
+            for (i, item) in items.iter().enumerate() {
+                let group = if core { "" } else { str_at(item, "/metadata/name") };
+                let Some(versions) = item.get("versions").and_then(Value::as_array) else {
+                    continue;
+                };
+                for (k, v) in versions.iter().enumerate() {
+                    out.push(AggregatedVersion {
+                        exchange,
+                        at: format!("/items/{i}/versions/{k}"),
+                        group: group.to_owned(),
+                        version: str_at(v, "/version").to_owned(),
+                        stale: str_at(v, "/freshness") == "Stale",
+                        resources: v
+                            .get("resources")
+                            .and_then(Value::as_array)
+                            .cloned()
+                            .unwrap_or_default(),
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+/// One version entry of an aggregated discovery list.
+#[derive(Debug, Clone)]
+pub struct AggregatedVersion<'a> {
+    /// The `/api` or `/apis` exchange it was read from.
+    pub exchange: &'a Exchange,
+    /// Its JSON pointer in that body (`/items/<i>/versions/<k>`).
+    pub at: String,
+    /// The group (empty for the core group).
+    pub group: String,
+    /// The version.
+    pub version: String,
+    /// `freshness: Stale`.
+    pub stale: bool,
+    /// Its `resources`.
+    pub resources: Vec<Value>,
+}
+
+/// The string at `pointer` in `v`, or `""`.
+fn str_at<'v>(v: &'v Value, pointer: &str) -> &'v str {
+    v.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
 }
 
 /// The parsed 200 JSON body of `ex`, if any.

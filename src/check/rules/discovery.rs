@@ -335,60 +335,41 @@ fn aggregated_matches_legacy(e: &Evidence, profile: Profile) -> Outcome {
     with_discovery(e, |d| {
         let mut j = Judge::new();
         let mut compared = 0;
-        for (ex, core) in [(&d.api_aggregated, true), (&d.apis_aggregated, false)] {
-            let Some(list) = json_ok(ex) else { continue };
-            let Some(items) = list.get("items").and_then(Value::as_array) else { continue };
-            for (i, item) in items.iter().enumerate() {
-                let group = if core {
-                    String::new()
-                } else {
-                    item.pointer("/metadata/name")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned()
-                };
-                let versions =
-                    item.get("versions").and_then(Value::as_array).cloned().unwrap_or_default();
-                for (k, v) in versions.iter().enumerate() {
-                    let at = format!("/items/{i}/versions/{k}");
-                    let version = v.get("version").and_then(Value::as_str).unwrap_or_default();
-                    let resources =
-                        v.get("resources").and_then(Value::as_array).cloned().unwrap_or_default();
-                    if v.get("freshness").and_then(Value::as_str) == Some("Stale") {
-                        if profile == Profile::KubeApiserver && !resources.is_empty() {
-                            j.fail(
-                                Some(ex),
-                                format!("body {at}/resources"),
-                                "none (Stale)",
-                                format!("{} resources", resources.len()),
-                            );
-                        }
-                        continue;
-                    }
-                    for (r, res) in resources.iter().enumerate() {
-                        if res.get("storageVersionHash").is_some() {
-                            j.fail(
-                                Some(ex),
-                                format!("body {at}/resources/{r}/storageVersionHash"),
-                                "absent (not in the aggregated types)",
-                                "present",
-                            );
-                        }
-                    }
-                    let Some(lx) = d.resource_list(&group, version) else { continue };
-                    let Some(legacy) = json_ok(lx) else {
-                        j.fail(
-                            Some(lx),
-                            "status",
-                            "200 with an APIResourceList",
-                            lx.outcome.as_ref().map_or_else(Clone::clone, |r| r.status.to_string()),
-                        );
-                        continue;
-                    };
-                    compared += 1;
-                    compare(&mut j, ex, &at, &resources, lx, &legacy);
+        for entry in d.aggregated_versions() {
+            let (ex, at, resources) = (entry.exchange, &entry.at, &entry.resources);
+            if entry.stale {
+                if profile == Profile::KubeApiserver && !resources.is_empty() {
+                    j.fail(
+                        Some(ex),
+                        format!("body {at}/resources"),
+                        "none (Stale)",
+                        format!("{} resources", resources.len()),
+                    );
+                }
+                continue;
+            }
+            for (r, res) in resources.iter().enumerate() {
+                if res.get("storageVersionHash").is_some() {
+                    j.fail(
+                        Some(ex),
+                        format!("body {at}/resources/{r}/storageVersionHash"),
+                        "absent (not in the aggregated types)",
+                        "present",
+                    );
                 }
             }
+            let Some(lx) = d.resource_list(&entry.group, &entry.version) else { continue };
+            let Some(legacy) = json_ok(lx) else {
+                j.fail(
+                    Some(lx),
+                    "status",
+                    "200 with an APIResourceList",
+                    lx.outcome.as_ref().map_or_else(Clone::clone, |r| r.status.to_string()),
+                );
+                continue;
+            };
+            compared += 1;
+            compare(&mut j, ex, at, resources, lx, &legacy);
         }
         if compared == 0 && j.clean() {
             return Outcome::NotApplicable(

@@ -36,6 +36,14 @@ fn with_documents(
     j.outcome()
 }
 
+/// Fails unless `doc` says `openapi: 3.0.x`.
+fn openapi_3_0_version(j: &mut Judge, ex: &Exchange, doc: &Value) {
+    let version = doc.get("openapi").and_then(Value::as_str).unwrap_or_default();
+    if !version.starts_with("3.0.") {
+        j.fail(Some(ex), "body /openapi", "\"3.0.x\"", format!("{version:?}"));
+    }
+}
+
 /// B-11.15: group-version documents are OpenAPI 3.0, not Swagger leftovers.
 pub const OPENAPI_3_0_SHAPE: Rule = Rule {
     id: "B-11.15/openapi-3.0-shape",
@@ -49,10 +57,7 @@ pub const OPENAPI_3_0_SHAPE: Rule = Rule {
 fn openapi_3_0_shape(e: &Evidence, _: Profile) -> Outcome {
     with_documents(e, true, |j, docs| {
         for (_, ex, doc) in docs {
-            let version = doc.get("openapi").and_then(Value::as_str).unwrap_or_default();
-            if !version.starts_with("3.0.") {
-                j.fail(Some(ex), "body /openapi", "\"3.0.x\"", format!("{version:?}"));
-            }
+            openapi_3_0_version(j, ex, &doc);
             if doc.get("servers").is_some() {
                 j.fail(Some(ex), "body /servers", "absent", "present");
             }
@@ -150,10 +155,7 @@ fn valid_openapi(e: &Evidence, _: Profile) -> Outcome {
                 j.fail(Some(ex), "body /", "an OpenAPI 3.0 document", truncate(&err.to_string()));
                 continue;
             }
-            let version = doc.get("openapi").and_then(Value::as_str).unwrap_or_default();
-            if !version.starts_with("3.0.") {
-                j.fail(Some(ex), "body /openapi", "\"3.0.x\"", format!("{version:?}"));
-            }
+            openapi_3_0_version(j, ex, &doc);
         }
     })
 }
@@ -283,63 +285,38 @@ fn kinds_have_schemas(e: &Evidence, _: Profile) -> Outcome {
     };
     let mut j = Judge::new();
     let mut checked = 0;
-    for (ex, core) in [(&d.api_aggregated, true), (&d.apis_aggregated, false)] {
-        let Some(list) = json_ok(ex) else { continue };
-        let Some(items) = list.get("items").and_then(Value::as_array) else { continue };
-        for (i, item) in items.iter().enumerate() {
-            let group = if core {
-                ""
-            } else {
-                item.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default()
+    for entry in d.aggregated_versions().into_iter().filter(|v| !v.stale) {
+        let (ex, group, version) = (entry.exchange, entry.group.as_str(), entry.version.as_str());
+        for (r, res) in entry.resources.iter().enumerate() {
+            let kind =
+                res.pointer("/responseKind/kind").and_then(Value::as_str).unwrap_or_default();
+            if kind.is_empty() {
+                continue;
+            }
+            let kg = res.pointer("/responseKind/group").and_then(Value::as_str).unwrap_or_default();
+            let kv =
+                res.pointer("/responseKind/version").and_then(Value::as_str).unwrap_or_default();
+            let (g, v) = if kv.is_empty() { (group, version) } else { (kg, kv) };
+            checked += 1;
+            let key = group_version_key(g, v);
+            let at = format!("body {}/resources/{r}/responseKind", entry.at);
+            let doc = o
+                .documents
+                .iter()
+                .find(|d| d.key == key)
+                .and_then(|d| d.exchange.as_ref())
+                .and_then(json_ok);
+            let Some(doc) = doc else {
+                j.fail(
+                    Some(ex),
+                    at,
+                    format!("a readable OpenAPI document {key} for {g}/{v} {kind}"),
+                    "none",
+                );
+                continue;
             };
-            let versions =
-                item.get("versions").and_then(Value::as_array).cloned().unwrap_or_default();
-            for (k, v) in versions.iter().enumerate() {
-                if v.get("freshness").and_then(Value::as_str) == Some("Stale") {
-                    continue;
-                }
-                let version = v.get("version").and_then(Value::as_str).unwrap_or_default();
-                let resources =
-                    v.get("resources").and_then(Value::as_array).cloned().unwrap_or_default();
-                for (r, res) in resources.iter().enumerate() {
-                    let kind = res
-                        .pointer("/responseKind/kind")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default();
-                    if kind.is_empty() {
-                        continue;
-                    }
-                    let kg = res
-                        .pointer("/responseKind/group")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default();
-                    let kv = res
-                        .pointer("/responseKind/version")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default();
-                    let (g, v) = if kv.is_empty() { (group, version) } else { (kg, kv) };
-                    checked += 1;
-                    let key = group_version_key(g, v);
-                    let at = format!("body /items/{i}/versions/{k}/resources/{r}/responseKind");
-                    let doc = o
-                        .documents
-                        .iter()
-                        .find(|d| d.key == key)
-                        .and_then(|d| d.exchange.as_ref())
-                        .and_then(json_ok);
-                    let Some(doc) = doc else {
-                        j.fail(
-                            Some(ex),
-                            at,
-                            format!("a readable OpenAPI document {key} for {g}/{v} {kind}"),
-                            "none",
-                        );
-                        continue;
-                    };
-                    if !has_gvk(&doc, g, v, kind) {
-                        j.fail(Some(ex), at, format!("a schema in {key} with x-kubernetes-group-version-kind {{group: {g:?}, version: {v:?}, kind: {kind:?}}}"), "none");
-                    }
-                }
+            if !has_gvk(&doc, g, v, kind) {
+                j.fail(Some(ex), at, format!("a schema in {key} with x-kubernetes-group-version-kind {{group: {g:?}, version: {v:?}, kind: {kind:?}}}"), "none");
             }
         }
     }
