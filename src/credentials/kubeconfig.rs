@@ -349,7 +349,7 @@ impl Resolver<'_> {
             (Some(file), _) => Some(BearerToken::File(self.file(&at, "tokenFile", file)?)),
             (None, Some(token)) => Some(BearerToken::Inline {
                 origin: format!("{} {at}.token", self.path),
-                token: token.to_owned(),
+                value: token.to_owned(),
             }),
             (None, None) => None,
         };
@@ -379,7 +379,7 @@ impl Resolver<'_> {
                 )?;
                 Ok(Some(PemSource::Inline {
                     origin: format!("{} {field}", self.path),
-                    pem: Arc::from(pem),
+                    value: Arc::from(pem),
                 }))
             }
             (None, None) => Ok(None),
@@ -499,7 +499,7 @@ users:
         assert!(c.insecure_skip_verify);
         assert_eq!(c.ca, None);
         assert!(
-            matches!(c.token, Some(BearerToken::Inline { ref token, .. }) if token == "dev-token")
+            matches!(c.token, Some(BearerToken::Inline { ref value, .. }) if value == "dev-token")
         );
     }
 
@@ -524,7 +524,7 @@ users: [{name: u, user: {client-certificate-data: Q0VSVA==, client-key-data: S0V
 ";
         let c = resolve(&write("inline", kc), None).expect("resolves");
         let bytes = |p: Option<&PemSource>| match p {
-            Some(PemSource::Inline { pem, .. }) => pem.to_vec(),
+            Some(PemSource::Inline { value, .. }) => value.to_vec(),
             other => panic!("not inline: {other:?}"),
         };
         assert_eq!(bytes(c.ca.as_ref()), b"CA-PEM\n");

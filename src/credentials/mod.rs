@@ -22,30 +22,40 @@ use std::sync::Arc;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
-/// PEM material (certificates or a key): a file, read when the client is
-/// made, or bytes carried inline by a kubeconfig.
+/// Credential material: a file, read when it is used — so what is rotated
+/// on disk is what the client reads — or a value a kubeconfig carried
+/// inline. Inline values may be private keys or tokens: `Debug` and
+/// `Display` print where they came from, never the value.
 #[derive(Clone, PartialEq, Eq)]
-pub enum PemSource {
-    /// A PEM file.
+pub enum Material<T> {
+    /// A file.
     File(PathBuf),
-    /// PEM bytes decoded from a kubeconfig's `*-data` field.
+    /// A value decoded from a kubeconfig.
     Inline {
-        /// Where they came from, for messages (`/root/.kube/config
-        /// users[admin].client-key-data`); the bytes themselves may be a
-        /// private key and are never printed.
+        /// Where it came from, for messages (`/root/.kube/config
+        /// users[admin].client-key-data`).
         origin: String,
-        /// The PEM text.
-        pem: Arc<[u8]>,
+        /// The value; never printed.
+        value: T,
     },
 }
 
-impl From<PathBuf> for PemSource {
+/// PEM material (certificates or a key), from a file or a kubeconfig's
+/// `*-data` field.
+pub type PemSource = Material<Arc<[u8]>>;
+
+/// The bearer token sent to a downstream: a file, re-read whenever it
+/// changes (projected service-account tokens are rotated by the kubelet,
+/// hourly by default), or a kubeconfig's `users[].user.token`.
+pub type BearerToken = Material<String>;
+
+impl<T> From<PathBuf> for Material<T> {
     fn from(path: PathBuf) -> Self {
         Self::File(path)
     }
 }
 
-impl fmt::Display for PemSource {
+impl<T> fmt::Display for Material<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::File(path) => write!(f, "{}", path.display()),
@@ -54,15 +64,13 @@ impl fmt::Display for PemSource {
     }
 }
 
-impl fmt::Debug for PemSource {
+impl<T> fmt::Debug for Material<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::File(path) => f.debug_tuple("File").field(path).finish(),
-            Self::Inline { origin, pem } => f
-                .debug_struct("Inline")
-                .field("origin", origin)
-                .field("bytes", &pem.len())
-                .finish_non_exhaustive(),
+            Self::Inline { origin, .. } => {
+                f.debug_struct("Inline").field("origin", origin).finish_non_exhaustive()
+            }
         }
     }
 }
@@ -77,7 +85,7 @@ impl PemSource {
     ) -> Result<Vec<CertificateDer<'static>>, rustls::pki_types::pem::Error> {
         match self {
             Self::File(path) => CertificateDer::pem_file_iter(path)?.collect(),
-            Self::Inline { pem, .. } => CertificateDer::pem_slice_iter(pem).collect(),
+            Self::Inline { value: pem, .. } => CertificateDer::pem_slice_iter(pem).collect(),
         }
     }
 
@@ -88,48 +96,7 @@ impl PemSource {
     pub fn private_key(&self) -> Result<PrivateKeyDer<'static>, rustls::pki_types::pem::Error> {
         match self {
             Self::File(path) => PrivateKeyDer::from_pem_file(path),
-            Self::Inline { pem, .. } => PrivateKeyDer::from_pem_slice(pem),
-        }
-    }
-}
-
-/// The bearer token sent to a downstream.
-#[derive(Clone, PartialEq, Eq)]
-pub enum BearerToken {
-    /// A file, re-read whenever it changes: projected service-account tokens
-    /// are rotated by the kubelet, hourly by default.
-    File(PathBuf),
-    /// A token written into a kubeconfig (`users[].user.token`).
-    Inline {
-        /// Where it came from, for messages.
-        origin: String,
-        /// The token; never printed.
-        token: String,
-    },
-}
-
-impl From<PathBuf> for BearerToken {
-    fn from(path: PathBuf) -> Self {
-        Self::File(path)
-    }
-}
-
-impl fmt::Display for BearerToken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::File(path) => write!(f, "{}", path.display()),
-            Self::Inline { origin, .. } => f.write_str(origin),
-        }
-    }
-}
-
-impl fmt::Debug for BearerToken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::File(path) => f.debug_tuple("File").field(path).finish(),
-            Self::Inline { origin, .. } => {
-                f.debug_struct("Inline").field("origin", origin).finish_non_exhaustive()
-            }
+            Self::Inline { value: pem, .. } => PrivateKeyDer::from_pem_slice(pem),
         }
     }
 }
@@ -175,10 +142,10 @@ mod tests {
     fn inline_secrets_never_reach_debug_or_display() {
         let pem = PemSource::Inline {
             origin: "kc users[a].client-key-data".into(),
-            pem: Arc::from(&b"-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n"[..]),
+            value: Arc::from(&b"-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n"[..]),
         };
         let token =
-            BearerToken::Inline { origin: "kc users[a].token".into(), token: "s3cr3t".into() };
+            BearerToken::Inline { origin: "kc users[a].token".into(), value: "s3cr3t".into() };
         for text in [format!("{pem:?}"), pem.to_string(), format!("{token:?}"), token.to_string()] {
             assert!(!text.contains("c2VjcmV0") && !text.contains("s3cr3t"), "{text}");
             assert!(text.contains("kc users[a]"), "says where it came from: {text}");

@@ -172,7 +172,7 @@ impl Token {
             BearerToken::File(path) => {
                 Ok(Self::File(TokenFile { path: path.clone(), cached: None }))
             }
-            BearerToken::Inline { origin, token } => bearer(token)
+            BearerToken::Inline { origin, value: token } => bearer(token)
                 .map(Self::Fixed)
                 .map_err(|source| ClientError::Token { origin: origin.clone(), source }),
         }
