@@ -609,24 +609,27 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
 
-/// Runs `fault` on every path it applies to, concurrently, each path with
-/// its own proxy and its own log capture scope (lines are told apart by
-/// the proxy's downstream names, which are the same in every case, so each
-/// case runs on a thread of its own).
-fn run_failing(fault: Failing) {
-    let cases: Vec<_> = ALL_PATHS
+/// Runs `case` for each item concurrently, each on a thread of its own
+/// with its own actix system and log capture scope (lines are told apart
+/// by the proxy's downstream names, which are the same in every case), and
+/// fails with every failed case's message.
+fn each_on_its_own_thread<T, Fut>(items: impl IntoIterator<Item = T>, case: fn(T, Captured) -> Fut)
+where
+    T: Send + 'static,
+    Fut: std::future::Future<Output = ()> + 'static,
+{
+    let threads: Vec<_> = items
         .into_iter()
-        .filter(|p| fault.applies(*p))
-        .map(|path| {
+        .map(|item| {
             std::thread::spawn(move || {
                 let (logs, _guard) = capture();
-                actix_web::rt::System::new().block_on(failing_case(fault, path, logs));
+                actix_web::rt::System::new().block_on(case(item, logs));
             })
         })
         .collect();
     let mut failures = Vec::new();
-    for case in cases {
-        if let Err(panic) = case.join() {
+    for thread in threads {
+        if let Err(panic) = thread.join() {
             failures.push(
                 panic
                     .downcast_ref::<String>()
@@ -637,6 +640,12 @@ fn run_failing(fault: Failing) {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Runs `fault` on every path it applies to, concurrently.
+fn run_failing(fault: Failing) {
+    let paths = ALL_PATHS.into_iter().filter(|p| fault.applies(*p)).map(move |p| (fault, p));
+    each_on_its_own_thread(paths, |(fault, path), logs| failing_case(fault, path, logs));
 }
 
 #[test]
@@ -810,18 +819,7 @@ fn a_root_hash_that_does_not_match_its_document() {
 /// failure, and neither the conversion cache nor the snapshot grows.
 #[test]
 fn content_that_changes_on_every_poll() {
-    let cases: Vec<_> = [Kind::V3Aggregated, Kind::V2Legacy]
-        .into_iter()
-        .map(|kind| {
-            std::thread::spawn(move || {
-                let (logs, _guard) = capture();
-                actix_web::rt::System::new().block_on(changing(kind, logs));
-            })
-        })
-        .collect();
-    for case in cases {
-        case.join().expect("no case failed (see its message above)");
-    }
+    each_on_its_own_thread([Kind::V3Aggregated, Kind::V2Legacy], changing);
 }
 
 async fn changing(kind: Kind, logs: Captured) {
@@ -878,18 +876,7 @@ async fn changing(kind: Kind, logs: Captured) {
 /// exactly while it is down.
 #[test]
 fn a_downstream_that_flaps() {
-    let cases: Vec<_> = [Kind::V3Aggregated, Kind::V2Legacy]
-        .into_iter()
-        .map(|kind| {
-            std::thread::spawn(move || {
-                let (logs, _guard) = capture();
-                actix_web::rt::System::new().block_on(flapping(kind, logs));
-            })
-        })
-        .collect();
-    for case in cases {
-        case.join().expect("no case failed (see its message above)");
-    }
+    each_on_its_own_thread([Kind::V3Aggregated, Kind::V2Legacy], flapping);
 }
 
 async fn flapping(kind: Kind, logs: Captured) {
