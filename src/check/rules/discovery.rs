@@ -283,13 +283,8 @@ fn ordering(e: &Evidence, profile: Profile) -> Outcome {
         }
         for (name, versions) in &groups {
             let Some((_, gx)) = d.groups.iter().find(|(g, _)| g == name) else { continue };
-            let Some(group) = json_ok(gx) else {
-                j.fail(
-                    Some(gx),
-                    "status",
-                    "200 with JSON (the group is listed in /apis)",
-                    gx.outcome.as_ref().map_or_else(Clone::clone, |r| r.status.to_string()),
-                );
+            let Some(group) = j.json_body(gx, "200 with JSON (the group is listed in /apis)")
+            else {
                 continue;
             };
             let agg: Vec<&str> = versions.iter().map(|(v, _)| v.as_str()).collect();
@@ -359,15 +354,7 @@ fn aggregated_matches_legacy(e: &Evidence, profile: Profile) -> Outcome {
                 }
             }
             let Some(lx) = d.resource_list(&entry.group, &entry.version) else { continue };
-            let Some(legacy) = json_ok(lx) else {
-                j.fail(
-                    Some(lx),
-                    "status",
-                    "200 with an APIResourceList",
-                    lx.outcome.as_ref().map_or_else(Clone::clone, |r| r.status.to_string()),
-                );
-                continue;
-            };
+            let Some(legacy) = j.json_body(lx, "200 with an APIResourceList") else { continue };
             compared += 1;
             compare(&mut j, ex, at, resources, lx, &legacy);
         }

@@ -97,6 +97,17 @@ impl Judge {
         }
     }
 
+    /// The 200 JSON body of `ex`; when there is none, a failure at
+    /// `status` saying what was `expected` and what came instead.
+    pub fn json_body(&mut self, ex: &Exchange, expected: &str) -> Option<Value> {
+        let body = super::evidence::json_ok(ex);
+        if body.is_none() {
+            let found = ex.outcome.as_ref().map_or_else(Clone::clone, |r| r.status.to_string());
+            self.fail(Some(ex), "status", expected, found);
+        }
+        body
+    }
+
     /// Header `name` equals `expected` exactly.
     pub fn header(&mut self, ex: &Exchange, resp: &Response, name: &str, expected: &str) -> bool {
         match resp.header(name) {
