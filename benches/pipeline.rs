@@ -5,16 +5,18 @@
 //! Every group reports throughput in bytes of the *input* document, so the
 //! stages can be compared with one another and with the pipeline.
 //!
-//! The tree path, what `convert --out` and the proxy run (strings borrowed
-//! from the input, no `serde_json::Value`):
-//! - `parse_tree`: `document::parse_tree` of the bytes.
+//! The tree path (strings borrowed from the input, no `serde_json::Value`):
+//! - `parse_tree`: `parse_tree` of the bytes.
 //! - `convert_tree`: Swagger 2.0 → OpenAPI 3.0 of the parsed tree.
-//! - `split_rendered_tree`: the converted tree split straight to bytes,
-//!   every document handed out as it is rendered
-//!   (`split::split_rendered_each`, sized from the input length as the
-//!   command does).
-//! - `pipeline_tree`: the three, the `convert --out` command minus reading
-//!   and writing files.
+//! - `split_rendered_tree`: the converted tree split straight to bytes.
+//! - `pipeline_tree`: `parse_tree` + `convert_each`, the one pipeline that
+//!   `convert --out`, the demo and the proxy's poll loop run (convert the
+//!   whole document, then split it): the `convert --out` command minus
+//!   writing files (and minus freeing the parsed tree, which it skips).
+//! - `pipeline_tree_cached`: `swagger_to_openapi` with a warm cache, as a
+//!   poll loop runs it when a downstream's v2 document changed but none of
+//!   its documents did (each document's bytes copied and digested, found in
+//!   the cache, nothing prepared again).
 //!
 //! The `Value` API, for callers that want `serde_json::Value`s (the same
 //! converter and splitter, behind a borrow into a tree and back):
@@ -26,95 +28,85 @@
 //!   (the same bytes as `split` + `serialize`).
 //! - `pipeline`: parse + convert + split_rendered over `Value`s.
 //!
-//! What the proxy's poll loop does with a Swagger 2.0 body (split by key
-//! first, then convert each part, rendering the part for the cache digest
-//! and the converted part for serving), both ways:
-//! - `proxy_tree`: on trees, as `downstream::poll` does now;
-//! - `proxy_value`: on `Value`s, as it did before the tree path.
+//! - `proxy_value`: the pipeline's steps on `Value`s, as the poll loop ran
+//!   them before the tree path.
 //!
-//! The stage groups time freeing what they return, as a long-running server
-//! pays for it; `pipeline` and `pipeline_tree` do not, because the command
-//! exits without freeing its trees.
+//! Every group times freeing what it builds, as a long-running server pays
+//! for it, except `pipeline` and `pipeline_tree`, which return what they
+//! built, as the command exits without freeing it.
 //!
 //! The binary runs on mimalloc, so the bench does too.
 //!
 //! Run: `cargo bench --bench pipeline`.
 
 use std::hint::black_box;
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::measurement::WallTime;
 use criterion::{Bencher, BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use serde_json::Value;
 
-use openapi_proxy::split::{RenderedSplit, Split};
-use openapi_proxy::tree::Node;
-use openapi_proxy::{convert, document, split};
+use openapi_proxy::{self as op, ConversionCache, Node, RenderedSplit, Split};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// The Kubernetes 1.27 document, relative to the crate root.
-const INPUT: &str = "../shared/testdata/kube-openapi/pkg/schemaconv/testdata/swagger.json";
+/// The Kubernetes 1.27 document, in the test data folder.
+const INPUT: &str = "kube-openapi/pkg/schemaconv/testdata/swagger.json";
 
 fn input() -> Vec<u8> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(INPUT);
-    match std::fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(e) => panic!(
-            "cannot read the bench input {}: {e}; the pipeline bench needs the Kubernetes 1.27 \
-             swagger.json from kube-openapi's testdata at that path",
-            path.display()
-        ),
-    }
+    let path = op::testing::testdata::path(INPUT);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 
 fn parse(bytes: &[u8]) -> Value {
-    document::parse(bytes).expect("the bench input parses")
+    op::parse_document(bytes).expect("the bench input parses")
 }
 
 fn convert(v2: &Value) -> Value {
-    convert::convert(v2).expect("the bench input converts").document
+    op::convert(v2).expect("the bench input converts").document
 }
 
 fn split(v3: &Value) -> Split {
-    split::split(v3).expect("the converted bench input splits")
+    op::split(v3).expect("the converted bench input splits")
 }
 
 fn split_rendered(v3: &Value) -> RenderedSplit {
-    split::split_rendered(v3).expect("the converted bench input splits")
+    op::split_rendered(v3).expect("the converted bench input splits")
 }
 
 fn parse_tree(bytes: &[u8]) -> Node<'_> {
-    document::parse_tree(bytes).expect("the bench input parses")
+    op::parse_tree(bytes).expect("the bench input parses")
 }
 
 fn convert_tree<'a>(v2: &'a Node<'a>) -> Node<'a> {
-    convert::convert_tree(v2).expect("the bench input converts").document
+    op::convert_tree(v2).expect("the bench input converts").document
 }
 
-/// Splits and renders as the command does; returns the total size so that
-/// nothing is optimised away.
-fn split_rendered_tree(v3: &Node<'_>, size_hint: usize) -> usize {
-    let mut total = 0;
-    split::split_rendered_each(v3, size_hint, |_, bytes| total += bytes.len())
-        .expect("the converted bench input splits");
-    total
+/// The converted tree split straight to bytes; returns the total size so
+/// that nothing is optimised away.
+fn split_rendered_tree(v3: &Node<'_>) -> usize {
+    let parts = op::split_rendered_tree(v3).expect("the converted bench input splits");
+    parts.documents.values().map(Vec::len).sum()
 }
 
-/// The poll loop's conversion of a v2 body on trees; returns the total
-/// size of the parts and of their conversions.
-fn proxy_tree(bytes: &[u8]) -> usize {
+/// The pipeline as the command runs it; returns the total size of the
+/// documents. The parsed tree is returned so that freeing it falls outside
+/// the timing, as in the command.
+fn pipeline_tree(bytes: &[u8]) -> (usize, Node<'_>) {
     let v2 = parse_tree(bytes);
-    let parts = split::split_tree(&v2).expect("the bench input splits");
     let mut total = 0;
-    for part in parts.documents.values() {
-        total += part.to_vec().len();
-        let converted = convert::convert_tree(part).expect("every part converts").document;
-        total += converted.to_vec().len();
-    }
-    total
+    op::convert_each(&v2, bytes.len(), |_, doc| total += doc.len())
+        .expect("the bench input converts");
+    (total, v2)
+}
+
+/// The pipeline as a poll loop runs it with a cache; returns the total
+/// size of the documents.
+fn pipeline_tree_cached(bytes: &[u8], cache: &ConversionCache<Vec<u8>>) -> usize {
+    let converted =
+        op::swagger_to_openapi(bytes, Some(cache), |b| b).expect("the bench input converts");
+    converted.documents.values().map(|d| d.len()).sum()
 }
 
 /// The same on `Value`s, as the poll loop did before.
@@ -174,28 +166,18 @@ fn stages(c: &mut Criterion) {
     bench(c, "convert_tree", bytes.len(), |b| b.iter(|| convert_tree(black_box(&v2_tree))));
 
     bench(c, "split_rendered_tree", bytes.len(), |b| {
-        b.iter(|| split_rendered_tree(black_box(&v3_tree), bytes.len()));
+        b.iter(|| split_rendered_tree(black_box(&v3_tree)));
     });
 
     bench(c, "pipeline_tree", bytes.len(), |b| {
-        // Timed per iteration, so that freeing the trees (the converted
-        // one borrows from the parsed one) falls outside the timing, as in
-        // the command, which exits without freeing them.
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let start = Instant::now();
-                let v2 = parse_tree(black_box(&bytes));
-                let v3 = convert_tree(&v2);
-                let written = split_rendered_tree(&v3, bytes.len());
-                total += start.elapsed();
-                black_box(written);
-            }
-            total
-        });
+        b.iter_with_large_drop(|| pipeline_tree(black_box(&bytes)));
     });
 
-    bench(c, "proxy_tree", bytes.len(), |b| b.iter(|| proxy_tree(black_box(&bytes))));
+    let cache = ConversionCache::default();
+    pipeline_tree_cached(&bytes, &cache);
+    bench(c, "pipeline_tree_cached", bytes.len(), |b| {
+        b.iter(|| pipeline_tree_cached(black_box(&bytes), &cache));
+    });
 
     bench(c, "proxy_value", bytes.len(), |b| b.iter(|| proxy_value(black_box(&bytes))));
 

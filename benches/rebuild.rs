@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode};
-use openapi_proxy::scale;
-use openapi_proxy::snapshot::{self, Contribution};
+use openapi_proxy::testing::fleet;
+use openapi_proxy::{Contribution, build_snapshot};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -27,8 +27,8 @@ const VERSIONS: usize = 2;
 
 fn main() {
     let mut contributions: Vec<Arc<Contribution>> =
-        scale::contributions(DOWNSTREAMS, GROUPS, VERSIONS);
-    let (snap, _) = snapshot::build(1, &contributions, true);
+        fleet::contributions(DOWNSTREAMS, GROUPS, VERSIONS);
+    let (snap, _) = build_snapshot(1, &contributions, true);
     let apis = &snap.discovery.apis_v2;
     eprintln!(
         "scale: {} group-versions, {} groups; /apis aggregated: {} bytes, {} gzipped; OpenAPI documents: {}",
@@ -50,7 +50,7 @@ fn main() {
     // every rebuild sees a real change.
     let original = Arc::clone(&contributions[0]);
     let changed = {
-        let mut c = (*scale::contributions(1, GROUPS + 1, VERSIONS).remove(0)).clone();
+        let mut c = (*fleet::contributions(1, GROUPS + 1, VERSIONS).remove(0)).clone();
         c.name = original.name.clone();
         c.priority = original.priority;
         Arc::new(c)
@@ -61,7 +61,7 @@ fn main() {
             generation += 1;
             contributions[0] =
                 if generation % 2 == 0 { Arc::clone(&changed) } else { Arc::clone(&original) };
-            black_box(snapshot::build(generation, &contributions, true))
+            black_box(build_snapshot(generation, &contributions, true))
         });
     });
     group.finish();

@@ -11,7 +11,7 @@
 //!   snapshot was published between the root fetch and this answer, so one
 //!   snapshot both listed `U` and refused it: **torn snapshot**
 //!   (violation). If `g1 > g0` the root was replaced in between and the
-//!   301 is what BEHAVIOR.md asks for; then the strict check: fetch the
+//!   301 is what docs/wire.md asks for; then the strict check: fetch the
 //!   root again (bracketed by generations `g2`, `g3`); if `g2 == g3 == g1`
 //!   (nothing published since the 301), `L` must be the URL that root lists
 //!   for the same key, else **redirect to a URL no newer root lists**
@@ -32,7 +32,7 @@
 use std::time::{Duration, Instant};
 
 use awc::Client;
-use openapi_proxy::digest::sha512_hex;
+use openapi_proxy::sha512_hex;
 use serde_json::Value;
 
 #[derive(Debug, Default)]

@@ -20,27 +20,27 @@ use std::time::Duration;
 
 use actix_web::http::StatusCode;
 use bytes::Bytes;
-use openapi_proxy::demo::{Route, Routes, start_site, v3_routes, version_body};
-use openapi_proxy::key::DocumentKey;
-use openapi_proxy::key::group_version_key;
-use openapi_proxy::scale;
+use openapi_proxy::DocumentKey;
+use openapi_proxy::GroupVersion;
+use openapi_proxy::testing::demo::{Route, Routes, start_site, v3_routes, version_body};
+use openapi_proxy::testing::fleet;
 
 /// Aggregated discovery (and legacy lists) of a synthetic downstream.
 fn discovery_routes(downstream: usize, groups: usize, versions: usize) -> Vec<(String, Route)> {
-    scale::discovery_routes(&scale::discovery(downstream, groups, versions))
+    fleet::discovery_routes(&fleet::discovery(downstream, groups, versions))
 }
 
 /// The flapping downstream's content: `b` adds a version to every group
 /// and changes every document A also has.
 fn content(b: bool) -> Vec<(String, Route)> {
     let (groups, versions) = (8, if b { 2 } else { 1 });
-    let d = scale::discovery(1, groups, versions);
+    let d = fleet::discovery(1, groups, versions);
     let mut docs = BTreeMap::new();
     for g in &d.groups {
         for v in &g.versions {
-            let path = group_version_key(&g.metadata.name, &v.version);
+            let path = GroupVersion::key_of(&g.metadata.name, &v.version);
             if let Some(key) = DocumentKey::parse(&path) {
-                let doc = scale::openapi_document(&g.metadata.name, &v.version);
+                let doc = fleet::openapi_document(&g.metadata.name, &v.version);
                 let doc = if b {
                     let text = String::from_utf8_lossy(&doc).replacen(
                         "\"info\":{",

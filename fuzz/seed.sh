@@ -4,7 +4,7 @@
 # - convert_split: the project's own test documents and the Kubernetes CRD
 #   Swagger 2.0 documents from kube-openapi;
 # - discovery: the project's discovery fixtures and the real Kubernetes
-#   discovery documents in ../shared/testdata/discovery;
+#   discovery documents of the test data (see scripts/testdata.sh);
 # - negotiate: the Accept and If-None-Match headers real clients send
 #   (kubectl 1.26-1.32, client-go, curl, browsers), one per file, the
 #   header then an ETag on the next line.
@@ -12,7 +12,8 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 corpus="$here/corpus/convert_split"
-crds="$repo/../shared/testdata/kube-openapi/pkg/schemaconv/testdata/crds/openapiv2"
+data=$("$repo/scripts/testdata.sh" --print-dir)
+crds="$data/kube-openapi/pkg/schemaconv/testdata/crds/openapiv2"
 mkdir -p "$corpus"
 # File names are flattened (a/b/c.json -> a_b_c.json) so same-named files in
 # different folders do not overwrite each other.
@@ -31,7 +32,7 @@ if [ -d "$crds" ]; then
         copy "$f" "crd_$(basename "$f")"
     done
 else
-    echo "seed.sh: $crds not found; seeding without the CRD documents" >&2
+    echo "seed.sh: $crds not found (scripts/testdata.sh gets it); seeding without the CRD documents" >&2
 fi
 echo "seed.sh: $(ls "$corpus" | wc -l) files in $corpus"
 
@@ -42,13 +43,13 @@ if [ -d "$repo/testdata" ]; then
         copy "$repo/$f" "$f"
     done
 fi
-discovery="$repo/../shared/testdata/discovery"
+discovery="$data/discovery"
 if [ -d "$discovery" ]; then
     (cd "$discovery" && grep -rlE 'APIGroupDiscoveryList|APIResourceList' . | sort) | while IFS= read -r f; do
         copy "$discovery/$f" "shared_${f#./}"
     done
 else
-    echo "seed.sh: $discovery not found; seeding discovery with the project's fixtures only" >&2
+    echo "seed.sh: $discovery not found (scripts/testdata.sh gets it); seeding discovery with the project's fixtures only" >&2
 fi
 echo "seed.sh: $(ls "$corpus" | wc -l) files in $corpus"
 

@@ -2,51 +2,95 @@
 //! group-version and aggregated discovery — for one or several
 //! Kubernetes-style API servers.
 //!
-//! Data flows one way:
+//! The modules are rooms by layer, and the arrows point one way (down this
+//! list, never back up); `docs/design.md` walks through the same picture:
 //!
-//! 1. A downstream document arrives as bytes and is parsed once, into a
-//!    [`tree::Node`] that borrows its strings from those bytes
-//!    ([`document::parse_tree`]); [`document::parse`] gives a
-//!    `serde_json::Value` for callers that want one.
-//! 2. Swagger 2.0 documents are converted to OpenAPI 3.0 ([`convert`]); the
-//!    conversion is pure (no I/O, no clock), deterministic, and reports what
-//!    it could not carry as structured notes instead of log lines.
-//! 3. A whole document is split into one self-contained document per URL key
-//!    Kubernetes publishes (`api/v1`, `apis/<group>/<version>`, …) by
-//!    [`split`], each holding only the components it reaches.
+//! - [`cli`], `proxy` (wiring) — the edges: commands, and starting the
+//!   pollers, the writer and the server.
+//! - `http` — the router and its transport-neutral handlers, the actix
+//!   stack, the direct writer, TLS serving. Handlers only look up.
+//! - `downstream` — one poll loop per downstream server (I/O only), and
+//!   `check` — the conformance rules as a command; both reach other servers
+//!   through `outbound` (client, TLS, tokens, credentials, bounded bodies).
+//! - `publish` — the immutable snapshot, its store, and the single writer
+//!   loop.
+//! - `openapi` — Swagger 2.0 → OpenAPI 3.0 conversion, splitting per key,
+//!   and the one pipeline from v2 bytes to per-key v3 documents;
+//!   `discovery` — its wire types, legacy ↔ aggregated, merging.
+//! - `body` — response bodies prepared once (bytes, gzip, SHA-512, ETag).
+//! - `json` — the borrowed tree, parsing, pointers, `$ref`s; `wire` — the
+//!   Kubernetes vocabulary (keys, group-versions, media types, negotiation).
+//! - Beside the layers: `config` (file + flags → validated configuration,
+//!   read by the edges), `metrics` (the Prometheus exposition) and
+//!   [`testing`] (demo downstreams, synthetic fleets, where the test data
+//!   is).
 //!
-//! Converting and splitting work on trees and render bytes exactly as
-//! `serde_json` would write the same documents; their `&Value` entry points
-//! borrow a `Value` as a tree and give `Value`s back.
-//!
-//! Everything above is a pure function from values to values, which is what
-//! lets the test suite run it on real Kubernetes documents, the benches time
-//! it, and the fuzzers hammer it.
+//! Converting, splitting, merging and negotiating are pure functions from
+//! values to values, which is what lets the test suite run them on real
+//! Kubernetes documents, the benches time them, and the fuzzers hammer
+//! them. Every module is private; the list below is what tests, benches,
+//! fuzz targets, examples and the binary use, and nothing more.
 
-pub mod cache;
+mod body;
 pub mod check;
 pub mod cli;
-pub mod config;
-pub mod convert;
-pub mod credentials;
-pub mod demo;
-pub mod digest;
-pub mod discovery;
-pub mod document;
-pub mod downstream;
-pub mod http;
-pub mod key;
-pub mod metrics;
-pub mod negotiate;
-pub mod pointer;
-pub mod proxy;
-pub mod refs;
-pub mod rendered;
-pub mod scale;
-pub mod serving;
-pub mod snapshot;
-pub mod split;
-pub mod tree;
+mod config;
+mod discovery;
+mod downstream;
+mod http;
+mod json;
+mod metrics;
+mod openapi;
+mod outbound;
+mod proxy;
+mod publish;
+pub mod testing;
+mod wire;
+
+// What the binary, tests, benches, fuzz targets and examples use. Each
+// group says who needs it; nothing else of the crate is public.
+
+// Running the proxy: `serve`, `demo`, the integration tests.
+pub use config::serving::{Serving, ServingTls};
+pub use config::{
+    Config, ConfigError, DEFAULT_MAX_DOCUMENT_BYTES, DownstreamConfig, RawConfig, TlsConfig,
+};
+pub use outbound::client::DownstreamClient;
+pub use outbound::credentials::Environment;
+pub use outbound::error::{ClientError, FetchError};
+pub use proxy::{Running, StartError, start};
+pub use publish::snapshot::{Contribution, Snapshot, build as build_snapshot};
+
+// Converting: `convert`, the benches, the fuzz targets, the property and
+// golden tests.
+pub use json::document::{ParseError, parse as parse_document, parse_tree};
+pub use json::refs::dangling_refs;
+pub use json::tree::Node;
+pub use openapi::cache::ConversionCache;
+pub use openapi::convert::{ConvertError, Converted, ConvertedTree, Note, convert, convert_tree};
+pub use openapi::pipeline::{Documents, PipelineError, Summary, convert_each, swagger_to_openapi};
+pub use openapi::split::{
+    RenderedSplit, Split, SplitError, split, split_rendered, split_rendered_tree, split_tree,
+};
+
+// The wire vocabulary, negotiation and digests: tests that speak the wire,
+// and the negotiation fuzz target.
+pub use body::digest::{quoted, sha512_hex};
+pub use wire::media;
+pub use wire::negotiate;
+pub use wire::{DocumentKey, GroupVersion};
+
+// Discovery: the wire types, the legacy ↔ aggregated conversion, merging
+// and ordering — the discovery fuzz target and the kubectl tests.
+pub use discovery::legacy::{LegacyError, to_aggregated, to_legacy};
+pub use discovery::types::{
+    APIGroupDiscovery, APIGroupDiscoveryList, APIResourceDiscovery, APIResourceList,
+    APIVersionDiscovery, CURRENT, ObjectMeta, STALE,
+};
+pub use discovery::version::preference;
+pub use discovery::{
+    DownstreamDiscovery, Merged, Source, merge, render as render_discovery, synthesized_legacy,
+};
 
 /// An error and its causes on one line (`a: b: c`), for log fields.
 #[must_use]

@@ -25,7 +25,7 @@
 #   THREADS      wrk -t                                 [2]
 #   FLAP_MS      time per phase of the flapping server  [700]
 #   POLL         proxy poll interval                    [200ms]
-#   SWAGGER      the steady downstream's document       [../shared/.../swagger.json]
+#   SWAGGER      the steady downstream's document       [the test data's 1.27 swagger.json]
 #   KEEP         1: keep the work directory             [0]
 set -euo pipefail
 
@@ -35,7 +35,7 @@ CONNECTIONS=${CONNECTIONS:-50}
 THREADS=${THREADS:-2}
 FLAP_MS=${FLAP_MS:-700}
 POLL=${POLL:-200ms}
-SWAGGER=${SWAGGER:-$ROOT/../shared/testdata/kube-openapi/pkg/schemaconv/testdata/swagger.json}
+SWAGGER=${SWAGGER:-$("$ROOT/scripts/testdata.sh" --print-dir)/kube-openapi/pkg/schemaconv/testdata/swagger.json}
 KEEP=${KEEP:-0}
 LARGE_KEY=api/v1
 DISCOVERY_ACCEPT='application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json'

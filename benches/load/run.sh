@@ -18,7 +18,7 @@
 #                gives medians                          [1]
 #   SMALL_KEY    the small document's key              [apis/node.k8s.io/v1]
 #   CASES        space-separated subset of the cases   [all six]
-#   SWAGGER      the Swagger 2.0 document to serve     [../shared/.../swagger.json]
+#   SWAGGER      the Swagger 2.0 document to serve     [the test data's 1.27 swagger.json]
 #   NGINX_EXTRA  more directives for nginx's http block, e.g.
 #                'open_file_cache max=16;'              []
 #   KEEP         1: keep the work directory            [0]
@@ -33,7 +33,7 @@ REPEAT=${REPEAT:-1}
 SMALL_KEY=${SMALL_KEY:-apis/node.k8s.io/v1}
 LARGE_KEY=api/v1
 CASES=${CASES:-large-plain large-gzip small-plain small-gzip 304-plain 304-gzip}
-SWAGGER=${SWAGGER:-$ROOT/../shared/testdata/kube-openapi/pkg/schemaconv/testdata/swagger.json}
+SWAGGER=${SWAGGER:-$("$ROOT/scripts/testdata.sh" --print-dir)/kube-openapi/pkg/schemaconv/testdata/swagger.json}
 NGINX_EXTRA=${NGINX_EXTRA:-}
 KEEP=${KEEP:-0}
 RESULTS=${RESULTS:-}

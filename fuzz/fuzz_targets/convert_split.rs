@@ -21,17 +21,17 @@
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
-use openapi_proxy::{convert, document, split};
+use openapi_proxy as op;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(v2) = document::parse(data) else {
-        assert!(document::parse_tree(data).is_err(), "parse_tree accepts what parse refuses");
+    let Ok(v2) = op::parse_document(data) else {
+        assert!(op::parse_tree(data).is_err(), "parse_tree accepts what parse refuses");
         return;
     };
-    let tree = document::parse_tree(data).expect("parse accepted the same bytes");
+    let tree = op::parse_tree(data).expect("parse accepted the same bytes");
     assert!(tree.to_value() == v2, "parse_tree reads another document than parse");
-    let fast = convert::convert_tree(&tree);
-    let Ok(first) = convert::convert(&v2) else {
+    let fast = op::convert_tree(&tree);
+    let Ok(first) = op::convert(&v2) else {
         assert!(fast.is_err(), "convert_tree accepts what convert refuses");
         return;
     };
@@ -43,12 +43,12 @@ fuzz_target!(|data: &[u8]| {
     assert!(bytes == again, "serializing the converted document twice differs");
     assert!(fast.document.to_vec() == bytes, "convert_tree's bytes differ from convert's");
 
-    let second = convert::convert(&v2).expect("the same input converted once already");
+    let second = op::convert(&v2).expect("the same input converted once already");
     let second_bytes = serde_json::to_vec(&second.document).expect("a Value serializes");
     assert!(bytes == second_bytes, "converting the same input twice gives different documents");
     assert_eq!(first.notes, second.notes, "converting the same input twice gives different notes");
 
-    let Ok(parts) = split::split(&first.document) else { return };
+    let Ok(parts) = op::split(&first.document) else { return };
     for (key, doc) in &parts.documents {
         if let Some(reference) = dangling_ref(doc) {
             panic!(
@@ -57,9 +57,9 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 
-    let rendered = split::split_rendered(&first.document).expect("split accepted the document");
+    let rendered = op::split_rendered(&first.document).expect("split accepted the document");
     let rendered_tree =
-        split::split_rendered_tree(&fast.document).expect("split accepted the same document");
+        op::split_rendered_tree(&fast.document).expect("split accepted the same document");
     assert!(rendered_tree == rendered, "split_rendered_tree differs from split_rendered");
     assert_eq!(rendered.unplaced, parts.unplaced, "split_rendered places paths differently");
     assert!(

@@ -22,11 +22,11 @@ use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 
-use openapi_proxy::discovery::types::{APIGroupDiscovery, APIGroupDiscoveryList, APIResourceList};
-use openapi_proxy::discovery::{
-    DownstreamDiscovery, Merged, Source, legacy, merge, render, synthesized_legacy,
+use openapi_proxy::{
+    APIGroupDiscovery, APIGroupDiscoveryList, APIResourceList, DownstreamDiscovery, GroupVersion,
+    Merged, Source, merge, render_discovery as render, synthesized_legacy, to_aggregated,
+    to_legacy,
 };
-use openapi_proxy::key::group_version_key;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(list) = serde_json::from_slice::<APIResourceList>(data) {
@@ -38,11 +38,11 @@ fuzz_target!(|data: &[u8]| {
 });
 
 fn check_legacy(list: &APIResourceList) {
-    let converted = legacy::to_aggregated(list);
-    assert_eq!(converted, legacy::to_aggregated(list), "conversion is not deterministic");
+    let converted = to_aggregated(list);
+    assert_eq!(converted, to_aggregated(list), "conversion is not deterministic");
     let Ok(resources) = converted else { return };
     let (group, version) = list.group_version.split_once('/').unwrap_or(("", &list.group_version));
-    let back = legacy::to_legacy(group, version, &resources);
+    let back = to_legacy(group, version, &resources);
 
     let mut left: Vec<&str> = back.resources.iter().map(|r| r.name.as_str()).collect();
     for r in &list.resources {
@@ -56,7 +56,7 @@ fn check_legacy(list: &APIResourceList) {
         assert!(!name.contains('/'), "to_legacy invented the subresource {name:?}");
     }
 
-    let again = legacy::to_aggregated(&back).expect("a synthesized list always converts");
+    let again = to_aggregated(&back).expect("a synthesized list always converts");
     assert_eq!(again, resources, "aggregated → legacy → aggregated is not the identity");
 }
 
@@ -66,12 +66,12 @@ fn downstream(groups: Vec<APIGroupDiscovery>, fresh: bool) -> DownstreamDiscover
     let core: Vec<_> = core.into_iter().flat_map(|g| g.versions).collect();
     let mut d = DownstreamDiscovery { core, groups: named, fresh, ..Default::default() };
     for v in &d.core {
-        d.legacy.insert(group_version_key("", &v.version), Arc::new(synthesized_legacy("", v)));
+        d.legacy.insert(GroupVersion::key_of("", &v.version), Arc::new(synthesized_legacy("", v)));
     }
     for g in &d.groups {
         for v in &g.versions {
             d.legacy.insert(
-                group_version_key(&g.metadata.name, &v.version),
+                GroupVersion::key_of(&g.metadata.name, &v.version),
                 Arc::new(synthesized_legacy(&g.metadata.name, v)),
             );
         }

@@ -1,6 +1,6 @@
 //! Everything the rules judge, fetched once.
 //!
-//! The requests are fixed by BEHAVIOR.md B-11 and by what the server lists:
+//! The requests are fixed by docs/wire.md#b-11 and by what the server lists:
 //! the OpenAPI v3 root, every document it points at, a set of probes on one
 //! document (wrong hash, no hash, `If-None-Match`, protobuf and unacceptable
 //! `Accept`s), an unknown key; `/api` and `/apis` with each `Accept` that
@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::fetch::{Exchange, Fetcher, Request};
 
-/// client-go's Accept for `/api` and `/apis` (BEHAVIOR.md B-6.1).
-pub const CLIENT_GO_ACCEPT: &str = crate::downstream::discovery::CLIENT_GO_ACCEPT;
+/// client-go's Accept for `/api` and `/apis` (docs/wire.md#b-6-1).
+pub const CLIENT_GO_ACCEPT: &str = crate::wire::media::CLIENT_GO_DISCOVERY_ACCEPT;
 /// An Accept asking only for aggregated discovery v2beta1 (B-11.11).
 pub const V2BETA1_ONLY_ACCEPT: &str =
     "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
@@ -76,7 +76,7 @@ impl Document {
     /// Whether the key names a group-version (`api/v1`, `apis/<g>/<v>`).
     #[must_use]
     pub fn is_group_version(&self) -> bool {
-        crate::key::group_version_of(&self.key).is_some()
+        crate::wire::GroupVersion::from_key(&self.key).is_some()
     }
 }
 

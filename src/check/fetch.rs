@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 use awc::http::header::{self, HeaderValue};
 use bytes::Bytes;
 
-use crate::config::TlsConfig;
-use crate::downstream::client::{
-    ClientError, bearer, content_length, http_client, read_whole_body,
-};
+use crate::outbound::body::{content_length, read_whole_body};
+use crate::outbound::client::{ClientError, http_client};
+use crate::outbound::tls::TlsConfig;
+use crate::outbound::token::bearer;
 
 /// How the checker reaches the server.
 #[derive(Debug, Clone)]

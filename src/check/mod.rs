@@ -6,7 +6,7 @@
 //! need (read-only `GET`s to the given server only, bounded by [`fetch`]);
 //! then every [`Rule`] of [`rules::RULES`] is a pure function of that
 //! evidence, so each rule is unit-testable and one run prints evidence for
-//! all of them. Each rule has a stable id and names the BEHAVIOR.md section
+//! all of them. Each rule has a stable id and names the section of `docs/wire.md`
 //! it checks; a rule whose precondition is absent (a server with no
 //! group-version documents, say) is *not applicable*, never counted as
 //! passed.
@@ -22,7 +22,7 @@ pub use evidence::Evidence;
 pub use fetch::{Exchange, FetchOptions, Fetcher, Request, Response};
 pub use report::Report;
 
-/// Which of BEHAVIOR.md's documented choices the server is expected to
+/// Which of `docs/wire.md`'s documented choices the server is expected to
 /// make where Part A departs from Part B.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Profile {
@@ -77,7 +77,7 @@ pub struct Finding {
     pub status: Option<u16>,
     /// Where: `status`, `header etag`, a JSON pointer into the body, …
     pub at: String,
-    /// What BEHAVIOR.md expects there.
+    /// What `docs/wire.md` expects there.
     pub expected: String,
     /// What the server sent.
     pub found: String,
@@ -112,7 +112,8 @@ pub enum Outcome {
 pub struct Rule {
     /// Stable id, `<section>/<name>` (`B-11.3/hash-matches-body`).
     pub id: &'static str,
-    /// The BEHAVIOR.md section it checks (`B-11.3`, `A-1`, `B-1.1`).
+    /// The section of the wire reference it checks (`B-11.3`, `A-1`,
+    /// `B-1.1`); see [`Rule::reference`].
     pub section: &'static str,
     /// What it looks at.
     pub area: Area,
@@ -122,6 +123,16 @@ pub struct Rule {
     pub failure_means: &'static str,
     /// The evaluation.
     pub eval: fn(&Evidence, Profile) -> Outcome,
+}
+
+impl Rule {
+    /// Where a reader finds the rule's section: `docs/wire.md#b-11-3` for
+    /// `B-11.3` (the wire reference gives every section an anchor of that
+    /// form).
+    #[must_use]
+    pub fn reference(&self) -> String {
+        format!("docs/wire.md#{}", self.section.to_ascii_lowercase().replace('.', "-"))
+    }
 }
 
 /// What `check` does.

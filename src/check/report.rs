@@ -80,11 +80,7 @@ impl Report {
                 Outcome::Fail(_) => ("FAIL", String::new()),
                 Outcome::NotApplicable(why) => ("N/A ", format!(" — {why}")),
             };
-            writeln!(
-                w,
-                "{tag}  {}  {} (BEHAVIOR.md {}){extra}",
-                rule.id, rule.title, rule.section
-            )?;
+            writeln!(w, "{tag}  {}  {} ({}){extra}", rule.id, rule.title, rule.reference())?;
             if let Outcome::Fail(findings) = outcome {
                 for f in findings.iter().take(TEXT_FINDINGS) {
                     writeln!(w, "      {f}")?;
@@ -119,6 +115,7 @@ impl Report {
                 json!({
                     "id": rule.id,
                     "section": rule.section,
+                    "reference": rule.reference(),
                     "area": rule.area.name(),
                     "title": rule.title,
                     "result": result,

@@ -1,4 +1,4 @@
-//! Fetching one downstream's discovery (BEHAVIOR.md B-4.9, B-6.1).
+//! Fetching one downstream's discovery (docs/wire.md#b-4-9, B-6.1).
 //!
 //! `/api` and `/apis` are asked for with client-go's Accept list
 //! (aggregated v2, v2beta1, then plain JSON) and the answer is classified by
@@ -17,21 +17,17 @@ use std::sync::Arc;
 use awc::http::header::HeaderValue;
 use bytes::Bytes;
 
-use super::client::{DownstreamClient, FetchError, Fetched};
-use super::poll::PollError;
+use super::PollError;
+use crate::body::rendered::Rendered;
 use crate::discovery::types::{
     APIGroupDiscovery, APIGroupDiscoveryList, APIGroupList, APIResourceList, APIVersionDiscovery,
     APIVersions, CURRENT, GroupVersionKind, ObjectMeta, STALE, ServerAddressByClientCIDR,
 };
 use crate::discovery::{DownstreamDiscovery, legacy, synthesized_legacy};
-use crate::key::group_version_key;
 use crate::metrics::Metrics;
-use crate::negotiate;
-use crate::rendered::Rendered;
-
-/// client-go's Accept for `/api` and `/apis` (B-6.1).
-pub const CLIENT_GO_ACCEPT: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,\
-application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+use crate::outbound::client::{DownstreamClient, FetchError, Fetched};
+use crate::wire::GroupVersion;
+use crate::wire::{media, negotiate};
 
 /// What one of `/api`, `/apis` last said.
 #[derive(Debug, Clone, Default)]
@@ -140,7 +136,7 @@ async fn fetch_path(
 ) -> Result<Fetch, PollError> {
     let document = if path == "/api" { "discovery_api" } else { "discovery_apis" };
     let etag = previous.and_then(|p| p.etag.clone());
-    let result = client.get(path, CLIENT_GO_ACCEPT, etag.as_ref()).await;
+    let result = client.get(path, media::CLIENT_GO_DISCOVERY_ACCEPT, etag.as_ref()).await;
     count(metrics, name, document, &result);
     match result? {
         Fetched::NotModified => Ok(Fetch::Unchanged),
@@ -222,7 +218,7 @@ async fn aggregated(
     let mut legacy = BTreeMap::new();
     for g in &groups {
         for v in &g.versions {
-            let lpath = group_version_key(&g.metadata.name, &v.version);
+            let lpath = GroupVersion::key_of(&g.metadata.name, &v.version);
             let rendered = match fetch_legacy_list(client, metrics, name, &lpath).await {
                 Ok(Some((rendered, _))) => rendered,
                 // Not served (or broken): synthesize from the aggregated form.
@@ -243,7 +239,7 @@ async fn fetch_legacy_list(
     lpath: &str,
 ) -> Result<Option<(Arc<Rendered>, APIResourceList)>, PollError> {
     let path = format!("/{lpath}");
-    let result = client.get(&path, "application/json", None).await;
+    let result = client.get(&path, media::APPLICATION_JSON, None).await;
     count(metrics, name, "discovery_group_version", &result);
     match result? {
         Fetched::Body { body, .. } => {
@@ -319,11 +315,11 @@ async fn legacy_only(
             versions: Vec::new(),
         };
         for version in versions {
-            let lpath = group_version_key(&group, &version);
+            let lpath = GroupVersion::key_of(&group, &version);
             let fetched = match fetch_legacy_list(client, metrics, name, &lpath).await {
                 Ok(Some((rendered, list))) => legacy::to_aggregated(&list)
                     .map(|resources| (rendered, resources))
-                    .map_err(|e| PollError::Convert(Box::new(e))),
+                    .map_err(|source| PollError::BadResourceList { path: lpath.clone(), source }),
                 // Listed but not served: upstream counts that as a failure.
                 Ok(None) => Err(PollError::Fetch(FetchError::Status {
                     url: format!("{}/{lpath}", client.base()),

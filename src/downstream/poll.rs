@@ -1,12 +1,13 @@
 //! One poll loop per downstream server.
 //!
-//! Each round (BEHAVIOR.md Part A items 4 and 5):
+//! Each round (docs/wire.md#a-4, #a-5):
 //! 1. `GET /openapi/v3` (conditional). For each entry of the root whose
 //!    `?hash=` changed, fetch the document and keep the downstream's bytes
 //!    (not re-encoded). A 404 means the downstream only publishes v2.
-//! 2. `GET /openapi/v2` (conditional). For a v2-only downstream it is split
-//!    by key and each part converted; a part whose input did not change is
-//!    not converted again (cache keyed by input digest) and keeps its ETag.
+//! 2. `GET /openapi/v2` (conditional). For a v2-only downstream it goes
+//!    through [`crate::openapi::pipeline`] (converted, split by key); a
+//!    document whose bytes did not change keeps its prepared body and ETag
+//!    (cache keyed by the document's digest).
 //!    The JSON and protobuf renditions are also kept as they are, for
 //!    clients that still read `/openapi/v2` (kubectl 1.27/1.28).
 //! 3. `GET /version`.
@@ -23,82 +24,24 @@ use std::time::{Duration, Instant};
 use awc::http::header::HeaderValue;
 use bytes::Bytes;
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 use tracing::{info, warn};
 
-use super::client::{DownstreamClient, FetchError, Fetched};
+use super::PollError;
 use super::discovery::DiscoveryFetcher;
-use crate::cache::ConversionCache;
+use crate::body::rendered::Rendered;
 use crate::config::DownstreamConfig;
-use crate::discovery::DownstreamDiscovery;
-use crate::discovery::types::{APIGroupDiscovery, APIVersionDiscovery, ObjectMeta, STALE};
-use crate::key::DocumentKey;
+use crate::discovery::stale_from_openapi;
 use crate::metrics::Metrics;
-use crate::rendered::Rendered;
-use crate::snapshot::{Contribution, Hub, OpenApiV2};
-use crate::{convert, document, split};
-
-/// The protobuf rendition of `/openapi/v2` (BEHAVIOR.md B-2.4); we ask for
-/// the deprecated `@` spelling, which every server version accepts.
-const V2_PROTOBUF_ACCEPT: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
-/// The spelling served back to clients.
-const V2_PROTOBUF_TYPE: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+use crate::openapi::cache::ConversionCache;
+use crate::openapi::pipeline;
+use crate::outbound::client::{DownstreamClient, FetchError, Fetched};
+use crate::publish::Hub;
+use crate::publish::snapshot::{Contribution, OpenApiV2};
+use crate::wire::key::DocumentKey;
+use crate::wire::media;
 
 /// The longest wait between polls of a failing downstream.
 const MAX_BACKOFF: Duration = Duration::from_secs(300);
-
-/// Why a round failed, beyond transport errors.
-#[derive(Debug, thiserror::Error)]
-pub enum PollError {
-    /// A request failed.
-    #[error(transparent)]
-    Fetch(#[from] FetchError),
-    /// The root index is not `{"paths":{…}}`.
-    #[error("the /openapi/v3 root index is not valid")]
-    BadRoot(#[source] serde_json::Error),
-    /// A root entry names a key or URL we refuse to follow.
-    #[error("root entry {key:?} has an unusable serverRelativeURL {url:?}")]
-    BadEntry {
-        /// The key.
-        key: String,
-        /// The URL.
-        url: String,
-    },
-    /// A document is not an OpenAPI 3 document.
-    #[error("{path} is not an OpenAPI 3.x JSON document")]
-    BadDocument {
-        /// The document's path.
-        path: String,
-        /// Why.
-        #[source]
-        source: serde_json::Error,
-    },
-    /// The Swagger 2.0 document could not be parsed, split or converted.
-    #[error("converting /openapi/v2")]
-    Convert(#[source] Box<dyn std::error::Error + Send + Sync>),
-    /// The downstream publishes neither `/openapi/v3` nor `/openapi/v2`.
-    #[error("the downstream serves neither /openapi/v3 nor /openapi/v2")]
-    NothingPublished,
-    /// The server answered 406 to a JSON request.
-    #[error("{path} refuses application/json")]
-    NotAcceptable {
-        /// The path.
-        path: String,
-    },
-}
-
-impl PollError {
-    fn reason(&self) -> &'static str {
-        match self {
-            Self::Fetch(e) => e.reason(),
-            Self::BadRoot(_) | Self::BadEntry { .. } => "bad_root",
-            Self::BadDocument { .. } => "bad_document",
-            Self::Convert(_) => "conversion",
-            Self::NothingPublished => "nothing_published",
-            Self::NotAcceptable { .. } => "not_acceptable",
-        }
-    }
-}
 
 #[derive(Deserialize)]
 struct RootIndex {
@@ -144,7 +87,7 @@ pub struct Poller {
     client: DownstreamClient,
     hub: Arc<Hub>,
     metrics: Arc<Metrics>,
-    cache: Arc<ConversionCache>,
+    cache: Arc<ConversionCache<Rendered>>,
     mode: Mode,
     root_etag: Option<HeaderValue>,
     /// Key → (the hash in the downstream's root, the document).
@@ -168,7 +111,7 @@ impl Poller {
         client: DownstreamClient,
         hub: Arc<Hub>,
         metrics: Arc<Metrics>,
-        cache: Arc<ConversionCache>,
+        cache: Arc<ConversionCache<Rendered>>,
     ) -> Self {
         Self {
             name: config.name.clone(),
@@ -275,7 +218,7 @@ impl Poller {
             }),
             version: self.version.as_ref().map(|v| Arc::clone(&v.rendered)),
             discovery: Some(Arc::new(
-                self.discovery.current().unwrap_or_else(|| stale_from_openapi(&openapi)),
+                self.discovery.current().unwrap_or_else(|| stale_from_openapi(openapi.keys())),
             )),
             openapi,
         }
@@ -304,7 +247,7 @@ impl Poller {
 
     async fn fetch_v3(&mut self) -> Result<(), PollError> {
         let etag = self.root_etag.clone();
-        let result = self.client.get("/openapi/v3", "application/json", etag.as_ref()).await;
+        let result = self.client.get("/openapi/v3", media::APPLICATION_JSON, etag.as_ref()).await;
         self.count("openapi_v3_root", &result);
         match result? {
             Fetched::NotModified => Ok(()),
@@ -349,7 +292,7 @@ impl Poller {
                 next.insert(key, (hash, Arc::clone(rendered)));
                 continue;
             }
-            let result = self.client.get(&url, "application/json", None).await;
+            let result = self.client.get(&url, media::APPLICATION_JSON, None).await;
             self.count("openapi_v3_document", &result);
             let fetched = match result {
                 Ok(Fetched::Body { body, .. }) => validate_v3(&url, body),
@@ -380,7 +323,7 @@ impl Poller {
 
     async fn fetch_v2(&mut self) -> Result<(), PollError> {
         let etag = self.v2.as_ref().and_then(|c| c.etag.clone());
-        let result = self.client.get("/openapi/v2", "application/json", etag.as_ref()).await;
+        let result = self.client.get("/openapi/v2", media::APPLICATION_JSON, etag.as_ref()).await;
         self.count("openapi_v2", &result);
         match result? {
             Fetched::NotModified => {
@@ -422,7 +365,8 @@ impl Poller {
 
     async fn fetch_v2_protobuf(&mut self) {
         let etag = self.v2_protobuf.as_ref().and_then(|c| c.etag.clone());
-        let result = self.client.get("/openapi/v2", V2_PROTOBUF_ACCEPT, etag.as_ref()).await;
+        let result =
+            self.client.get("/openapi/v2", media::OPENAPI_V2_PROTOBUF_ACCEPT, etag.as_ref()).await;
         self.count("openapi_v2_protobuf", &result);
         match result {
             Ok(Fetched::Body { body, etag, content_type }) => {
@@ -434,7 +378,7 @@ impl Poller {
                     etag,
                     rendered: Arc::new(Rendered::new(
                         body,
-                        HeaderValue::from_static(V2_PROTOBUF_TYPE),
+                        HeaderValue::from_static(media::OPENAPI_V2_PROTOBUF_CONTENT_TYPE),
                     )),
                 });
             }
@@ -445,7 +389,7 @@ impl Poller {
         }
     }
 
-    /// Parses, splits and converts a Swagger 2.0 document on the blocking
+    /// Parses, converts and splits a Swagger 2.0 document on the blocking
     /// pool (a whole cluster's document takes tens of milliseconds; the
     /// poll loops and the builder share this thread).
     async fn convert(
@@ -454,9 +398,13 @@ impl Poller {
     ) -> Result<BTreeMap<DocumentKey, Arc<Rendered>>, PollError> {
         let cache = Arc::clone(&self.cache);
         let started = Instant::now();
-        let result = tokio::task::spawn_blocking(move || convert_v2(&body, &cache))
-            .await
-            .map_err(|e| PollError::Convert(Box::new(e)))?;
+        let result = tokio::task::spawn_blocking(move || {
+            pipeline::swagger_to_openapi(&body, Some(&cache), Rendered::json)
+                .map(|converted| converted.documents)
+                .map_err(PollError::Convert)
+        })
+        .await
+        .map_err(|e| PollError::Interrupted(e.to_string()))?;
         self.metrics.conversion(&self.name, started.elapsed());
         self.cache.prune();
         self.metrics.conversion_cache(self.cache.len());
@@ -465,7 +413,7 @@ impl Poller {
 
     async fn fetch_version(&mut self) -> Result<(), PollError> {
         let etag = self.version.as_ref().and_then(|c| c.etag.clone());
-        let result = self.client.get("/version", "application/json", etag.as_ref()).await;
+        let result = self.client.get("/version", media::APPLICATION_JSON, etag.as_ref()).await;
         self.count("version", &result);
         match result? {
             Fetched::Body { body, etag, .. } => {
@@ -479,33 +427,6 @@ impl Poller {
         }
         Ok(())
     }
-}
-
-/// Discovery for a downstream whose discovery never answered: the
-/// group-versions its OpenAPI documents name, listed `Stale` and empty
-/// (Part A item 8), so clients see them as failing rather than absent.
-fn stale_from_openapi(openapi: &BTreeMap<DocumentKey, Arc<Rendered>>) -> DownstreamDiscovery {
-    let mut out = DownstreamDiscovery::default();
-    for key in openapi.keys().filter(|k| k.is_group_version()) {
-        let parts: Vec<&str> = key.as_str().split('/').collect();
-        let stale = |v: &str| APIVersionDiscovery {
-            version: v.to_owned(),
-            resources: Vec::new(),
-            freshness: STALE.into(),
-        };
-        match parts.as_slice() {
-            ["api", v] => out.core.push(stale(v)),
-            ["apis", g, v] => match out.groups.iter_mut().find(|e| e.metadata.name == *g) {
-                Some(e) => e.versions.push(stale(v)),
-                None => out.groups.push(APIGroupDiscovery {
-                    metadata: ObjectMeta { name: (*g).to_owned() },
-                    versions: vec![stale(v)],
-                }),
-            },
-            _ => {}
-        }
-    }
-    out
 }
 
 /// The hash a root entry's `serverRelativeURL` carries, after checking that
@@ -529,35 +450,6 @@ fn validate_v3(path: &str, body: Bytes) -> Result<Arc<Rendered>, PollError> {
         return Err(PollError::BadDocument { path: path.to_owned(), source });
     }
     Ok(Arc::new(Rendered::json(body)))
-}
-
-/// Splits a Swagger 2.0 document by key and converts each part, reusing
-/// the conversion of parts whose input did not change.
-fn convert_v2(
-    body: &[u8],
-    cache: &ConversionCache,
-) -> Result<BTreeMap<DocumentKey, Arc<Rendered>>, PollError> {
-    let boxed = |e: Box<dyn std::error::Error + Send + Sync>| PollError::Convert(e);
-    // Trees that borrow from `body`: the same bytes as the `Value` path
-    // (`serde_json::to_vec` of `split`'s parts and of `convert`'s output),
-    // without building `Value`s.
-    let v2 = document::parse_tree(body).map_err(|e| boxed(Box::new(e)))?;
-    let parts = split::split_tree(&v2).map_err(|e| boxed(Box::new(e)))?;
-    let mut out = BTreeMap::new();
-    for (key, part) in &parts.documents {
-        let input = part.to_vec();
-        let digest: [u8; 32] = Sha256::digest(&input).into();
-        let rendered = match cache.get(&digest) {
-            Some(hit) => hit,
-            None => {
-                let converted = convert::convert_tree(part).map_err(|e| boxed(Box::new(e)))?;
-                let bytes = converted.document.to_vec();
-                cache.insert(digest, Arc::new(Rendered::json(bytes)))
-            }
-        };
-        out.insert(key.clone(), rendered);
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -585,19 +477,5 @@ mod tests {
         assert!(validate_v3("/x", Bytes::from_static(b"{\"swagger\":\"2.0\"}")).is_err());
         assert!(validate_v3("/x", Bytes::from_static(b"{\"openapi\":\"2.0\"}")).is_err());
         assert!(validate_v3("/x", Bytes::from_static(b"{\"openapi\":")).is_err());
-    }
-
-    #[test]
-    fn unchanged_parts_are_not_converted_again() {
-        let cache = ConversionCache::default();
-        let doc =
-            std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/sample/widgets.v2.json"))
-                .unwrap();
-        let first = convert_v2(&doc, &cache).unwrap();
-        let second = convert_v2(&doc, &cache).unwrap();
-        assert_eq!(first.len(), 4);
-        for (key, r) in &first {
-            assert!(Arc::ptr_eq(r, &second[key]), "{key} was converted again");
-        }
     }
 }

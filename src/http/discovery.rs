@@ -1,7 +1,7 @@
 //! `/api`, `/apis`, `/apis/`, `/apis/<group>`, `/apis/<group>/<version>`,
 //! `/api/<version>`.
 //!
-//! Wire behaviour: BEHAVIOR.md Part A items 7–9, B-4.1–4.4, B-5. `/api` and
+//! Wire behaviour: docs/wire.md#a-7 to #a-9, B-4.1–4.4, B-5. `/api` and
 //! `/apis` answer the aggregated list when `Accept` asks for it (v2, and
 //! v2beta1 unless switched off), else the legacy document; `/apis/` and
 //! the per-group paths are legacy only.
@@ -14,9 +14,10 @@ use bytes::Bytes;
 
 use super::reply::{Reply, Request};
 use super::{ACCEPT, AppState, NO_CACHE, body_reply};
-use crate::negotiate::{self, DISCOVERY_NOT_ACCEPTABLE_MESSAGE, DiscoveryChoice, DiscoveryVersion};
-use crate::rendered::Rendered;
-use crate::snapshot::Snapshot;
+use crate::body::rendered::Rendered;
+use crate::publish::snapshot::Snapshot;
+use crate::wire::media::DISCOVERY_NOT_ACCEPTABLE_MESSAGE;
+use crate::wire::negotiate::{self, DiscoveryChoice, DiscoveryVersion};
 
 /// The 404 `Status` of an unknown group or group-version.
 const NOT_FOUND_STATUS: &str = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\

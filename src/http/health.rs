@@ -1,6 +1,6 @@
 //! `/healthz`, `/livez`, `/readyz` and `/metrics`.
 //!
-//! Ready means every downstream has been polled once (BEHAVIOR.md B-7.2):
+//! Ready means every downstream has been polled once (docs/wire.md#b-7-2):
 //! a downstream that failed then is represented by what it serves (nothing,
 //! or last good data later), not by the proxy being unready — one broken
 //! aggregated server must not take every replica out of its Service.

@@ -2,7 +2,7 @@
 //! used by `main`, the demo and the tests alike.
 //!
 //! Handlers do no work beyond a lookup: they load the current
-//! [`Snapshot`](crate::snapshot::Snapshot), compare a header or two and
+//! [`Snapshot`](crate::publish::snapshot::Snapshot), compare a header or two and
 //! write bytes prepared when the snapshot was built. They never contact a
 //! downstream.
 
@@ -12,6 +12,7 @@ mod health;
 mod openapi;
 mod reply;
 mod router;
+pub(crate) mod server;
 pub mod stall;
 pub mod tls;
 
@@ -21,9 +22,9 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
 
+use crate::body::rendered::Rendered;
 use crate::metrics::Metrics;
-use crate::rendered::Rendered;
-use crate::snapshot::Store;
+use crate::publish::snapshot::Store;
 use reply::{Reply, Request};
 
 /// What the handlers share.
@@ -38,7 +39,7 @@ pub struct AppState {
     pub serve_v2beta1: bool,
 }
 
-/// `Cache-Control` of responses that must be revalidated (BEHAVIOR.md B-9.1:
+/// `Cache-Control` of responses that must be revalidated (docs/wire.md#b-9-1:
 /// kube-apiserver's default for everything that sets nothing else).
 pub(crate) const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache, private");
 

@@ -1,6 +1,6 @@
 //! `/openapi/v3`, `/openapi/v3/<key>`, `/openapi/v2` and `/version`.
 //!
-//! Wire behaviour: BEHAVIOR.md Part A items 1–3, 6 and 10; B-1, B-2.1,
+//! Wire behaviour: docs/wire.md#a-1 to #a-3, 6 and 10; B-1, B-2.1,
 //! B-2.4, B-9.1.
 
 use std::cell::RefCell;
@@ -11,7 +11,7 @@ use actix_web::http::header::{self, HeaderValue, VARY};
 
 use super::reply::{DateCache, Reply, Request, http_date};
 use super::{ACCEPT, AppState, NO_CACHE, body_reply};
-use crate::negotiate::{self, OpenApiChoice, OpenApiV2Choice};
+use crate::wire::negotiate::{self, OpenApiChoice, OpenApiV2Choice};
 
 /// How long a document fetched by its current hash may be cached: the URL
 /// names the content, so it never changes (KEP-2896).
@@ -38,7 +38,7 @@ pub(super) fn root(req: &Request<'_>, state: &AppState) -> Reply {
 }
 
 /// The first `hash` query parameter; an empty value counts as absent
-/// (BEHAVIOR.md B-2.1).
+/// (docs/wire.md#b-2-1).
 fn hash_param(query: &str) -> Option<&str> {
     query.split('&').find_map(|pair| pair.strip_prefix("hash=")).filter(|h| !h.is_empty())
 }

@@ -47,7 +47,7 @@ pub(crate) enum Route<'p> {
 }
 
 impl Route<'_> {
-    /// The `route` label of `openapi_proxy_requests_total`.
+    /// The `route` label of `openapi_proxy_http_requests_total`.
     fn label(&self) -> &'static str {
         match self {
             Self::OpenApiRoot => "openapi_v3_root",
@@ -139,7 +139,7 @@ impl<'a> FromIterator<&'a str> for SmallList<'a> {
     }
 }
 
-/// The answer to `req`, counted in `openapi_proxy_requests_total`.
+/// The answer to `req`, counted in `openapi_proxy_http_requests_total`.
 pub(crate) fn answer(state: &AppState, req: &Request<'_>) -> Reply {
     let decoded = decode_path(req.path);
     let Some(route) = decoded.as_deref().and_then(route) else {

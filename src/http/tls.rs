@@ -21,7 +21,7 @@ use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 use tracing::{info, warn};
 
-use crate::serving::ServingTls;
+use crate::config::serving::ServingTls;
 
 /// How often, at most, the files are looked at again.
 const RECHECK: Duration = Duration::from_secs(1);

@@ -8,8 +8,8 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use actix_web::http::StatusCode;
-use openapi_proxy::config::{Config, DownstreamConfig};
-use openapi_proxy::demo::{Route, Site};
+use openapi_proxy::testing::demo::{Route, Site};
+use openapi_proxy::{Config, DownstreamConfig};
 
 use crate::common::proxy::{TestProxy, WIDGETS, config, downstream, request, site, widgets_site};
 use crate::common::raw;

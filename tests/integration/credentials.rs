@@ -10,9 +10,9 @@ use std::time::{Duration, SystemTime};
 
 use actix_web::http::header::AUTHORIZATION;
 use base64::Engine as _;
-use openapi_proxy::config::{Config, DownstreamConfig, RawConfig};
-use openapi_proxy::credentials::Environment;
-use openapi_proxy::demo::Routes;
+use openapi_proxy::Environment;
+use openapi_proxy::testing::demo::Routes;
+use openapi_proxy::{Config, DownstreamConfig, RawConfig};
 
 use crate::common::proxy::{TestProxy, eventually, widgets_routes};
 use crate::common::tls::{Pki, start_tls_site};

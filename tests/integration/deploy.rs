@@ -4,7 +4,7 @@
 //! - Every manifest parses and is validated through openapi-proxy itself,
 //!   in front of a fake kube-apiserver serving Kubernetes 1.27's own
 //!   Swagger 2.0 document (converted by the proxy) and discovery, both from
-//!   `../shared/testdata`: strictly against the schema of its kind in the
+//!   the test data (`scripts/testdata.sh`): strictly against the schema of its kind in the
 //!   OpenAPI v3 the proxy serves (openapi-schema-validator), and the real
 //!   kubectl 1.32 resolves every kind through the proxy's discovery. A
 //!   misspelt field and an unknown kind are refused, so neither check can
@@ -17,9 +17,9 @@
 
 use std::path::{Path, PathBuf};
 
-use openapi_proxy::config::{Config, RawConfig};
-use openapi_proxy::credentials::Environment;
-use openapi_proxy::demo::{Route, version_body};
+use openapi_proxy::Environment;
+use openapi_proxy::testing::demo::{Route, version_body};
+use openapi_proxy::{Config, RawConfig};
 use serde_yaml_ng::Value;
 
 use crate::common::kubectl::Run;
@@ -207,12 +207,8 @@ async fn validate_through(base: &str, files: &[PathBuf]) -> Vec<Checked> {
 /// A fake Kubernetes 1.27 that publishes only Swagger 2.0 (converted by
 /// the proxy) and legacy discovery, and the proxy in front of it once the
 /// group-versions the manifests use are published.
-async fn proxy_for_kubernetes_1_27() -> Option<(TestProxy, openapi_proxy::demo::Site)> {
-    let (Some(v2), Some(discovery)) =
-        (shared_testdata(KUBE_1_27_V2), shared_testdata(KUBE_1_27_DISCOVERY))
-    else {
-        return None;
-    };
+async fn proxy_for_kubernetes_1_27() -> (TestProxy, openapi_proxy::testing::demo::Site) {
+    let (v2, discovery) = (shared_testdata(KUBE_1_27_V2), shared_testdata(KUBE_1_27_DISCOVERY));
     let kube = site();
     let mut routes = discovery_routes(&discovery);
     routes.push(("/openapi/v2".to_owned(), Route::json(std::fs::read(&v2).expect("read"))));
@@ -232,7 +228,7 @@ async fn proxy_for_kubernetes_1_27() -> Option<(TestProxy, openapi_proxy::demo::
         assert!(std::time::Instant::now() < deadline, "Kubernetes 1.27 not published in 120 s");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    Some((proxy, kube))
+    (proxy, kube)
 }
 
 /// The project validating its own manifests through itself: every object
@@ -242,7 +238,7 @@ async fn proxy_for_kubernetes_1_27() -> Option<(TestProxy, openapi_proxy::demo::
 /// nothing. Then kubectl, through the same proxy.
 #[actix_web::test]
 async fn manifests_validate_through_the_proxy() {
-    let Some((proxy, _kube)) = proxy_for_kubernetes_1_27().await else { return };
+    let (proxy, _kube) = proxy_for_kubernetes_1_27().await;
     let files = manifests();
     let checked = validate_through(&proxy.base, &files).await;
     let objects: usize = files.iter().map(|f| documents(f).len()).sum();

@@ -1,14 +1,14 @@
 //! Discovery through the proxy, black-box: a real proxy (started as `serve`
 //! starts it) in front of fake downstreams that serve aggregated discovery
-//! (KEP-3352) or only the legacy documents. Wire rules: BEHAVIOR.md Part A
-//! 7–9, B-4, B-5, B-11 checks 8–14.
+//! (KEP-3352) or only the legacy documents. Wire rules:
+//! docs/wire.md#a-7 to #a-9, #b-4, #b-5, #b-11-8 to #b-11-14.
 
 use actix_web::http::StatusCode;
 use bytes::Bytes;
-use openapi_proxy::config::{Config, DownstreamConfig};
-use openapi_proxy::demo::{Route, Site};
-use openapi_proxy::digest::{quoted, sha512_hex};
-use openapi_proxy::negotiate::{DISCOVERY_V2_CONTENT_TYPE, DISCOVERY_V2BETA1_CONTENT_TYPE};
+use openapi_proxy::media::{DISCOVERY_V2_CONTENT_TYPE, DISCOVERY_V2BETA1_CONTENT_TYPE};
+use openapi_proxy::testing::demo::{Route, Site};
+use openapi_proxy::{Config, DownstreamConfig};
+use openapi_proxy::{quoted, sha512_hex};
 use serde_json::{Value, json};
 
 use crate::common::proxy::{TestProxy, downstream, site};
@@ -112,24 +112,24 @@ fn kube_site() -> Site {
 
 /// A downstream serving only legacy discovery, from Kubernetes' own
 /// documents: `/api` (`APIVersions`), `/api/v1`, an `APIGroupList` with
-/// `apps/v1`, and `/apis/apps/v1`. `None` without `../shared/testdata`.
-fn legacy_site() -> Option<(Site, Bytes)> {
-    let read = |file: &str| -> Option<Bytes> {
-        let path = shared_testdata(&format!("{KUBE_DISCOVERY}/{file}"))?;
-        Some(Bytes::from(std::fs::read(path).expect("read")))
+/// `apps/v1`, and `/apis/apps/v1`.
+fn legacy_site() -> (Site, Bytes) {
+    let read = |file: &str| -> Bytes {
+        let path = shared_testdata(&format!("{KUBE_DISCOVERY}/{file}"));
+        Bytes::from(std::fs::read(path).expect("read"))
     };
-    let apps_v1 = read("apis__apps__v1.json")?;
+    let apps_v1 = read("apis__apps__v1.json");
     let group_list = json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": [{
         "name": "apps",
         "versions": [{"groupVersion": "apps/v1", "version": "v1"}],
         "preferredVersion": {"groupVersion": "apps/v1", "version": "v1"}}]});
     let s = discovery_site(vec![
-        ("/api", Route::json(read("api.json")?)),
-        ("/api/v1", Route::json(read("api__v1.json")?)),
+        ("/api", Route::json(read("api.json"))),
+        ("/api/v1", Route::json(read("api__v1.json"))),
         ("/apis", Route::json(serde_json::to_vec(&group_list).expect("JSON"))),
         ("/apis/apps/v1", Route::json(apps_v1.clone())),
     ]);
-    Some((s, apps_v1))
+    (s, apps_v1)
 }
 
 // ---- helpers ------------------------------------------------------------
@@ -303,13 +303,13 @@ async fn v2beta1_only_accept_is_406_with_a_status_body_when_switched_off() {
     let ds = kube_site();
     let config = Config {
         listen: "127.0.0.1:0".parse().expect("address"),
-        max_document_bytes: openapi_proxy::config::DEFAULT_MAX_DOCUMENT_BYTES,
+        max_document_bytes: openapi_proxy::DEFAULT_MAX_DOCUMENT_BYTES,
         discovery_v2beta1: false,
         direct_writes: true,
         downstreams: vec![downstream("kube", &ds.url(), 1)],
-        serving: openapi_proxy::serving::Serving::default(),
+        serving: openapi_proxy::Serving::default(),
     };
-    let running = openapi_proxy::proxy::start(&config).expect("proxy starts");
+    let running = openapi_proxy::start(&config).expect("proxy starts");
     let base = format!("http://{}", running.addr);
     let proxy = TestProxy { running, base };
     wait_for_groups(&proxy, &["apps"]).await;
@@ -410,7 +410,7 @@ async fn apis_aggregated_never_lists_the_core_group() {
 
 #[actix_web::test]
 async fn api_legacy_is_api_versions_without_api_version() {
-    let Some((ds, _)) = legacy_site() else { return };
+    let (ds, _) = legacy_site();
     let proxy = started(vec![downstream("kube", &ds.url(), 1)], &["apps"]).await;
     let r = proxy.get("/api", &[]).await;
     assert_eq!(r.status, StatusCode::OK);
@@ -546,7 +546,7 @@ async fn a_group_version_served_twice_comes_from_the_higher_priority_downstream(
 
 #[actix_web::test]
 async fn a_legacy_only_downstream_appears_in_aggregated_discovery_with_subresources_folded() {
-    let Some((ds, _)) = legacy_site() else { return };
+    let (ds, _) = legacy_site();
     let proxy = started(vec![downstream("kube", &ds.url(), 1)], &["apps"]).await;
 
     let r = proxy.get("/apis", &[("Accept", CLIENT_GO_ACCEPT)]).await;
@@ -602,7 +602,7 @@ async fn a_legacy_only_downstream_appears_in_aggregated_discovery_with_subresour
 
 #[actix_web::test]
 async fn a_legacy_group_version_is_served_as_the_downstreams_own_bytes() {
-    let Some((ds, apps_v1)) = legacy_site() else { return };
+    let (ds, apps_v1) = legacy_site();
     let proxy = started(vec![downstream("kube", &ds.url(), 1)], &["apps"]).await;
     let r = proxy.get("/apis/apps/v1", &[]).await;
     assert_eq!(r.status, StatusCode::OK);

@@ -1,4 +1,4 @@
-//! The downstream fault matrix (DESIGN.md "last good wins"): whatever a
+//! The downstream fault matrix (docs/design.md "last good wins"): whatever a
 //! downstream does, the proxy keeps serving the last good documents, never
 //! panics, never grows without bound, and tells the operator what happened.
 //!
@@ -23,13 +23,13 @@ use std::time::Duration;
 
 use actix_web::http::StatusCode;
 use bytes::Bytes;
-use openapi_proxy::config::DownstreamConfig;
-use openapi_proxy::demo::{
+use openapi_proxy::DownstreamConfig;
+use openapi_proxy::media::CLIENT_GO_DISCOVERY_ACCEPT as CLIENT_GO_ACCEPT;
+use openapi_proxy::media::DISCOVERY_V2_CONTENT_TYPE;
+use openapi_proxy::testing::demo::{
     GADGETS_DISCOVERY, GADGETS_V2, Route, Routes, Site, WIDGETS_APIS, WIDGETS_RESOURCES,
     WIDGETS_V2, openapi_v3_documents, start_site, v3_routes,
 };
-use openapi_proxy::downstream::discovery::CLIENT_GO_ACCEPT;
-use openapi_proxy::negotiate::DISCOVERY_V2_CONTENT_TYPE;
 use serde_json::Value;
 use tracing::Level;
 
@@ -783,7 +783,7 @@ fn a_root_hash_that_does_not_match_its_document() {
                     root["paths"][&key]["serverRelativeURL"].as_str().expect("url").to_owned();
                 let doc = proxy.get(&url, &[]).await;
                 assert_eq!(doc.status, StatusCode::OK, "{what}: {url}");
-                let hash = openapi_proxy::digest::sha512_hex(&doc.body);
+                let hash = openapi_proxy::sha512_hex(&doc.body);
                 assert!(
                     url.ends_with(&format!("?hash={hash}")),
                     "{what}: root URL {url} is not the served bytes' hash"
@@ -885,7 +885,7 @@ async fn flapping(kind: Kind, logs: Captured) {
     let before = bench.served().await;
     let (g, v) = kind.group_version();
     let fresh_is = |want: &'static str| {
-        move |s: &openapi_proxy::snapshot::Snapshot| {
+        move |s: &openapi_proxy::Snapshot| {
             let list: Value = serde_json::from_slice(&s.discovery.apis_v2.body).expect("JSON");
             freshness(&list, g, v).as_deref() == Some(want)
         }
@@ -1031,7 +1031,7 @@ fn one_failing_legacy_group_version_is_the_only_stale_one() {
             bench.site.routes.replace(routes);
         };
         set_routes(1);
-        let fresh = |s: &openapi_proxy::snapshot::Snapshot, g: &str| {
+        let fresh = |s: &openapi_proxy::Snapshot, g: &str| {
             let list: Value = serde_json::from_slice(&s.discovery.apis_v2.body).expect("JSON");
             freshness(&list, g, "v1beta1")
         };

@@ -8,8 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use openapi_proxy::convert::convert;
-use openapi_proxy::document;
+use openapi_proxy::convert;
+use openapi_proxy::parse_document;
 
 fn fixtures() -> Vec<PathBuf> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata");
@@ -51,7 +51,7 @@ fn fixtures_convert_to_their_golden_files() {
     let mut failures = Vec::new();
     for input in fixtures {
         let bytes = std::fs::read(&input).expect("read fixture");
-        let v2 = document::parse(&bytes).unwrap_or_else(|e| panic!("{}: {e}", input.display()));
+        let v2 = parse_document(&bytes).unwrap_or_else(|e| panic!("{}: {e}", input.display()));
         let converted = convert(&v2).unwrap_or_else(|e| panic!("{}: {e}", input.display()));
         let stem = input.to_string_lossy().replace(".v2.json", "").replace(".v2.yaml", "");
         let mut v3 = serde_json::to_string_pretty(&converted.document).expect("serializes");

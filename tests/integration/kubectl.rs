@@ -1,12 +1,12 @@
 //! The real kubectl (1.32, pinned) as the judge of transparency: each
 //! command prints through the proxy exactly what it prints against the
 //! downstream directly. The downstream is a "fake kube" serving real
-//! documents from `../shared/testdata` — Kubernetes' own OpenAPI v3, and
+//! documents from the test data (`scripts/testdata.sh`) — Kubernetes' own OpenAPI v3, and
 //! discovery written by a real kube-apiserver, served legacy-only or
 //! aggregated. A v2-only downstream, converted by the proxy, must explain
 //! like Kubernetes' own v3 except for the declared heuristics; a stopped
 //! downstream's resources leave `api-resources`, the others stay.
-//! BEHAVIOR.md Part A 5, 7–9, B-4.9, B-4.10, B-6.
+//! docs/wire.md#a-5, #a-7 to #a-9, #b-4-9, #b-4-10, #b-6.
 //!
 //! Every kubectl run gets its own empty `--cache-dir` under `target/` and
 //! `KUBECONFIG=/dev/null`, so no run can answer from another's cache.
@@ -14,16 +14,16 @@
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
-use openapi_proxy::config::DownstreamConfig;
-use openapi_proxy::demo::{self, Route, Site, v3_routes, version_body};
-use openapi_proxy::discovery::legacy::to_aggregated;
-use openapi_proxy::discovery::types::{
+use openapi_proxy::DocumentKey;
+use openapi_proxy::DownstreamConfig;
+use openapi_proxy::media::CLIENT_GO_DISCOVERY_ACCEPT as CLIENT_GO_ACCEPT;
+use openapi_proxy::media::DISCOVERY_V2_CONTENT_TYPE;
+use openapi_proxy::preference;
+use openapi_proxy::testing::demo::{self, Route, Site, v3_routes, version_body};
+use openapi_proxy::to_aggregated;
+use openapi_proxy::{
     APIGroupDiscovery, APIResourceList, APIVersionDiscovery, CURRENT, ObjectMeta, STALE,
 };
-use openapi_proxy::discovery::version::preference;
-use openapi_proxy::downstream::discovery::CLIENT_GO_ACCEPT;
-use openapi_proxy::key::DocumentKey;
-use openapi_proxy::negotiate::DISCOVERY_V2_CONTENT_TYPE;
 
 use crate::common::kubectl::Run;
 use crate::common::proxy::{TestProxy, downstream, site};
@@ -107,35 +107,35 @@ async fn assert_same_through_proxy(proxy: &str, direct: &str, commands: &[(&[&st
 /// `x-kubernetes-group-version-kind`, which `kubectl explain` needs to find
 /// a resource's kind, so kubectl cannot explain anything from them even
 /// talking to the downstream directly.
-fn kube_v3() -> Option<BTreeMap<DocumentKey, Bytes>> {
-    let mut docs = kube_1_24_v3_of_converted()?;
-    let path = shared_testdata(APPS_V1_V3)?;
+fn kube_v3() -> BTreeMap<DocumentKey, Bytes> {
+    let mut docs = kube_1_24_v3_of_converted();
+    let path = shared_testdata(APPS_V1_V3);
     docs.insert(DocumentKey::parse("apis/apps/v1").expect("key"), Bytes::from(read(&path)));
-    Some(docs)
+    docs
 }
 
 /// Kubernetes 1.24's own v3 documents of the group-versions whose Swagger
 /// 2.0 documents [`kube_1_24_v2_merged`] merges.
-fn kube_1_24_v3_of_converted() -> Option<BTreeMap<DocumentKey, Bytes>> {
+fn kube_1_24_v3_of_converted() -> BTreeMap<DocumentKey, Bytes> {
     let mut docs = BTreeMap::new();
     for (key, file) in [
         ("api/v1", "v3_api.v1.json"),
         ("apis/batch/v1", "v3_batch.v1.json"),
         ("apis/apiextensions.k8s.io/v1", "v3_apiextensions.k8s.io.v1.json"),
     ] {
-        let path = shared_testdata(&format!("{K8S_1_24_V2_AND_V3}/{file}"))?;
+        let path = shared_testdata(&format!("{K8S_1_24_V2_AND_V3}/{file}"));
         docs.insert(DocumentKey::parse(key).expect("key"), Bytes::from(read(&path)));
     }
-    Some(docs)
+    docs
 }
 
 /// One Swagger 2.0 document, as a v2-only kube-apiserver 1.24 would serve
 /// for `core/v1`, `batch/v1` and `apiextensions.k8s.io/v1`: the union of
 /// the paths and definitions of Kubernetes' three per-group documents.
-fn kube_1_24_v2_merged() -> Option<Bytes> {
+fn kube_1_24_v2_merged() -> Bytes {
     let mut merged: Option<serde_json::Value> = None;
     for name in ["api.v1", "batch.v1", "apiextensions.k8s.io.v1"] {
-        let doc = shared_json(&format!("{K8S_1_24_V2_AND_V3}/v2_{name}.json"))?;
+        let doc = shared_json(&format!("{K8S_1_24_V2_AND_V3}/v2_{name}.json"));
         let Some(into) = merged.as_mut() else {
             merged = Some(doc);
             continue;
@@ -150,7 +150,7 @@ fn kube_1_24_v2_merged() -> Option<Bytes> {
             }
         }
     }
-    Some(Bytes::from(serde_json::to_vec(&merged?).expect("serializes")))
+    Bytes::from(serde_json::to_vec(&merged.expect("three documents")).expect("serializes"))
 }
 
 fn read(path: &std::path::Path) -> Vec<u8> {
@@ -170,8 +170,8 @@ struct Discovery {
 
 impl Discovery {
     /// Reads every file of [`DISCOVERY`].
-    fn load() -> Option<Self> {
-        let dir = shared_testdata(DISCOVERY)?;
+    fn load() -> Self {
+        let dir = shared_testdata(DISCOVERY);
         let mut groups: BTreeMap<String, Vec<(String, Bytes)>> = BTreeMap::new();
         for entry in std::fs::read_dir(&dir).expect("discovery dir") {
             let path = entry.expect("dir entry").path();
@@ -189,11 +189,11 @@ impl Discovery {
             versions.sort_by(|a, b| preference(&a.0, &b.0));
         }
         assert!(groups.len() > 15, "{} groups in {}", groups.len(), dir.display());
-        Some(Self {
+        Self {
             api: Bytes::from(read(&dir.join("api.json"))),
             core: Bytes::from(read(&dir.join("api__v1.json"))),
             groups,
-        })
+        }
     }
 
     /// How many group-versions there are, the core one included.
@@ -320,7 +320,7 @@ const SAME_API: &[(&[&str], &str)] = &[
 ];
 
 async fn kubectl_sees_the_same_api_through_the_proxy(aggregated: bool) {
-    let (Some(docs), Some(discovery)) = (kube_v3(), Discovery::load()) else { return };
+    let (docs, discovery) = (kube_v3(), Discovery::load());
     let mut routes = v3_routes(&docs);
     routes.extend(if aggregated {
         discovery.aggregated_routes()
@@ -373,7 +373,7 @@ const EXPLAIN_CONVERTED: &[(&[&str], &str)] = &[
 /// Kubernetes' own v3), compared after the indentation, which must be the
 /// same on both sides. Each is an IntOrString or Quantity field: converted
 /// from Swagger 2.0 these types are `anyOf` schemas without a `type`
-/// (BEHAVIOR.md Part A 5), so kubectl names them by their type name, where
+/// (docs/wire.md#a-5), so kubectl names them by their type name, where
 /// Kubernetes 1.24's own v3 declares them `type: string` and kubectl prints
 /// `string`. Every pair must occur, so the list cannot go stale.
 const ALLOWED: &[(&str, &str)] = &[
@@ -400,11 +400,8 @@ fn allowed(ours: &str, theirs: &str) -> Option<usize> {
 
 #[actix_web::test]
 async fn kubectl_explains_converted_swagger_like_kubernetes_own_v3() {
-    let (Some(v2), Some(v3), Some(discovery)) =
-        (kube_1_24_v2_merged(), kube_1_24_v3_of_converted(), Discovery::load())
-    else {
-        return;
-    };
+    let (v2, v3, discovery) =
+        (kube_1_24_v2_merged(), kube_1_24_v3_of_converted(), Discovery::load());
     let mut routes = discovery.legacy_routes();
     routes.push(("/openapi/v2".to_owned(), Route::json(v2)));
     let v2_only = fake_kube(routes);
@@ -467,7 +464,7 @@ fn without_group(api_resources: &str, group: &str) -> String {
 
 #[actix_web::test]
 async fn a_stopped_downstream_disappears_from_api_resources_while_the_others_stay() {
-    let (Some(docs), Some(discovery)) = (kube_v3(), Discovery::load()) else { return };
+    let (docs, discovery) = (kube_v3(), Discovery::load());
     let mut routes = v3_routes(&docs);
     routes.extend(discovery.legacy_routes());
     let kube = fake_kube(routes);

@@ -22,13 +22,15 @@ mod faults;
 mod golden;
 /// The real kubectl sees the same API through the proxy as against the downstream directly.
 mod kubectl;
+/// The repository's shape: rooms by layer without import cycles, Markdown names that resolve.
+mod layout;
 /// The proxy's OpenAPI v3 surface, black-box, in front of fake downstreams.
 mod openapi_v3;
 /// Generated documents: no panics, determinism, `$ref` closure.
 mod properties;
 /// Serving HTTPS: trust, plain HTTP refused, kubectl, bad files, certificate rotation.
 mod serving_tls;
-/// The converter and splitter on real Kubernetes documents in `../shared`.
+/// The converter and splitter on real Kubernetes documents (`scripts/testdata.sh`).
 mod shared_data;
 /// TLS to downstreams (CA bundles, mutual TLS, skipping verification) and bearer tokens.
 mod tls;

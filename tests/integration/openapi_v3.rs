@@ -1,15 +1,15 @@
 //! The proxy's OpenAPI surface, black-box: a real proxy (started as `serve`
 //! starts it) in front of real fake downstreams serving real Kubernetes
-//! documents. Wire rules: BEHAVIOR.md Part A 1–6, B-1, B-2, B-9, B-11.
+//! documents. Wire rules: docs/wire.md#a-1 to #a-6, #b-1, #b-2, #b-9, #b-11.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use actix_web::http::StatusCode;
 use bytes::Bytes;
-use openapi_proxy::demo::{Route, Site, v3_routes, version_body};
-use openapi_proxy::digest::sha512_hex;
-use openapi_proxy::key::DocumentKey;
+use openapi_proxy::DocumentKey;
+use openapi_proxy::sha512_hex;
+use openapi_proxy::testing::demo::{Route, Site, v3_routes, version_body};
 
 use crate::common::proxy::{
     TestProxy, downstream, eventually, request, site, testdata, widgets_site,
@@ -20,7 +20,7 @@ const K8S_1_24_V3: &str = "kube-openapi/pkg/util/proto/testdata/openapi_v3_0_0";
 const K8S_1_27_V2: &str = "kube-openapi/pkg/schemaconv/testdata/swagger.json";
 
 /// Kubernetes 1.24's own v3 documents, keyed as kube-apiserver keys them.
-fn kube_1_24_v3() -> Option<BTreeMap<DocumentKey, Bytes>> {
+fn kube_1_24_v3() -> BTreeMap<DocumentKey, Bytes> {
     let mut docs = BTreeMap::new();
     for (key, file) in [
         ("api/v1", "v1.json"),
@@ -29,13 +29,13 @@ fn kube_1_24_v3() -> Option<BTreeMap<DocumentKey, Bytes>> {
         ("apis/batch/v1beta1", "batch/v1beta1.json"),
         ("apis/apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1.json"),
     ] {
-        let path = shared_testdata(&format!("{K8S_1_24_V3}/{file}"))?;
+        let path = shared_testdata(&format!("{K8S_1_24_V3}/{file}"));
         docs.insert(
             DocumentKey::parse(key).expect("key"),
             Bytes::from(std::fs::read(path).expect("read")),
         );
     }
-    Some(docs)
+    docs
 }
 
 /// A downstream publishing `docs` as OpenAPI v3, plus `/version`.
@@ -46,10 +46,7 @@ fn v3_site(docs: &BTreeMap<DocumentKey, Bytes>) -> Site {
     s
 }
 
-async fn started(
-    downstreams: Vec<openapi_proxy::config::DownstreamConfig>,
-    keys: usize,
-) -> TestProxy {
+async fn started(downstreams: Vec<openapi_proxy::DownstreamConfig>, keys: usize) -> TestProxy {
     let proxy = TestProxy::start(downstreams);
     proxy.wait_for("documents published", |s| s.openapi.len() >= keys).await;
     proxy
@@ -57,7 +54,7 @@ async fn started(
 
 #[actix_web::test]
 async fn root_lists_every_document_under_its_hash_and_each_hash_is_sha512_of_the_bytes_served() {
-    let Some(docs) = kube_1_24_v3() else { return };
+    let docs = kube_1_24_v3();
     let ds = v3_site(&docs);
     let proxy = started(vec![downstream("kube", &ds.url(), 1)], docs.len()).await;
 
@@ -107,7 +104,7 @@ async fn root_lists_every_document_under_its_hash_and_each_hash_is_sha512_of_the
 
 #[actix_web::test]
 async fn stale_hash_redirects_to_the_current_url_and_no_hash_must_revalidate() {
-    let Some(docs) = kube_1_24_v3() else { return };
+    let docs = kube_1_24_v3();
     let ds = v3_site(&docs);
     let proxy = started(vec![downstream("kube", &ds.url(), 1)], docs.len()).await;
     let current = proxy.running.state.store.load().openapi["apis/apps/v1"]
@@ -137,7 +134,7 @@ async fn stale_hash_redirects_to_the_current_url_and_no_hash_must_revalidate() {
 
 #[actix_web::test]
 async fn if_none_match_gives_304_for_root_and_documents() {
-    let Some(docs) = kube_1_24_v3() else { return };
+    let docs = kube_1_24_v3();
     let ds = v3_site(&docs);
     let proxy = started(vec![downstream("kube", &ds.url(), 1)], docs.len()).await;
     let root = proxy.get("/openapi/v3", &[]).await;
@@ -160,7 +157,7 @@ async fn if_none_match_gives_304_for_root_and_documents() {
 
 #[actix_web::test]
 async fn accept_negotiation_unknown_keys_methods_and_head() {
-    let Some(docs) = kube_1_24_v3() else { return };
+    let docs = kube_1_24_v3();
     let ds = v3_site(&docs);
     let proxy = started(vec![downstream("kube", &ds.url(), 1)], docs.len()).await;
     let path = "/openapi/v3/apis/batch/v1";
@@ -216,7 +213,7 @@ async fn accept_negotiation_unknown_keys_methods_and_head() {
 
 #[actix_web::test]
 async fn gzip_is_served_to_clients_that_accept_it() {
-    let Some(docs) = kube_1_24_v3() else { return };
+    let docs = kube_1_24_v3();
     let ds = v3_site(&docs);
     let proxy = started(vec![downstream("kube", &ds.url(), 1)], docs.len()).await;
     let plain = proxy.get("/openapi/v3/api/v1", &[]).await;
@@ -237,7 +234,7 @@ async fn gzip_is_served_to_clients_that_accept_it() {
 
 #[actix_web::test]
 async fn v2_only_downstream_is_split_and_converted() {
-    let Some(v2) = shared_testdata(K8S_1_27_V2) else { return };
+    let v2 = shared_testdata(K8S_1_27_V2);
     let ds = site();
     ds.routes.set("/openapi/v2", Route::json(std::fs::read(v2).expect("read")));
     let proxy = started(vec![downstream("kube127", &ds.url(), 1)], 48).await;
@@ -388,7 +385,7 @@ async fn downstreams_get_conditional_requests_and_never_the_clients_credentials(
 
 #[actix_web::test]
 async fn version_and_openapi_v2_pass_through_from_the_highest_priority_downstream() {
-    let Some(docs) = kube_1_24_v3() else { return };
+    let docs = kube_1_24_v3();
     let ds = v3_site(&docs);
     let v2 = Bytes::from(std::fs::read(testdata("sample/widgets.v2.json")).unwrap());
     ds.routes.set("/openapi/v2", Route::json(v2.clone()));

@@ -5,9 +5,9 @@
 //! invariants run longer under cargo-fuzz (`fuzz/`).
 
 use crate::common::refs::dangling_refs;
-use openapi_proxy::convert::{convert, convert_tree};
-use openapi_proxy::document;
-use openapi_proxy::split::{split, split_rendered, split_rendered_tree, split_tree};
+use openapi_proxy::{convert, convert_tree};
+use openapi_proxy::{parse_document, parse_tree};
+use openapi_proxy::{split, split_rendered, split_rendered_tree, split_tree};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -120,8 +120,8 @@ fn same_bytes_both_ways(input: &Value) -> Result<(), TestCaseError> {
     let texts = [serde_json::to_vec(input), serde_json::to_vec_pretty(input)];
     for text in texts {
         let text = text.expect("serializes");
-        let value = document::parse(&text).expect("serde_json's output parses");
-        let tree = document::parse_tree(&text).expect("serde_json's output parses as a tree");
+        let value = parse_document(&text).expect("serde_json's output parses");
+        let tree = parse_tree(&text).expect("serde_json's output parses as a tree");
         prop_assert_eq!(&tree.to_value(), &value);
         prop_assert!(tree.to_vec() == serde_json::to_vec(&value).expect("serializes"));
 

@@ -4,14 +4,14 @@
 //! load stop the start naming the flag, and a rotated certificate is served
 //! without a restart while a broken rotation keeps the previous one.
 
-use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::http::StatusCode;
-use openapi_proxy::demo::Site;
-use openapi_proxy::serving::ServingTls;
+use openapi_proxy::ServingTls;
+use openapi_proxy::error_chain;
+use openapi_proxy::testing::demo::Site;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
@@ -20,7 +20,7 @@ use crate::common::proxy::{TestProxy, WIDGETS, config, downstream, widgets_site}
 use crate::common::raw;
 use crate::common::tls::Pki;
 
-fn tls_config(ds: &Site, cert: &Path, key: &Path) -> openapi_proxy::config::Config {
+fn tls_config(ds: &Site, cert: &Path, key: &Path) -> openapi_proxy::Config {
     let mut c = config(vec![downstream("widgets", &ds.url(), 1)]);
     c.serving.tls = Some(ServingTls { cert_file: cert.to_owned(), key_file: key.to_owned() });
     c
@@ -54,10 +54,6 @@ fn client(ca: &Path) -> awc::Client {
 
 async fn status(client: &awc::Client, url: &str) -> Result<StatusCode, String> {
     client.get(url).send().await.map(|r| r.status()).map_err(|e| e.to_string())
-}
-
-fn chain(e: &dyn Error) -> String {
-    openapi_proxy::error_chain(e)
 }
 
 #[actix_web::test]
@@ -130,8 +126,8 @@ async fn serving_files_that_do_not_load_stop_the_start_naming_the_flag() {
         (&garbage, &pki.server_key, "(--tls-cert, tls.certFile)"),
         (&pki.server_cert, &garbage, "(--tls-key, tls.keyFile)"),
     ] {
-        let e = openapi_proxy::proxy::start(&tls_config(&ds, cert, key)).expect_err("refused");
-        let message = chain(&e);
+        let e = openapi_proxy::start(&tls_config(&ds, cert, key)).expect_err("refused");
+        let message = error_chain(&e);
         assert!(message.starts_with("serving TLS: "), "{message}");
         assert!(message.contains(expected), "{message}");
     }

@@ -1,11 +1,11 @@
 //! The converter and the splitter on real Kubernetes documents from
-//! `../shared/testdata` (never copied into this repository).
+//! the test data (`scripts/testdata.sh`; never copied into this repository).
 
 use std::path::PathBuf;
 
 use crate::common::refs::dangling_refs;
-use openapi_proxy::convert::convert;
-use openapi_proxy::split::{split, split_rendered};
+use openapi_proxy::convert;
+use openapi_proxy::{split, split_rendered};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -23,7 +23,7 @@ const ALLOW_1_24: &str = include_str!(concat!(
 const SPLIT_1_27_SHA256: &str = "testdata/golden/kube-1.27-split.sha256";
 
 /// Kubernetes publishes IntOrString and Quantity with `oneOf` in newer
-/// releases; we emit `anyOf` on purpose (BEHAVIOR.md Part A item 5). The
+/// releases; we emit `anyOf` on purpose (docs/wire.md#a-5). The
 /// comparison treats the two as the same for those schemas only.
 fn one_of_as_any_of(v: &mut Value) {
     match v {
@@ -52,8 +52,8 @@ fn kubernetes_1_24_conversion_equals_what_kubernetes_publishes_but_for_the_allow
     let mut used = vec![false; allow.len()];
     let mut unexplained = Vec::new();
     for gv in GROUP_VERSIONS_1_24 {
-        let Some(v2) = shared_json(&format!("{K8S_1_24}/v2_{gv}.json")) else { return };
-        let Some(mut theirs) = shared_json(&format!("{K8S_1_24}/v3_{gv}.json")) else { return };
+        let v2 = shared_json(&format!("{K8S_1_24}/v2_{gv}.json"));
+        let mut theirs = shared_json(&format!("{K8S_1_24}/v3_{gv}.json"));
         let before = v2.clone();
         let ours = convert(&v2).unwrap_or_else(|e| panic!("{gv}: {e}")).document;
         assert_eq!(v2, before, "{gv}: the input must not change");
@@ -82,8 +82,8 @@ fn kubernetes_1_24_conversion_equals_what_kubernetes_publishes_but_for_the_allow
 }
 
 /// The 1.27 document's split: its keys, and each document's bytes.
-fn split_1_27() -> Option<Vec<(String, Vec<u8>, Value)>> {
-    let v2 = shared_json(K8S_1_27)?;
+fn split_1_27() -> Vec<(String, Vec<u8>, Value)> {
+    let v2 = shared_json(K8S_1_27);
     let v3 = convert(&v2).expect("1.27 converts").document;
     let parts = split(&v3).expect("1.27 splits");
     assert!(parts.unplaced.is_empty(), "paths with no key: {:?}", parts.unplaced);
@@ -91,30 +91,28 @@ fn split_1_27() -> Option<Vec<(String, Vec<u8>, Value)>> {
     // very bytes of the split documents.
     let rendered = split_rendered(&v3).expect("1.27 renders");
     assert_eq!(rendered.documents.len(), parts.documents.len());
-    Some(
-        parts
-            .documents
-            .into_iter()
-            .map(|(k, doc)| {
-                let bytes = serde_json::to_vec(&doc).expect("serializes");
-                assert!(
-                    rendered.documents.get(&k) == Some(&bytes),
-                    "{k}: split_rendered differs from split"
-                );
-                (k.to_string(), bytes, doc)
-            })
-            .collect(),
-    )
+    parts
+        .documents
+        .into_iter()
+        .map(|(k, doc)| {
+            let bytes = serde_json::to_vec(&doc).expect("serializes");
+            assert!(
+                rendered.documents.get(&k) == Some(&bytes),
+                "{k}: split_rendered differs from split"
+            );
+            (k.to_string(), bytes, doc)
+        })
+        .collect()
 }
 
 #[test]
 fn kubernetes_1_27_splits_into_48_self_contained_documents() {
-    let Some(parts) = split_1_27() else { return };
+    let parts = split_1_27();
     let keys: Vec<&str> = parts.iter().map(|(k, ..)| k.as_str()).collect();
     let gv: Vec<&str> = keys
         .iter()
         .copied()
-        .filter(|k| openapi_proxy::key::DocumentKey::parse(k).is_some_and(|k| k.is_group_version()))
+        .filter(|k| openapi_proxy::DocumentKey::parse(k).is_some_and(|k| k.is_group_version()))
         .collect();
     assert_eq!(keys.len(), 48, "{keys:?}");
     assert_eq!(gv.len(), 23, "{gv:?}");
@@ -138,7 +136,7 @@ fn kubernetes_1_27_splits_into_48_self_contained_documents() {
         let paths = doc["paths"].as_object().expect("paths");
         assert!(!paths.is_empty(), "{key} has no paths");
         for p in paths.keys() {
-            let own = openapi_proxy::key::DocumentKey::from_path(p).map(|k| k.to_string());
+            let own = openapi_proxy::DocumentKey::from_path(p).map(|k| k.to_string());
             assert_eq!(own.as_deref(), Some(key.as_str()), "{p} is in the wrong document");
         }
     }
@@ -158,7 +156,7 @@ fn kubernetes_1_27_splits_into_48_self_contained_documents() {
 /// `target/golden/kube-1.27/`, and commit the new hash.
 #[test]
 fn kubernetes_1_27_split_output_is_pinned_by_hash() {
-    let Some(parts) = split_1_27() else { return };
+    let parts = split_1_27();
     let mut h = Sha256::new();
     for (key, bytes, _) in &parts {
         h.update(key.as_bytes());
@@ -193,7 +191,7 @@ fn kubernetes_1_27_split_output_is_pinned_by_hash() {
 
 #[test]
 fn conversion_is_deterministic_on_the_whole_1_27_document() {
-    let Some(v2) = shared_json(K8S_1_27) else { return };
+    let v2 = shared_json(K8S_1_27);
     let a = serde_json::to_vec(&convert(&v2).expect("converts").document).expect("serializes");
     let b = serde_json::to_vec(&convert(&v2).expect("converts").document).expect("serializes");
     assert!(a == b, "two conversions of the same input differ");
@@ -203,7 +201,7 @@ fn conversion_is_deterministic_on_the_whole_1_27_document() {
 /// the 1.27 split, the 1.14 aggregator documents, Config Connector CRDs,
 /// the 1.8 definitions) and writes each output as a file for the
 /// validators. Each output also has to deserialize as `openapiv3::OpenAPI`.
-fn converted_real_documents(scratch: &str) -> Option<Vec<PathBuf>> {
+fn converted_real_documents(scratch: &str) -> Vec<PathBuf> {
     let dir = validators::scratch_dir(scratch);
     let mut inputs: Vec<String> =
         GROUP_VERSIONS_1_24.iter().map(|gv| format!("{K8S_1_24}/v2_{gv}.json")).collect();
@@ -211,7 +209,7 @@ fn converted_real_documents(scratch: &str) -> Option<Vec<PathBuf>> {
         inputs.push(format!("kube-openapi/test/integration/testdata/aggregator/{n}"));
     }
     inputs.push("kube-openapi/pkg/util/proto/testdata/swagger.json".into());
-    let crds = shared_testdata("kube-openapi/pkg/schemaconv/testdata/crds/openapiv2")?;
+    let crds = shared_testdata("kube-openapi/pkg/schemaconv/testdata/crds/openapiv2");
     let mut crd_files: Vec<_> =
         std::fs::read_dir(&crds).expect("crd dir").map(|e| e.expect("entry").path()).collect();
     crd_files.sort();
@@ -228,7 +226,7 @@ fn converted_real_documents(scratch: &str) -> Option<Vec<PathBuf>> {
         written.push(path);
     };
     for rel in &inputs {
-        let v2 = shared_json(rel)?;
+        let v2 = shared_json(rel);
         let doc = convert(&v2).unwrap_or_else(|e| panic!("{rel}: {e}")).document;
         let flat = rel.replace('/', "__");
         for (key, part) in split(&doc).unwrap_or_else(|e| panic!("{rel}: {e}")).documents {
@@ -244,10 +242,10 @@ fn converted_real_documents(scratch: &str) -> Option<Vec<PathBuf>> {
                 .expect("golden file is JSON");
         write(golden.replace('/', "__"), &doc);
     }
-    for (key, _, doc) in split_1_27()? {
+    for (key, _, doc) in split_1_27() {
         write(format!("k8s-1.27--{}.json", key.replace('/', "__")), &doc);
     }
-    Some(written)
+    written
 }
 
 /// openapi-spec-validator flags Kubernetes' zero-value defaults that do not
@@ -257,14 +255,14 @@ fn converted_real_documents(scratch: &str) -> Option<Vec<PathBuf>> {
 /// else (see `tests/validators/validate.py`).
 #[test]
 fn every_converted_real_document_passes_openapi_spec_validator() {
-    let Some(files) = converted_real_documents("real-for-spec-validator") else { return };
+    let files = converted_real_documents("real-for-spec-validator");
     let reports = validators::openapi_spec_validator(&files, true);
     assert_all_pass(&files, &reports);
 }
 
 #[test]
 fn every_converted_real_document_passes_swagger_parser() {
-    let Some(files) = converted_real_documents("real-for-swagger-parser") else { return };
+    let files = converted_real_documents("real-for-swagger-parser");
     let reports = validators::swagger_parser(&files);
     assert_all_pass(&files, &reports);
 }

@@ -5,15 +5,15 @@
 //! Credentials: the proxy sends its own token (re-read when the file
 //! changes), never a client's, and never shows it in `/metrics`.
 
-use std::error::Error;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{AUTHORIZATION, COOKIE};
-use openapi_proxy::config::{DEFAULT_MAX_DOCUMENT_BYTES, DownstreamConfig};
-use openapi_proxy::demo::{Route, SeenRequest};
-use openapi_proxy::downstream::client::DownstreamClient;
+use openapi_proxy::DownstreamClient;
+use openapi_proxy::error_chain;
+use openapi_proxy::testing::demo::{Route, SeenRequest};
+use openapi_proxy::{DEFAULT_MAX_DOCUMENT_BYTES, DownstreamConfig};
 
 use crate::common::proxy::{TestProxy, downstream, site, testdata, widgets_routes};
 use crate::common::tls::{Pki, TlsSite, start_tls_site};
@@ -92,18 +92,6 @@ async fn ready_and_empty(proxy: &TestProxy) {
 
 fn authorization(r: &SeenRequest) -> Option<&str> {
     r.headers.get(AUTHORIZATION).map(|v| v.to_str().expect("ASCII"))
-}
-
-/// An error and its sources, `: `-separated.
-fn chain(e: &dyn Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }
 
 #[actix_web::test]
@@ -286,16 +274,16 @@ async fn config_validation_refuses_tls_material_that_does_not_parse() {
     let url = "https://127.0.0.1:1";
 
     // Through `proxy::start`, as `serve` starts: the downstream is named too.
-    let config = openapi_proxy::config::Config {
+    let config = openapi_proxy::Config {
         listen: "127.0.0.1:0".parse().expect("address"),
         max_document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
         discovery_v2beta1: true,
         direct_writes: true,
         downstreams: vec![verified("garbage", url, &not_pem)],
-        serving: openapi_proxy::serving::Serving::default(),
+        serving: openapi_proxy::Serving::default(),
     };
-    let e = openapi_proxy::proxy::start(&config).expect_err("refused");
-    let message = chain(&e);
+    let e = openapi_proxy::start(&config).expect_err("refused");
+    let message = error_chain(&e);
     assert!(message.starts_with("downstream garbage: "), "{message:?}");
     assert!(message.contains(&not_pem.display().to_string()), "{message:?}");
 
@@ -332,10 +320,16 @@ async fn config_validation_refuses_tls_material_that_does_not_parse() {
 
     let mut unnamed = Vec::new();
     for (what, d, files) in &cases {
-        match DownstreamClient::new(d, DEFAULT_MAX_DOCUMENT_BYTES) {
+        match DownstreamClient::new(
+            &d.url,
+            &d.tls,
+            d.token.as_ref(),
+            d.timeout,
+            DEFAULT_MAX_DOCUMENT_BYTES,
+        ) {
             Ok(_) => unnamed.push(format!("{what}: a client was made")),
             Err(e) => {
-                let message = chain(&e);
+                let message = error_chain(&e);
                 for file in files {
                     if !message.contains(&file.display().to_string()) {
                         unnamed

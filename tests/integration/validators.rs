@@ -11,32 +11,19 @@ use serde_json::{Value, json};
 
 use crate::common::validators::{self, FileReport};
 
-/// `../shared/testdata/kube-openapi/pkg` relative to the crate root, or
-/// `None` (after a notice) when it is missing outside CI.
+/// The `pkg` folder of the kube-openapi test data.
 ///
 /// # Panics
-///
-/// When the data is missing and `CI=true` (the design note: tests on real
-/// data fail, not skip, in CI).
-fn kube_openapi_pkg() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata/kube-openapi/pkg");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{} is missing (CI=true: tests on real data must not skip)",
-        dir.display()
-    );
-    eprintln!("skipping: {} is missing (see DESIGN.md, real data)", dir.display());
-    None
+/// When it is missing, naming `scripts/testdata.sh`.
+fn kube_openapi_pkg() -> PathBuf {
+    crate::common::shared::shared_testdata("kube-openapi/pkg")
 }
 
 /// Kubernetes 1.24's own OpenAPI v3 documents: the three `v3_*.json` beside
 /// the conversion test data, and every `*.json` under
 /// `util/proto/testdata/openapi_v3_0_0`.
-fn kubernetes_v3_documents() -> Option<Vec<PathBuf>> {
-    let pkg = kube_openapi_pkg()?;
+fn kubernetes_v3_documents() -> Vec<PathBuf> {
+    let pkg = kube_openapi_pkg();
     let mut documents: Vec<PathBuf> =
         fs::read_dir(pkg.join("openapiconv/testdata_generated_from_k8s"))
             .expect("the conversion test data directory is readable")
@@ -53,7 +40,7 @@ fn kubernetes_v3_documents() -> Option<Vec<PathBuf>> {
     served.sort();
     assert!(served.len() >= 5, "expected the served group-version documents: {served:?}");
     documents.extend(served);
-    Some(documents)
+    documents
 }
 
 fn collect_json(dir: &Path, found: &mut Vec<PathBuf>) {
@@ -82,7 +69,7 @@ fn assert_one_report_per_document(reports: &[FileReport], documents: &[PathBuf])
 
 #[test]
 fn kubernetes_v3_documents_pass_openapi_spec_validator_with_zero_default_tolerance() {
-    let Some(documents) = kubernetes_v3_documents() else { return };
+    let documents = kubernetes_v3_documents();
     let reports = kubernetes_tolerant_reports(&documents);
     assert_one_report_per_document(reports, &documents);
     for report in reports {
@@ -94,7 +81,7 @@ fn kubernetes_v3_documents_pass_openapi_spec_validator_with_zero_default_toleran
 
 #[test]
 fn openapi_spec_validator_reports_only_zero_defaults_on_kubernetes_v3_documents() {
-    let Some(documents) = kubernetes_v3_documents() else { return };
+    let documents = kubernetes_v3_documents();
     let strict = validators::openapi_spec_validator(&documents, false);
     let tolerant = kubernetes_tolerant_reports(&documents);
     assert_one_report_per_document(&strict, &documents);
@@ -121,7 +108,7 @@ fn openapi_spec_validator_reports_only_zero_defaults_on_kubernetes_v3_documents(
 
 #[test]
 fn kubernetes_v3_documents_pass_swagger_parser() {
-    let Some(documents) = kubernetes_v3_documents() else { return };
+    let documents = kubernetes_v3_documents();
     let reports = validators::swagger_parser(&documents);
     assert_one_report_per_document(&reports, &documents);
     for report in &reports {

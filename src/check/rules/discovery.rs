@@ -1,5 +1,5 @@
 //! Discovery rules: aggregated and legacy `/api` and `/apis`, their
-//! negotiation, caching, ordering and agreement (BEHAVIOR.md B-11.8 to
+//! negotiation, caching, ordering and agreement (docs/wire.md#b-11-8 to
 //! B-11.14).
 
 use serde_json::{Value, json};
@@ -9,7 +9,7 @@ use crate::check::evidence::{
     DiscoveryEvidence, aggregated_groups, json_ok, legacy_groups, legacy_versions,
 };
 use crate::check::{Area, Evidence, Outcome, Profile, Rule};
-use crate::negotiate::{
+use crate::wire::media::{
     DISCOVERY_NOT_ACCEPTABLE_MESSAGE, DISCOVERY_V2_CONTENT_TYPE, DISCOVERY_V2BETA1_CONTENT_TYPE,
 };
 

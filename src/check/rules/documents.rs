@@ -1,5 +1,5 @@
 //! Document-level rules: what each published OpenAPI document must be, and
-//! how the OpenAPI documents and discovery must agree (BEHAVIOR.md B-11.15,
+//! how the OpenAPI documents and discovery must agree (docs/wire.md#b-11-15,
 //! B-1.1, B-2.1, B-6.2, KEP-2896).
 
 use std::collections::BTreeSet;
@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::{Judge, missing, truncate};
 use crate::check::evidence::{Document, json_ok, legacy_groups};
 use crate::check::{Area, Evidence, Exchange, Outcome, Profile, Rule};
-use crate::key::{group_version_key, group_version_of};
+use crate::wire::GroupVersion;
 
 /// The documents that answered 200 with a JSON body.
 fn served(docs: &[Document]) -> impl Iterator<Item = (&Document, &Exchange, Value)> {
@@ -61,7 +61,7 @@ fn openapi_3_0_shape(e: &Evidence, _: Profile) -> Outcome {
             if doc.get("servers").is_some() {
                 j.fail(Some(ex), "body /servers", "absent", "present");
             }
-            crate::refs::for_each_object(&doc, &mut |at, m| {
+            crate::json::refs::for_each_object(&doc, &mut |at, m| {
                 if let Some(Value::String(r)) = m.get("$ref") {
                     if !r.starts_with("#/components/") {
                         j.fail(
@@ -173,7 +173,7 @@ pub const REFS_CLOSED: Rule = Rule {
 fn refs_closed(e: &Evidence, _: Profile) -> Outcome {
     with_documents(e, false, |j, docs| {
         for (_, ex, doc) in docs {
-            for (at, r) in crate::refs::all_refs(&doc) {
+            for (at, r) in crate::json::refs::all_refs(&doc) {
                 let resolves = r.strip_prefix('#').is_some_and(|p| doc.pointer(p).is_some());
                 if !resolves {
                     j.fail(
@@ -245,7 +245,7 @@ fn coverage(e: &Evidence, _: Profile) -> Outcome {
     }
     let mut j = Judge::new();
     for ((g, v), ex) in &listed {
-        let key = group_version_key(g, v);
+        let key = GroupVersion::key_of(g, v);
         if !keys.contains(key.as_str()) {
             j.fail(
                 Some(&o.root),
@@ -256,8 +256,8 @@ fn coverage(e: &Evidence, _: Profile) -> Outcome {
         }
     }
     for d in &o.documents {
-        let Some((g, v)) = group_version_of(&d.key) else { continue };
-        if !listed.iter().any(|((lg, lv), _)| lg == g && lv == v) {
+        let Some(gv) = GroupVersion::from_key(&d.key) else { continue };
+        if !listed.iter().any(|((lg, lv), _)| *lg == gv.group && *lv == gv.version) {
             j.fail(
                 Some(&o.root),
                 format!("body /paths/{}", super::token(&d.key)),
@@ -298,7 +298,7 @@ fn kinds_have_schemas(e: &Evidence, _: Profile) -> Outcome {
                 res.pointer("/responseKind/version").and_then(Value::as_str).unwrap_or_default();
             let (g, v) = if kv.is_empty() { (group, version) } else { (kg, kv) };
             checked += 1;
-            let key = group_version_key(g, v);
+            let key = GroupVersion::key_of(g, v);
             let at = format!("body {}/resources/{r}/responseKind", entry.at);
             let doc = o
                 .documents

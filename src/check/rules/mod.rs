@@ -208,7 +208,7 @@ pub fn pointer_label(pointer: &str) -> String {
 /// A JSON pointer token (RFC 6901 escaping).
 #[must_use]
 pub fn token(s: &str) -> String {
-    s.replace('~', "~0").replace('/', "~1")
+    crate::json::pointer::escape_token(s).into_owned()
 }
 
 /// Long values shortened for evidence lines.

@@ -1,14 +1,14 @@
 //! OpenAPI v3 rules: the root, the documents' headers and hashes, and the
-//! probes on one document (BEHAVIOR.md B-11.1 to B-11.7, Part A 1 and 10).
+//! probes on one document (docs/wire.md#b-11-1 to B-11.7, Part A 1 and 10).
 
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
 use super::{Judge, is_upper_hex_512, missing, token};
+use crate::body::digest::sha512_hex;
 use crate::check::evidence::{OpenApiEvidence, PROTOBUF as PROTOBUF_CONTENT_TYPE, Probes};
 use crate::check::{Area, Evidence, Outcome, Profile, Rule};
-use crate::digest::sha512_hex;
 
 fn with_openapi(e: &Evidence, f: impl FnOnce(&OpenApiEvidence) -> Outcome) -> Outcome {
     e.openapi.as_ref().map_or_else(|| missing(Area::Openapi), f)

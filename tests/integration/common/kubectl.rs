@@ -1,35 +1,94 @@
 //! The real kubectl, as a client in tests.
 //!
-//! The `kubectl` on the machine image is a dispatcher that picks a bundled
-//! client by the server's `/version`; tests pin `kubectl.1.32`, found beside
-//! it, so their output does not depend on what a downstream claims to be.
+//! Tests pin kubectl 1.32 so their output does not depend on what a
+//! downstream claims to be, and find it by what it says it is: `$KUBECTL`
+//! if set, else the first `kubectl.1.32` or `kubectl` on `PATH` (or beside
+//! a `kubectl` on `PATH`) whose `version --client` is v1.32. The machine
+//! image's `kubectl` is a dispatcher that reports v1.32 but picks a client
+//! by the server's `/version`; it says `-dispatcher` in its version and is
+//! passed over.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The minor version the tests' expectations were written against.
+const MINOR: &str = "32";
 
 /// The pinned kubectl binary.
 ///
 /// # Panics
-/// When it cannot be found: a test that needs a real client must not pass
-/// without one. `.ci/run` installs it on machines that lack it.
+/// When none can be found (or `$KUBECTL` is not v1.32): a test that needs a
+/// real client must not pass without one. `.ci/run` installs it on machines
+/// that lack it.
 pub fn pinned() -> PathBuf {
-    let candidates = std::env::var_os("PATH")
+    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    FOUND.get_or_init(find).clone().unwrap_or_else(|why| panic!("{why}"))
+}
+
+fn find() -> Result<PathBuf, String> {
+    if let Some(k) = std::env::var_os("KUBECTL") {
+        let k = PathBuf::from(k);
+        return match client_version(&k) {
+            Some(v) if is_pinned(&v) => Ok(k),
+            other => {
+                Err(format!("KUBECTL={} reports {other:?}, not kubectl v1.{MINOR}.x", k.display()))
+            }
+        };
+    }
+    let mut tried = Vec::new();
+    for dir in std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
         .unwrap_or_default()
-        .into_iter()
-        .flat_map(|dir| {
-            let direct = dir.join("kubectl.1.32");
-            let beside = std::fs::canonicalize(dir.join("kubectl"))
-                .ok()
-                .and_then(|k| k.parent().map(|p| p.join("kubectl.1.32")));
-            [Some(direct), beside]
-        })
-        .flatten();
-    for c in candidates {
-        if c.is_file() {
-            return c;
+    {
+        let beside = std::fs::canonicalize(dir.join("kubectl"))
+            .ok()
+            .and_then(|k| k.parent().map(|p| p.join(format!("kubectl.1.{MINOR}"))));
+        for candidate in
+            [Some(dir.join(format!("kubectl.1.{MINOR}"))), Some(dir.join("kubectl")), beside]
+                .into_iter()
+                .flatten()
+        {
+            if !candidate.is_file() || tried.iter().any(|(t, _)| t == &candidate) {
+                continue;
+            }
+            let version = client_version(&candidate);
+            if version.as_deref().is_some_and(is_pinned) {
+                return Ok(candidate);
+            }
+            tried.push((candidate, version));
         }
     }
-    panic!("kubectl.1.32 not found on PATH or beside kubectl; run .ci/run's install step");
+    Err(format!(
+        "no kubectl v1.{MINOR}.x found (set KUBECTL, or run .ci/run's install step); tried {tried:?}"
+    ))
+}
+
+/// `clientVersion.gitVersion` of `kubectl version --client -o json`.
+fn client_version(kubectl: &Path) -> Option<String> {
+    let out = std::process::Command::new(kubectl)
+        .args(["version", "--client", "-o", "json"])
+        .env("KUBECONFIG", "/dev/null")
+        .output()
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    v["clientVersion"]["gitVersion"].as_str().map(str::to_owned)
+}
+
+/// `v1.32.<patch>`, with an optional build suffix, but not the dispatcher.
+fn is_pinned(git_version: &str) -> bool {
+    let Some(rest) = git_version.strip_prefix(&format!("v1.{MINOR}.")) else { return false };
+    let patch_end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    patch_end > 0 && !rest.contains("dispatcher")
+}
+
+#[test]
+fn only_a_real_1_32_client_is_pinned() {
+    assert!(is_pinned("v1.32.4"));
+    assert!(is_pinned("v1.32.0+k3s1"));
+    assert!(!is_pinned("v1.32.4-dispatcher"));
+    assert!(!is_pinned("v1.33.1"));
+    assert!(!is_pinned("v1.3.2"));
+    assert!(!is_pinned("v1.32."));
 }
 
 /// What one kubectl run printed.

@@ -14,7 +14,7 @@ pub mod proxy;
 pub mod raw;
 /// `$ref` closure checks.
 pub mod refs;
-/// Locating `../shared/testdata`.
+/// Reading the real Kubernetes test data (`scripts/testdata.sh`).
 pub mod shared;
 /// Certificates made at test time and HTTPS fake downstreams.
 pub mod tls;

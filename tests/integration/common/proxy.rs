@@ -7,9 +7,9 @@ use std::time::Duration;
 use actix_web::http::StatusCode;
 use actix_web::http::header::HeaderMap;
 use bytes::Bytes;
-use openapi_proxy::config::{Config, DownstreamConfig, TlsConfig};
-use openapi_proxy::demo::{Route, Routes, Site, start_site};
-use openapi_proxy::proxy::{self, Running};
+use openapi_proxy::Running;
+use openapi_proxy::testing::demo::{Route, Routes, Site, start_site};
+use openapi_proxy::{Config, DownstreamConfig, TlsConfig};
 
 /// Poll interval used by tests: short, so changes show quickly.
 pub const POLL: Duration = Duration::from_millis(100);
@@ -32,11 +32,11 @@ pub fn downstream(name: &str, url: &str, priority: i64) -> DownstreamConfig {
 pub fn config(downstreams: Vec<DownstreamConfig>) -> Config {
     Config {
         listen: "127.0.0.1:0".parse().expect("address"),
-        max_document_bytes: openapi_proxy::config::DEFAULT_MAX_DOCUMENT_BYTES,
+        max_document_bytes: openapi_proxy::DEFAULT_MAX_DOCUMENT_BYTES,
         discovery_v2beta1: true,
         direct_writes: true,
         downstreams,
-        serving: openapi_proxy::serving::Serving::default(),
+        serving: openapi_proxy::Serving::default(),
     }
 }
 
@@ -62,7 +62,7 @@ impl TestProxy {
     /// Starts a proxy with `config` (its `listen` should be port 0) on the
     /// current actix system; the base URL is `https://` when it serves TLS.
     pub fn start_config(config: &Config) -> Self {
-        let running = proxy::start(config).expect("proxy starts");
+        let running = openapi_proxy::start(config).expect("proxy starts");
         let scheme = if config.serving.tls.is_some() { "https" } else { "http" };
         let base = format!("{scheme}://{}", running.addr);
         Self { running, base }
@@ -79,11 +79,7 @@ impl TestProxy {
     }
 
     /// Waits until the snapshot is ready and `pred` holds for it.
-    pub async fn wait_for(
-        &self,
-        what: &str,
-        pred: impl Fn(&openapi_proxy::snapshot::Snapshot) -> bool,
-    ) {
+    pub async fn wait_for(&self, what: &str, pred: impl Fn(&openapi_proxy::Snapshot) -> bool) {
         eventually(what, || {
             let s = self.running.state.store.load();
             s.ready && pred(&s)

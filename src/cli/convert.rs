@@ -1,0 +1,316 @@
+//! `openapi-proxy convert`: read a Swagger 2.0 document, write one OpenAPI
+//! 3.0 document per key (and the whole one, if asked), summarise the notes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::json::document;
+use crate::json::tree::{Node, Object};
+use crate::openapi::convert::{self, ConvertedTree};
+use crate::openapi::pipeline::{self, PipelineError};
+use crate::wire::key::DocumentKey;
+
+/// Arguments of `convert`.
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The Swagger 2.0 document, JSON or YAML; `-` reads standard input.
+    pub input: PathBuf,
+    /// Directory to write the per-key documents into (created if missing).
+    #[arg(long, value_name = "DIR", required_unless_present = "whole")]
+    pub out: Option<PathBuf>,
+    /// Also write the whole converted document, unsplit, to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub whole: Option<PathBuf>,
+    /// Indent the JSON output (compact by default, as Kubernetes serves it).
+    #[arg(long)]
+    pub pretty: bool,
+    /// List every note on stderr, not only the count per kind.
+    #[arg(long, short)]
+    pub verbose: bool,
+}
+
+/// Exit status for input that cannot be converted.
+pub const EXIT_BAD_INPUT: u8 = 3;
+/// Exit status for failed file reads or writes.
+pub const EXIT_IO: u8 = 4;
+
+/// Why `convert` failed, sorted by who has to act: the author of the
+/// document, or whoever owns the files.
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertCommandError {
+    /// The input could not be read as JSON or YAML.
+    #[error("reading {input} as JSON or YAML")]
+    Parse {
+        /// The input path.
+        input: String,
+        /// The parser's error.
+        #[source]
+        source: document::ParseError,
+    },
+    /// The input is not a convertible Swagger 2.0 document.
+    #[error("converting {input}")]
+    Convert {
+        /// The input path.
+        input: String,
+        /// Why.
+        #[source]
+        source: convert::ConvertError,
+    },
+    /// The input gave no per-key documents (not Swagger 2.0, a part that
+    /// does not split or convert).
+    #[error("converting {input}")]
+    Pipeline {
+        /// The input path.
+        input: String,
+        /// Why.
+        #[source]
+        source: PipelineError,
+    },
+    /// A file could not be read or written.
+    #[error("{action} {path}")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ConvertCommandError {
+    /// The process exit status for this error.
+    #[must_use]
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            Self::Io { .. } => ExitCode::from(EXIT_IO),
+            _ => ExitCode::from(EXIT_BAD_INPUT),
+        }
+    }
+}
+
+/// What `convert` produced, for the summary.
+#[derive(Debug)]
+pub struct ConvertSummary {
+    /// Keys written, in order.
+    pub keys: Vec<DocumentKey>,
+    /// Schemas in the whole converted document.
+    pub schemas: usize,
+    /// The conversion notes.
+    pub notes: Vec<convert::Note>,
+    /// Paths that belong to no key.
+    pub unplaced: Vec<String>,
+}
+
+/// Runs `convert`: read, convert per key, write.
+///
+/// The per-key documents come from [`pipeline::swagger_to_openapi`], the
+/// function the proxy converts v2-only downstreams with, so `--out` writes
+/// exactly the bytes the proxy would serve for this document.
+///
+/// # Errors
+/// [`ConvertCommandError`], whose [`ConvertCommandError::exit_code`] tells
+/// bad input from I/O failures.
+pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandError> {
+    let input_name = args.input.display().to_string();
+    let bytes = read_input(&args.input)?;
+    let mut summary =
+        ConvertSummary { keys: Vec::new(), schemas: 0, notes: Vec::new(), unplaced: Vec::new() };
+    if let Some(whole) = &args.whole {
+        let (schemas, notes) = write_whole(&bytes, whole, args.pretty, &input_name)?;
+        summary.schemas = schemas;
+        summary.notes = notes;
+    }
+    if let Some(dir) = &args.out {
+        let v2 = document::parse_tree(&bytes)
+            .map_err(|source| ConvertCommandError::Parse { input: input_name.clone(), source })?;
+        // Each document is written as soon as it is rendered; after the
+        // first failure the rest are skipped and the failure is reported.
+        let mut failed = None;
+        let mut made_dirs = BTreeSet::new();
+        let converted = pipeline::convert_each(&v2, bytes.len(), |key, rendered| {
+            if failed.is_some() {
+                return;
+            }
+            let path = dir.join(format!("{key}.json"));
+            let written = if args.pretty {
+                serde_json::from_slice::<serde_json::Value>(rendered)
+                    .map_err(|e| io_error("re-reading", &path, std::io::Error::other(e)))
+                    .and_then(|doc| write_json(&path, &doc, true))
+            } else {
+                make_parent(&path, &mut made_dirs).and_then(|()| replace_file(&path, rendered))
+            };
+            match written {
+                Ok(()) => summary.keys.push(key.clone()),
+                Err(e) => failed = Some(e),
+            }
+        })
+        .map_err(|source| ConvertCommandError::Pipeline { input: input_name.clone(), source })?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        summary.schemas = converted.schemas;
+        summary.notes = converted.notes;
+        summary.unplaced = converted.unplaced;
+        // The process exits right after this. Freeing the parsed tree (a
+        // million small nodes for a whole cluster's document) would cost
+        // milliseconds and give nothing back.
+        std::mem::forget(v2);
+    }
+    Ok(summary)
+}
+
+/// `--whole`: the document converted in one piece, unsplit; returns the
+/// number of schemas and the notes.
+fn write_whole(
+    bytes: &[u8],
+    whole: &Path,
+    pretty: bool,
+    input_name: &str,
+) -> Result<(usize, Vec<convert::Note>), ConvertCommandError> {
+    // Trees borrowing from `bytes` all the way: no `Value` is built unless
+    // `--pretty` asks for one.
+    let v2 = document::parse_tree(bytes)
+        .map_err(|source| ConvertCommandError::Parse { input: input_name.to_owned(), source })?;
+    let ConvertedTree { document, notes } = convert::convert_tree(&v2)
+        .map_err(|source| ConvertCommandError::Convert { input: input_name.to_owned(), source })?;
+    let schemas =
+        document.pointer("/components/schemas").and_then(Node::as_object).map_or(0, Object::len);
+    if pretty {
+        write_json(whole, &document.to_value(), true)?;
+    } else {
+        // Sized up front: a doubling buffer leaves its smaller copies
+        // behind, pages the kernel has to zero for nothing.
+        let mut out = Vec::with_capacity(bytes.len());
+        document.render(&mut out);
+        write_bytes(whole, &out)?;
+    }
+    Ok((schemas, notes))
+}
+
+/// Writes the summary of a conversion to `w` (stderr in practice).
+///
+/// # Errors
+/// When writing to `w` fails.
+pub fn write_summary(
+    w: &mut dyn Write,
+    summary: &ConvertSummary,
+    verbose: bool,
+) -> std::io::Result<()> {
+    let gv = summary.keys.iter().filter(|k| k.is_group_version()).count();
+    writeln!(
+        w,
+        "converted: {} documents ({} group-versions, {} other), {} schemas, {} notes",
+        summary.keys.len(),
+        gv,
+        summary.keys.len() - gv,
+        summary.schemas,
+        summary.notes.len()
+    )?;
+    if !summary.keys.is_empty() {
+        let names: Vec<&str> = summary.keys.iter().map(DocumentKey::as_str).collect();
+        writeln!(w, "keys: {}", names.join(" "))?;
+    }
+    let mut by_kind: BTreeMap<&str, usize> = BTreeMap::new();
+    for n in &summary.notes {
+        *by_kind.entry(n.kind.label()).or_default() += 1;
+    }
+    for (kind, count) in &by_kind {
+        writeln!(w, "  note {kind}: {count}")?;
+    }
+    if verbose {
+        for n in &summary.notes {
+            writeln!(w, "  {n}")?;
+        }
+    } else if !summary.notes.is_empty() {
+        writeln!(w, "  (--verbose lists each note with its JSON pointer)")?;
+    }
+    for p in &summary.unplaced {
+        writeln!(w, "  path {p:?} belongs to no document key; not written")?;
+    }
+    Ok(())
+}
+
+fn read_input(input: &Path) -> Result<Vec<u8>, ConvertCommandError> {
+    let io = |source| ConvertCommandError::Io {
+        action: "reading",
+        path: input.display().to_string(),
+        source,
+    };
+    if input.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        std::io::stdin().read_to_end(&mut buf).map_err(io)?;
+        Ok(buf)
+    } else {
+        std::fs::read(input).map_err(io)
+    }
+}
+
+fn io_error(action: &'static str, path: &Path, source: std::io::Error) -> ConvertCommandError {
+    ConvertCommandError::Io { action, path: path.display().to_string(), source }
+}
+
+fn write_json(
+    path: &Path,
+    value: &serde_json::Value,
+    pretty: bool,
+) -> Result<(), ConvertCommandError> {
+    let bytes = if pretty { serde_json::to_vec_pretty(value) } else { serde_json::to_vec(value) }
+        .map_err(|e| io_error("serializing", path, std::io::Error::other(e)))?;
+    write_bytes(path, &bytes)
+}
+
+fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), ConvertCommandError> {
+    make_parent(path, &mut BTreeSet::new())?;
+    replace_file(path, bytes)
+}
+
+/// Creates the directory `path` goes in, unless `made` says it was already
+/// (one `mkdir` per directory rather than per file).
+fn make_parent(path: &Path, made: &mut BTreeSet<PathBuf>) -> Result<(), ConvertCommandError> {
+    if let Some(parent) = path.parent()
+        && !made.contains(parent)
+    {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| io_error("creating the directory of", path, e))?;
+        made.insert(parent.to_path_buf());
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` over what is there, then cuts a regular file
+/// to the new length, instead of truncating it first.
+///
+/// On ext4, truncating a file that has data to nothing and writing it
+/// again makes the kernel flush it on close (`auto_da_alloc`, its guard for
+/// programs that replace files without `fsync`), and so does renaming over
+/// one: rerunning the command over its previous output took two to three
+/// times as long as writing into a fresh directory, all of it waiting on
+/// the disk. Overwriting in place reuses the file's blocks and flushes
+/// nothing early. Measured on this machine with 48 files of 100 kB written
+/// 25 times (Python, median): truncate and write 12–15 ms, unlink and
+/// create 2.7–3.7 ms, overwrite and cut 0.6–0.95 ms.
+///
+/// Like truncating, this is not atomic for a reader of the file; links,
+/// ownership and permissions stay, and a symbolic link or a device
+/// (`/dev/null`) is written through as before.
+fn replace_file(path: &Path, bytes: &[u8]) -> Result<(), ConvertCommandError> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| io_error("writing", path, e))?;
+    file.write_all(bytes).map_err(|e| io_error("writing", path, e))?;
+    let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    let meta = file.metadata().map_err(|e| io_error("writing", path, e))?;
+    if meta.is_file() && meta.len() > len {
+        file.set_len(len).map_err(|e| io_error("writing", path, e))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,89 @@
+//! The command line: subcommands and what each one does at the edge (files,
+//! exit codes, summaries), one file per subcommand. The work itself is in
+//! the library.
+
+mod check;
+mod convert;
+mod demo;
+mod serve;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+pub use check::{CheckArea, CheckArgs, CheckOutput, CheckProfile, run_check};
+pub use convert::{
+    ConvertArgs, ConvertCommandError, ConvertSummary, EXIT_BAD_INPUT, EXIT_IO, run_convert,
+    write_summary,
+};
+pub use demo::{DemoArgs, run_demo};
+pub use serve::{ServeArgs, ServingArgs, run_serve, serve_config};
+
+/// openapi-proxy publishes Kubernetes API metadata — OpenAPI v3 per
+/// group-version and aggregated discovery — for one or several
+/// Kubernetes-style API servers, converting Swagger 2.0 on the fly.
+#[derive(Debug, Parser)]
+#[command(name = "openapi-proxy", version, max_term_width = 100)]
+pub struct Cli {
+    /// Log format on stderr.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text, global = true)]
+    pub log_format: LogFormat,
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line, for log collectors.
+    Json,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Convert a Swagger 2.0 document to OpenAPI 3.0, split per group-version.
+    ///
+    /// Writes one self-contained OpenAPI 3.0 document per URL key Kubernetes
+    /// publishes under /openapi/v3/ — DIR/api/v1.json,
+    /// DIR/apis/apps/v1.json, DIR/version.json, … — each holding only the
+    /// schemas it references. Lossy spots are summarised on stderr.
+    ///
+    /// Exit status: 0 converted; 3 the input is not a usable Swagger 2.0
+    /// document (not JSON/YAML, not Swagger 2.0, a $ref to nothing); 4
+    /// reading or writing a file failed; 2 bad command line.
+    Convert(ConvertArgs),
+    /// Serve OpenAPI v3 and discovery (/api, /apis) for a set of downstream servers.
+    ///
+    /// Polls each downstream (conditional requests), converts Swagger 2.0 for
+    /// those without /openapi/v3, and serves the merged documents with
+    /// hash-pinned URLs, aggregated discovery (v2, v2beta1) and legacy
+    /// discovery merged across downstreams, and /openapi/v2 and /version from
+    /// the highest-priority one. Documents stay served when a downstream
+    /// fails; its discovery entries turn Stale.
+    /// Downstreams come from --config and --downstream (flags after the file's);
+    /// the first listed wins a key two of them publish, unless priorities say
+    /// otherwise. Health: /healthz, /livez, /readyz; metrics: /metrics.
+    Serve(ServeArgs),
+    /// Run the proxy with two built-in downstream servers and print URLs to try.
+    ///
+    /// One downstream publishes OpenAPI v3 (gadgets.example.com/v1), the other
+    /// only Swagger 2.0 (widgets.example.com/v1beta1, converted with the
+    /// IntOrString, Quantity and $ref heuristics). Needs nothing but this
+    /// binary. Runs until Ctrl-C.
+    Demo(DemoArgs),
+    /// Check a server's discovery and OpenAPI v3 publishing against Kubernetes' behaviour.
+    ///
+    /// Read-only black-box checks (GET only, to URL only, no redirects
+    /// followed, bounded by --timeout, --max-bytes and --deadline) of the
+    /// rules in docs/wire.md#b-11 and document-level rules; prints one line
+    /// per rule, then "N passed, M failed, K not applicable". Against a
+    /// cluster: `kubectl proxy`, then `openapi-proxy check
+    /// http://127.0.0.1:8001 --profile kube-apiserver`.
+    ///
+    /// Exit status: 0 every rule passed or did not apply; 1 some rule
+    /// failed; 2 bad command line, client setup failed, or the server is
+    /// unreachable.
+    Check(CheckArgs),
+}

@@ -1,0 +1,162 @@
+//! `openapi-proxy serve`: its flags, merged over the configuration file.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::config::serving::{RawLimits, RawServingTls};
+use crate::config::{self, Config, ConfigError, RawConfig};
+use crate::proxy;
+
+/// Arguments of `serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// YAML configuration file (see README: configuration).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Address to listen on [default: 127.0.0.1:8080, loopback only].
+    #[arg(long, value_name = "HOST:PORT")]
+    pub listen: Option<String>,
+    /// A downstream server, NAME=URL; repeat for more, in priority order.
+    #[arg(long = "downstream", value_name = "NAME=URL")]
+    pub downstreams: Vec<String>,
+    /// Time between polls of each downstream, e.g. 30s, 2m [default: 30s].
+    #[arg(long, value_name = "DURATION")]
+    pub poll_interval: Option<String>,
+    /// Largest document accepted from a downstream, in bytes [default: 64 MiB].
+    #[arg(long, value_name = "BYTES")]
+    pub max_document_bytes: Option<usize>,
+    /// Serve aggregated discovery apidiscovery.k8s.io/v2beta1 besides v2 [default: true].
+    #[arg(long, value_name = "BOOL")]
+    pub discovery_v2beta1: Option<bool>,
+    /// Answer ordinary plain-HTTP/1.1 requests with the direct transport,
+    /// which writes prepared bodies without copying them; false leaves
+    /// every request to actix-http [default: true].
+    #[arg(long, value_name = "BOOL")]
+    pub direct_writes: Option<bool>,
+    /// Serving TLS, limits and timeouts (README: Limits and timeouts).
+    #[command(flatten)]
+    pub serving: ServingArgs,
+}
+
+/// The configuration `serve` runs with: the file (if any), then the flags
+/// (flags win for single values; flag downstreams come after the file's).
+///
+/// # Errors
+/// [`ConfigError`] naming the bad field or flag.
+pub fn serve_config(args: &ServeArgs) -> Result<Config, ConfigError> {
+    let mut raw = match &args.config {
+        Some(path) => RawConfig::from_file(path)?,
+        None => RawConfig::default(),
+    };
+    if let Some(listen) = &args.listen {
+        raw.listen = Some(listen.clone());
+    }
+    if let Some(p) = &args.poll_interval {
+        raw.poll_interval = Some(p.clone());
+    }
+    if let Some(m) = args.max_document_bytes {
+        raw.max_document_bytes = Some(m);
+    }
+    if let Some(b) = args.discovery_v2beta1 {
+        raw.discovery_v2beta1 = Some(b);
+    }
+    if let Some(b) = args.direct_writes {
+        raw.direct_writes = Some(b);
+    }
+    args.serving.apply(&mut raw.tls, &mut raw.limits);
+    for flag in &args.downstreams {
+        let d = config::parse_downstream_flag(flag)
+            .map_err(|problem| ConfigError::Invalid { field: "--downstream".into(), problem })?;
+        raw.downstreams.push(d);
+    }
+    Config::from_raw(raw)
+}
+
+/// Runs `serve` until SIGINT or SIGTERM.
+///
+/// # Errors
+/// When the proxy cannot start or the server fails.
+pub async fn run_serve(config: Config) -> anyhow::Result<()> {
+    if config.downstreams.is_empty() {
+        tracing::warn!("no downstream servers configured: serving an empty document set");
+    }
+    let running = proxy::start(&config)?;
+    running.done.await??;
+    Ok(())
+}
+
+/// The serving flags of `serve` (flattened into its arguments); each
+/// overrides the file's value.
+#[derive(Debug, Default, Clone, Args)]
+pub struct ServingArgs {
+    /// Serve HTTPS with this PEM certificate chain (leaf first); needs --tls-key.
+    /// Re-read when the file changes (cert-manager rotation).
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
+    /// HTTP worker threads [default: one per core, at least 2].
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// Connections served at once, all workers together [default: 4096].
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// Time a client may take to send a request head [default: 10s].
+    #[arg(long, value_name = "DURATION")]
+    pub request_timeout: Option<String>,
+    /// Idle keep-alive timeout of client connections [default: 90s].
+    #[arg(long, value_name = "DURATION")]
+    pub keep_alive: Option<String>,
+}
+
+impl ServingArgs {
+    /// Lays the flags over the file's values.
+    pub fn apply(&self, tls: &mut Option<RawServingTls>, limits: &mut Option<RawLimits>) {
+        if self.tls_cert.is_some() || self.tls_key.is_some() {
+            let t = tls.get_or_insert_with(RawServingTls::default);
+            if let Some(c) = &self.tls_cert {
+                t.cert_file = Some(c.clone());
+            }
+            if let Some(k) = &self.tls_key {
+                t.key_file = Some(k.clone());
+            }
+        }
+        let l = limits.get_or_insert_with(RawLimits::default);
+        if let Some(w) = self.workers {
+            l.workers = Some(w);
+        }
+        if let Some(m) = self.max_connections {
+            l.max_connections = Some(m);
+        }
+        if let Some(t) = &self.request_timeout {
+            l.request_timeout = Some(t.clone());
+        }
+        if let Some(k) = &self.keep_alive {
+            l.keep_alive = Some(k.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_the_file() {
+        let args = ServingArgs {
+            tls_cert: Some("c.pem".into()),
+            request_timeout: Some("3s".into()),
+            ..ServingArgs::default()
+        };
+        let mut tls = Some(RawServingTls { cert_file: None, key_file: Some("k.pem".into()) });
+        let mut limits =
+            Some(RawLimits { request_timeout: Some("1s".into()), ..RawLimits::default() });
+        args.apply(&mut tls, &mut limits);
+        let tls = tls.unwrap();
+        assert_eq!(tls.cert_file, Some("c.pem".into()));
+        assert_eq!(tls.key_file, Some("k.pem".into()));
+        assert_eq!(limits.unwrap().request_timeout.as_deref(), Some("3s"));
+    }
+}

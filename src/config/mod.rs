@@ -1,0 +1,380 @@
+//! Configuration: a YAML file and command-line flags, read once into a
+//! validated [`Config`].
+//!
+//! Two steps (ripgrep's low-level/high-level split): [`RawConfig`] is what
+//! serde reads, unknown fields refused; [`Config::from_raw`] checks
+//! everything once — URLs parse, names are unique, durations are positive,
+//! files named for TLS and tokens exist — and reports the first problem
+//! with the field it is in. After that nothing re-parses strings.
+//!
+//! Defaults live here and nowhere else.
+//!
+//! A downstream's credentials come from its own fields, or from a
+//! kubeconfig or the pod's service account ([`crate::outbound::credentials`]); the
+//! downstream's own fields win, group by group (server verification,
+//! client certificate, token), as kubectl's flags win over its kubeconfig.
+
+mod duration;
+mod error;
+pub mod serving;
+
+pub use duration::parse_duration;
+pub use error::ConfigError;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::outbound::credentials::{self, BearerToken, Credentials, Environment, PemSource};
+pub use crate::outbound::tls::TlsConfig;
+use serving::{RawLimits, RawServingTls, Serving};
+
+/// Where the proxy listens unless told otherwise: loopback only, so that a
+/// proxy started by hand is not reachable from the network by accident.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+/// How often each downstream is polled (conditional requests, so an
+/// unchanged downstream costs a few hundred bytes).
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(30);
+/// How long one request to a downstream may take, headers and body.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The largest document accepted from a downstream. Kubernetes' whole
+/// cluster Swagger document is about 4 MB; big CRD-heavy clusters reach a
+/// few tens of MB.
+pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 64 * 1024 * 1024;
+
+/// The configuration file as written (YAML or JSON).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawConfig {
+    /// Address to listen on, `HOST:PORT`.
+    pub listen: Option<String>,
+    /// Default poll interval, e.g. `30s`, `2m`, `500ms`.
+    pub poll_interval: Option<String>,
+    /// Largest document accepted from a downstream, in bytes.
+    pub max_document_bytes: Option<usize>,
+    /// Serve aggregated discovery `apidiscovery.k8s.io/v2beta1` besides
+    /// `v2` (clients 1.26–1.29 ask only for v2beta1). Default true.
+    pub discovery_v2beta1: Option<bool>,
+    /// Answer ordinary plain-HTTP/1.1 requests with the direct transport,
+    /// which writes prepared bodies without copying them. Default true.
+    pub direct_writes: Option<bool>,
+    /// The downstream servers, highest priority first unless `priority`
+    /// says otherwise.
+    #[serde(default)]
+    pub downstreams: Vec<RawDownstream>,
+    /// Serve HTTPS with this certificate and key (see `Serving`).
+    pub tls: Option<RawServingTls>,
+    /// Connection limits and timeouts of the serving side.
+    pub limits: Option<RawLimits>,
+}
+
+/// One downstream server as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawDownstream {
+    /// A unique name, used in logs and metrics.
+    pub name: Option<String>,
+    /// Base URL, `http://` or `https://`, without query. May be omitted
+    /// with `inCluster` or `kubeconfig`, which name the server.
+    pub url: Option<String>,
+    /// Larger wins when two downstreams publish the same document; default:
+    /// by order, the first one highest.
+    pub priority: Option<i64>,
+    /// PEM file of CA certificates to verify the server with (default: the
+    /// system's roots).
+    pub ca_file: Option<PathBuf>,
+    /// Do not verify the server's certificate. For tests only.
+    #[serde(default)]
+    pub insecure_skip_tls_verify: bool,
+    /// File holding a bearer token, re-read when it changes (projected
+    /// service-account tokens rotate).
+    pub token_file: Option<PathBuf>,
+    /// PEM client certificate (chain) for mutual TLS.
+    pub client_cert_file: Option<PathBuf>,
+    /// PEM private key of the client certificate.
+    pub client_key_file: Option<PathBuf>,
+    /// Timeout of one request, e.g. `10s`.
+    pub timeout: Option<String>,
+    /// Poll interval of this downstream, overriding the default.
+    pub poll_interval: Option<String>,
+    /// Use the pod's service account: its token (re-read when rotated),
+    /// its CA, and `https://KUBERNETES_SERVICE_HOST:PORT` when `url` is
+    /// omitted.
+    #[serde(default)]
+    pub in_cluster: bool,
+    /// A kubeconfig to take the server and credentials from.
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use instead of its `current-context`.
+    pub context: Option<String>,
+}
+
+/// The validated configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Address to listen on.
+    pub listen: SocketAddr,
+    /// Largest document accepted from a downstream, in bytes.
+    pub max_document_bytes: usize,
+    /// Serve aggregated discovery v2beta1 too.
+    pub discovery_v2beta1: bool,
+    /// Answer ordinary plain-HTTP/1.1 requests with the direct writer
+    /// (`http::direct`), not actix-http.
+    pub direct_writes: bool,
+    /// Downstream servers, in configuration order.
+    pub downstreams: Vec<DownstreamConfig>,
+    /// The serving side: TLS, limits and timeouts.
+    pub serving: Serving,
+}
+
+/// One validated downstream server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DownstreamConfig {
+    /// Unique name.
+    pub name: String,
+    /// Base URL without trailing slash (`https://10.0.0.1:6443`).
+    pub url: String,
+    /// Larger wins conflicts.
+    pub priority: i64,
+    /// How the server is verified and how we identify ourselves.
+    pub tls: TlsConfig,
+    /// The bearer token, if any (a file is re-read when it changes).
+    pub token: Option<BearerToken>,
+    /// Timeout of one request.
+    pub timeout: Duration,
+    /// Time between polls.
+    pub poll_interval: Duration,
+}
+
+fn invalid(field: impl Into<String>, problem: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid { field: field.into(), problem: problem.into() }
+}
+
+impl RawConfig {
+    /// Reads a configuration file.
+    ///
+    /// # Errors
+    /// [`ConfigError::Read`] or [`ConfigError::Parse`].
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { path: path.display().to_string(), source })?;
+        Self::from_yaml(&text)
+            .map_err(|source| ConfigError::Parse { path: path.display().to_string(), source })
+    }
+
+    /// Parses configuration text (YAML; JSON is YAML too).
+    ///
+    /// # Errors
+    /// When the text is not YAML or has unknown or mistyped fields.
+    pub fn from_yaml(text: &str) -> Result<Self, serde_yaml_ng::Error> {
+        if text.trim().is_empty() {
+            return Ok(Self::default());
+        }
+        serde_yaml_ng::from_str(text)
+    }
+}
+
+/// The process's in-cluster environment: the standard service-account
+/// directory and the service variables. The only place that reads them.
+#[must_use]
+pub fn process_environment() -> Environment {
+    Environment {
+        service_account_dir: PathBuf::from(credentials::in_cluster::SERVICE_ACCOUNT_DIR),
+        service_host: std::env::var("KUBERNETES_SERVICE_HOST").ok(),
+        service_port: std::env::var("KUBERNETES_SERVICE_PORT").ok(),
+    }
+}
+
+impl Config {
+    /// Validates a raw configuration, resolving `inCluster` against this
+    /// process's environment.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the first bad field.
+    pub fn from_raw(raw: RawConfig) -> Result<Self, ConfigError> {
+        Self::from_raw_in(raw, &process_environment())
+    }
+
+    /// Validates a raw configuration, resolving `inCluster` against `env`
+    /// (tests point it at a directory of their own).
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the first bad field.
+    pub fn from_raw_in(raw: RawConfig, env: &Environment) -> Result<Self, ConfigError> {
+        let listen_text = raw.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
+        let listen: SocketAddr = listen_text.parse().map_err(|_| {
+            invalid("listen", format!("{listen_text:?} is not HOST:PORT with an IP address"))
+        })?;
+        let default_poll = match &raw.poll_interval {
+            Some(text) => parse_duration(text).map_err(|p| invalid("pollInterval", p))?,
+            None => DEFAULT_POLL_INTERVAL,
+        };
+        let max_document_bytes = raw.max_document_bytes.unwrap_or(DEFAULT_MAX_DOCUMENT_BYTES);
+        if max_document_bytes < 1024 {
+            return Err(invalid("maxDocumentBytes", "must be at least 1024"));
+        }
+        let serving = Serving::from_raw(raw.tls, raw.limits)?;
+        let count = raw.downstreams.len();
+        let mut downstreams: Vec<DownstreamConfig> = Vec::with_capacity(count);
+        for (i, d) in raw.downstreams.into_iter().enumerate() {
+            let field = |f: &str| format!("downstreams[{i}].{f}");
+            let name = d.name.clone().ok_or_else(|| invalid(field("name"), "missing"))?;
+            if name.is_empty()
+                || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            {
+                return Err(invalid(
+                    field("name"),
+                    format!("{name:?}: use letters, digits, '-', '_' or '.'"),
+                ));
+            }
+            if downstreams.iter().any(|o| o.name == name) {
+                return Err(invalid(field("name"), format!("{name:?} is used twice")));
+            }
+            let resolved = resolve_credentials(&d, env, &field)?;
+            let url = match (d.url, resolved.as_ref().and_then(|r| r.server.clone())) {
+                (Some(url), _) | (None, Some(url)) => url,
+                (None, None) if d.in_cluster => {
+                    return Err(invalid(
+                        field("url"),
+                        credentials::in_cluster::InClusterError::NoService.to_string(),
+                    ));
+                }
+                (None, None) if d.kubeconfig.is_some() => {
+                    return Err(invalid(
+                        field("url"),
+                        "missing, and the kubeconfig's cluster has no server",
+                    ));
+                }
+                (None, None) => return Err(invalid(field("url"), "missing")),
+            };
+            let url = validate_url(&url).map_err(|p| invalid(field("url"), p))?;
+            let https = url.starts_with("https://");
+            let timeout = match &d.timeout {
+                Some(t) => parse_duration(t).map_err(|p| invalid(field("timeout"), p))?,
+                None => DEFAULT_TIMEOUT,
+            };
+            let poll_interval = match &d.poll_interval {
+                Some(t) => parse_duration(t).map_err(|p| invalid(field("pollInterval"), p))?,
+                None => default_poll,
+            };
+            for (f, path) in [
+                ("caFile", &d.ca_file),
+                ("tokenFile", &d.token_file),
+                ("clientCertFile", &d.client_cert_file),
+                ("clientKeyFile", &d.client_key_file),
+            ] {
+                if let Some(p) = path
+                    && !p.is_file()
+                {
+                    return Err(invalid(
+                        field(f),
+                        format!("{} is not a readable file", p.display()),
+                    ));
+                }
+            }
+            let resolved = resolved.unwrap_or_default();
+            let client_cert = match (d.client_cert_file, d.client_key_file) {
+                (Some(c), Some(k)) => Some((c.into(), k.into())),
+                (None, None) => resolved.client_cert,
+                (Some(_), None) => {
+                    return Err(invalid(field("clientKeyFile"), "missing (clientCertFile is set)"));
+                }
+                (None, Some(_)) => {
+                    return Err(invalid(field("clientCertFile"), "missing (clientKeyFile is set)"));
+                }
+            };
+            // The downstream's own verification settings replace the
+            // resolved ones as a group: a caFile of its own must not be
+            // overridden by a kubeconfig's insecure-skip-tls-verify.
+            let (ca, insecure_skip_verify) = if d.ca_file.is_some() || d.insecure_skip_tls_verify {
+                (d.ca_file.map(PemSource::File), d.insecure_skip_tls_verify)
+            } else {
+                (resolved.ca, resolved.insecure_skip_verify)
+            };
+            let token = d.token_file.map(BearerToken::File).or(resolved.token);
+            if !https && (ca.is_some() || client_cert.is_some() || insecure_skip_verify) {
+                return Err(invalid(
+                    field("url"),
+                    "TLS settings are given but the URL is not https://",
+                ));
+            }
+            // Default priorities follow the order: the first listed wins.
+            let default_priority = i64::try_from(count - i).unwrap_or(i64::MAX);
+            downstreams.push(DownstreamConfig {
+                name,
+                url,
+                priority: d.priority.unwrap_or(default_priority),
+                tls: TlsConfig { ca, insecure_skip_verify, client_cert },
+                token,
+                timeout,
+                poll_interval,
+            });
+        }
+        Ok(Self {
+            listen,
+            max_document_bytes,
+            discovery_v2beta1: raw.discovery_v2beta1.unwrap_or(true),
+            direct_writes: raw.direct_writes.unwrap_or(true),
+            downstreams,
+            serving,
+        })
+    }
+}
+
+/// The credentials `inCluster` or `kubeconfig` provide, if either is set.
+fn resolve_credentials(
+    d: &RawDownstream,
+    env: &Environment,
+    field: &dyn Fn(&str) -> String,
+) -> Result<Option<Credentials>, ConfigError> {
+    match (d.in_cluster, &d.kubeconfig) {
+        (true, Some(_)) => Err(invalid(field("kubeconfig"), "inCluster is set too; choose one")),
+        (true, None) => credentials::in_cluster::resolve(env)
+            .map(Some)
+            .map_err(|e| invalid(field("inCluster"), e.to_string())),
+        (false, Some(path)) => credentials::kubeconfig::resolve(path, d.context.as_deref())
+            .map(Some)
+            .map_err(|e| invalid(field("kubeconfig"), crate::error_chain(&e))),
+        (false, None) if d.context.is_some() => {
+            Err(invalid(field("context"), "set without kubeconfig"))
+        }
+        (false, None) => Ok(None),
+    }
+}
+
+/// Checks a downstream base URL: `http` or `https`, a host, no query or
+/// fragment, no credentials; returns it without trailing slash.
+fn validate_url(url: &str) -> Result<String, String> {
+    let uri: awc::http::Uri = url.parse().map_err(|e| format!("{url:?} is not a URL ({e})"))?;
+    match uri.scheme_str() {
+        Some("http" | "https") => {}
+        _ => return Err(format!("{url:?} must start with http:// or https://")),
+    }
+    let Some(authority) = uri.authority() else {
+        return Err(format!("{url:?} has no host"));
+    };
+    if authority.as_str().contains('@') {
+        return Err(format!("{url:?} carries credentials; use tokenFile or a client certificate"));
+    }
+    if uri.query().is_some() || url.contains('#') {
+        return Err(format!("{url:?} must not have a query or fragment"));
+    }
+    Ok(url.trim_end_matches('/').to_owned())
+}
+
+/// Parses a `--downstream NAME=URL` flag into a raw downstream.
+///
+/// # Errors
+/// When there is no `=`.
+pub fn parse_downstream_flag(flag: &str) -> Result<RawDownstream, String> {
+    let (name, url) = flag.split_once('=').ok_or_else(|| format!("{flag:?} is not NAME=URL"))?;
+    Ok(RawDownstream {
+        name: Some(name.to_owned()),
+        url: Some(url.to_owned()),
+        ..RawDownstream::default()
+    })
+}
+
+#[cfg(test)]
+mod tests;

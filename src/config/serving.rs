@@ -1,0 +1,267 @@
+//! How the proxy serves its clients: connection limits, timeouts and
+//! (optionally) TLS — the settings of the listening side, as opposed to
+//! the downstream side in [`config`](crate::config).
+//!
+//! Every limit is deliberate (README "Limits and timeouts"): a client that
+//! opens connections and never finishes a request head (slowloris) is cut
+//! off after [`Limits::request_timeout`]; idle keep-alive connections after
+//! [`Limits::keep_alive`]; at most [`Limits::max_connections`] connections
+//! are served at once, later ones wait in the kernel's accept backlog.
+//! Request heads are bounded by actix itself (128 KiB, 96 header lines →
+//! 431), which is not configurable.
+//!
+//! Read like the rest of the configuration: [`RawServingTls`] and
+//! [`RawLimits`] are what serde reads, [`Serving::from_raw`] validates once.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::duration::parse_duration;
+use super::error::ConfigError;
+
+/// How long an idle keep-alive connection stays open. kube-apiserver's
+/// `IdleTimeout` is 90 s; kubectl reuses its connection within a command.
+pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(90);
+/// How long a client may take to send a whole request head after
+/// connecting (or after its previous response on a kept-alive connection
+/// went out). A GET head is a few hundred bytes: 10 s is generous for a
+/// real client and short for a slowloris one.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a TLS handshake may take.
+pub const DEFAULT_TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections served at once, all workers together. Each costs a few KiB
+/// (its read buffer grows to at most 128 KiB while a head arrives), so the
+/// default bounds the worst case to about half a GiB while leaving room for
+/// thousands of watchers' discovery refreshes.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+/// Pending connections the kernel queues while every worker is at its
+/// connection limit (`listen(2)` backlog; the kernel caps it at
+/// `net.core.somaxconn`).
+pub const BACKLOG: u32 = 1024;
+/// How long a client has to read the end of a response once the proxy is
+/// done with the connection, before it is dropped.
+pub const DISCONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long a stopping server lets in-flight requests finish: below the
+/// 30 s `terminationGracePeriodSeconds` Kubernetes gives a pod by default.
+pub const SHUTDOWN_TIMEOUT_SECS: u64 = 25;
+
+/// `tls:` in the configuration file.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawServingTls {
+    /// PEM certificate chain, leaf first.
+    pub cert_file: Option<PathBuf>,
+    /// PEM private key of the leaf.
+    pub key_file: Option<PathBuf>,
+}
+
+/// `limits:` in the configuration file.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawLimits {
+    /// HTTP worker threads.
+    pub workers: Option<usize>,
+    /// Connections served at once, all workers together.
+    pub max_connections: Option<usize>,
+    /// Idle keep-alive timeout, e.g. `90s`.
+    pub keep_alive: Option<String>,
+    /// Time allowed to send a request head, e.g. `10s`.
+    pub request_timeout: Option<String>,
+    /// Time allowed for a TLS handshake, e.g. `10s`.
+    pub tls_handshake_timeout: Option<String>,
+}
+
+/// Validated serving settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Serving {
+    /// HTTPS instead of plain HTTP.
+    pub tls: Option<ServingTls>,
+    /// Connection limits and timeouts.
+    pub limits: Limits,
+}
+
+/// The serving certificate and key files (checked to exist; parsed when
+/// the server starts and again whenever they change).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServingTls {
+    /// PEM certificate chain, leaf first.
+    pub cert_file: PathBuf,
+    /// PEM private key.
+    pub key_file: PathBuf,
+}
+
+/// Validated limits and timeouts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// HTTP worker threads.
+    pub workers: usize,
+    /// Connections served at once, all workers together.
+    pub max_connections: usize,
+    /// Idle keep-alive timeout.
+    pub keep_alive: Duration,
+    /// Time allowed to send a request head.
+    pub request_timeout: Duration,
+    /// Time allowed for a TLS handshake.
+    pub tls_handshake_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            workers: default_workers(),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            keep_alive: DEFAULT_KEEP_ALIVE,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            tls_handshake_timeout: DEFAULT_TLS_HANDSHAKE_TIMEOUT,
+        }
+    }
+}
+
+impl Limits {
+    /// The per-worker connection limit actix takes: the total shared out,
+    /// at least one each.
+    #[must_use]
+    pub fn max_connections_per_worker(&self) -> usize {
+        (self.max_connections / self.workers.max(1)).max(1)
+    }
+}
+
+/// One worker per core, at least two, so one slow client never holds up
+/// another.
+fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().max(2))
+}
+
+fn invalid(field: &str, problem: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid { field: field.into(), problem: problem.into() }
+}
+
+impl Serving {
+    /// Validates the `tls:` and `limits:` sections.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the field and its flag.
+    pub fn from_raw(
+        tls: Option<RawServingTls>,
+        limits: Option<RawLimits>,
+    ) -> Result<Self, ConfigError> {
+        let tls = match tls {
+            None | Some(RawServingTls { cert_file: None, key_file: None }) => None,
+            Some(RawServingTls { cert_file: Some(cert_file), key_file: Some(key_file) }) => {
+                for (field, path) in [
+                    ("tls.certFile (--tls-cert)", &cert_file),
+                    ("tls.keyFile (--tls-key)", &key_file),
+                ] {
+                    if !path.is_file() {
+                        return Err(invalid(
+                            field,
+                            format!("{} is not a readable file", path.display()),
+                        ));
+                    }
+                }
+                Some(ServingTls { cert_file, key_file })
+            }
+            Some(RawServingTls { cert_file: None, .. }) => {
+                return Err(invalid("tls.certFile (--tls-cert)", "missing (a key is given)"));
+            }
+            Some(RawServingTls { key_file: None, .. }) => {
+                return Err(invalid("tls.keyFile (--tls-key)", "missing (a certificate is given)"));
+            }
+        };
+        let raw = limits.unwrap_or_default();
+        let defaults = Limits::default();
+        let duration = |field: &str, text: &Option<String>, default: Duration| match text {
+            Some(t) => parse_duration(t).map_err(|p| invalid(field, p)),
+            None => Ok(default),
+        };
+        let workers = raw.workers.unwrap_or(defaults.workers);
+        if !(1..=1024).contains(&workers) {
+            return Err(invalid("limits.workers (--workers)", "must be between 1 and 1024"));
+        }
+        let max_connections = raw.max_connections.unwrap_or(defaults.max_connections);
+        if max_connections < workers {
+            return Err(invalid(
+                "limits.maxConnections (--max-connections)",
+                format!("must be at least the number of workers ({workers})"),
+            ));
+        }
+        let limits = Limits {
+            workers,
+            max_connections,
+            keep_alive: duration(
+                "limits.keepAlive (--keep-alive)",
+                &raw.keep_alive,
+                defaults.keep_alive,
+            )?,
+            request_timeout: duration(
+                "limits.requestTimeout (--request-timeout)",
+                &raw.request_timeout,
+                defaults.request_timeout,
+            )?,
+            tls_handshake_timeout: duration(
+                "limits.tlsHandshakeTimeout",
+                &raw.tls_handshake_timeout,
+                defaults.tls_handshake_timeout,
+            )?,
+        };
+        Ok(Self { tls, limits })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(yaml: &str) -> Result<Serving, String> {
+        let raw: RawLimits = serde_yaml_ng::from_str(yaml).expect("yaml");
+        Serving::from_raw(None, Some(raw)).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn nothing_given_means_plain_http_with_the_defaults() {
+        let s = Serving::from_raw(None, None).unwrap();
+        assert_eq!(s, Serving::default());
+        assert_eq!(s.limits.request_timeout, DEFAULT_REQUEST_TIMEOUT);
+    }
+
+    #[test]
+    fn limits_are_read_and_checked_with_their_flag_named() {
+        let s = limits("{workers: 3, maxConnections: 10, keepAlive: 2s, requestTimeout: 500ms}")
+            .unwrap();
+        assert_eq!(s.limits.workers, 3);
+        assert_eq!(s.limits.max_connections_per_worker(), 3);
+        assert_eq!(s.limits.keep_alive, Duration::from_secs(2));
+        assert_eq!(s.limits.request_timeout, Duration::from_millis(500));
+        assert_eq!(
+            limits("{workers: 0}").unwrap_err(),
+            "limits.workers (--workers): must be between 1 and 1024"
+        );
+        assert_eq!(
+            limits("{workers: 4, maxConnections: 2}").unwrap_err(),
+            "limits.maxConnections (--max-connections): must be at least the number of workers (4)"
+        );
+        assert_eq!(
+            limits("{requestTimeout: 0s}").unwrap_err(),
+            "limits.requestTimeout (--request-timeout): \"0s\" must be more than zero"
+        );
+    }
+
+    #[test]
+    fn tls_needs_both_files_and_names_the_flag() {
+        let only_cert = RawServingTls { cert_file: Some("/etc/hosts".into()), key_file: None };
+        assert_eq!(
+            Serving::from_raw(Some(only_cert), None).unwrap_err().to_string(),
+            "tls.keyFile (--tls-key): missing (a certificate is given)"
+        );
+        let missing = RawServingTls {
+            cert_file: Some("/does/not/exist.crt".into()),
+            key_file: Some("/etc/hosts".into()),
+        };
+        assert_eq!(
+            Serving::from_raw(Some(missing), None).unwrap_err().to_string(),
+            "tls.certFile (--tls-cert): /does/not/exist.crt is not a readable file"
+        );
+    }
+}

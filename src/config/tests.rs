@@ -1,0 +1,181 @@
+//! Unit tests of `config/mod.rs`.
+
+use super::*;
+
+fn config(yaml: &str) -> Result<Config, ConfigError> {
+    Config::from_raw(RawConfig::from_yaml(yaml).expect("yaml"))
+}
+
+fn error(yaml: &str) -> String {
+    config(yaml).expect_err("invalid").to_string()
+}
+
+#[test]
+fn defaults_apply_to_an_empty_file() {
+    let c = config("").unwrap();
+    assert_eq!(c.listen, DEFAULT_LISTEN.parse().unwrap());
+    assert!(c.downstreams.is_empty());
+    assert_eq!(c.max_document_bytes, DEFAULT_MAX_DOCUMENT_BYTES);
+}
+
+#[test]
+fn priorities_default_to_configuration_order() {
+    let c = config(
+        "downstreams:\n- {name: a, url: 'http://127.0.0.1:1'}\n- {name: b, url: 'http://127.0.0.1:2/', priority: 7}\n- {name: c, url: 'http://127.0.0.1:3'}\n",
+    )
+    .unwrap();
+    let p: Vec<_> = c.downstreams.iter().map(|d| (d.name.as_str(), d.priority)).collect();
+    assert_eq!(p, [("a", 3), ("b", 7), ("c", 1)]);
+    assert_eq!(c.downstreams[1].url, "http://127.0.0.1:2");
+}
+
+#[test]
+fn unknown_fields_are_refused_with_their_name() {
+    let e =
+        RawConfig::from_yaml("downstreams:\n- {name: a, url: 'http://x', tokn: f}\n").unwrap_err();
+    assert!(e.to_string().contains("tokn"), "{e}");
+}
+
+#[test]
+fn bad_values_name_their_field() {
+    assert_eq!(
+        error("listen: localhost"),
+        "listen: \"localhost\" is not HOST:PORT with an IP address"
+    );
+    assert_eq!(error("pollInterval: 0s"), "pollInterval: \"0s\" must be more than zero");
+    assert_eq!(error("downstreams:\n- {url: 'http://x'}"), "downstreams[0].name: missing");
+    assert_eq!(
+        error("downstreams:\n- {name: a, url: 'ftp://x'}"),
+        "downstreams[0].url: \"ftp://x\" must start with http:// or https://"
+    );
+    assert_eq!(
+        error("downstreams:\n- {name: a, url: 'http://x'}\n- {name: a, url: 'http://y'}"),
+        "downstreams[1].name: \"a\" is used twice"
+    );
+    assert_eq!(
+        error("downstreams:\n- {name: a, url: 'http://x', timeout: 10}"),
+        "downstreams[0].timeout: \"10\" needs a unit: ms, s, m or h"
+    );
+    assert_eq!(
+        error("downstreams:\n- {name: a, url: 'https://x', tokenFile: /does/not/exist}"),
+        "downstreams[0].tokenFile: /does/not/exist is not a readable file"
+    );
+    assert_eq!(
+        error("downstreams:\n- {name: a, url: 'http://u:p@x'}"),
+        "downstreams[0].url: \"http://u:p@x\" carries credentials; use tokenFile or a client certificate"
+    );
+    assert_eq!(
+        error("downstreams:\n- {name: a, url: 'http://x', insecureSkipTlsVerify: true}"),
+        "downstreams[0].url: TLS settings are given but the URL is not https://"
+    );
+}
+
+/// The example in `deploy/` parses, and every field it shows is one
+/// `RawConfig` knows (unknown fields are refused). Its files do not
+/// exist here, so validation stops at the first of them — by name.
+#[test]
+fn the_example_config_in_deploy_parses() {
+    let raw = RawConfig::from_yaml(include_str!("../../deploy/openapi-proxy.yaml"))
+        .expect("example parses");
+    assert_eq!(raw.downstreams.len(), 5);
+    assert_eq!(raw.downstreams[1].priority, Some(0));
+    let e = Config::from_raw(raw).expect_err("its files do not exist on a build machine");
+    assert_eq!(
+        e.to_string(),
+        "downstreams[0].caFile: /etc/kubernetes/pki/ca.crt is not a readable file"
+    );
+}
+
+/// A mounted service account in a fresh directory, and the environment
+/// of a pod whose API service is `10.96.0.1:443`.
+fn pod(name: &str) -> Environment {
+    let dir = std::env::temp_dir().join(format!("openapi-proxy-cfg-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for f in ["token", "ca.crt", "own-ca.crt"] {
+        std::fs::write(dir.join(f), "x").expect("file");
+    }
+    Environment {
+        service_account_dir: dir,
+        service_host: Some("10.96.0.1".into()),
+        service_port: Some("443".into()),
+    }
+}
+
+fn in_pod(env: &Environment, yaml: &str) -> Result<Config, ConfigError> {
+    Config::from_raw_in(RawConfig::from_yaml(yaml).expect("yaml"), env)
+}
+
+#[test]
+fn in_cluster_uses_the_service_account_and_the_service_address() {
+    let env = pod("incluster");
+    let c = in_pod(&env, "downstreams:\n- {name: kube, inCluster: true}").expect("valid");
+    let d = &c.downstreams[0];
+    assert_eq!(d.url, "https://10.96.0.1:443");
+    assert_eq!(d.token, Some(BearerToken::File(env.service_account_dir.join("token"))));
+    assert_eq!(d.tls.ca, Some(PemSource::File(env.service_account_dir.join("ca.crt"))));
+}
+
+#[test]
+fn a_downstreams_own_fields_win_over_in_cluster_ones() {
+    let env = pod("override");
+    let own_ca = env.service_account_dir.join("own-ca.crt");
+    let yaml = format!(
+        "downstreams:\n- {{name: m, inCluster: true, url: 'https://metrics.kube-system.svc', caFile: {}}}",
+        own_ca.display()
+    );
+    let d = in_pod(&env, &yaml).expect("valid").downstreams.remove(0);
+    assert_eq!(d.url, "https://metrics.kube-system.svc");
+    assert_eq!(d.tls.ca, Some(PemSource::File(own_ca)));
+    assert_eq!(d.token, Some(BearerToken::File(env.service_account_dir.join("token"))));
+}
+
+#[test]
+fn credential_sources_are_checked_and_named() {
+    let env = pod("errors");
+    let error = |yaml: &str| in_pod(&env, yaml).expect_err("invalid").to_string();
+    let outside = Environment { service_host: None, service_port: None, ..env.clone() };
+    assert_eq!(
+        in_pod(&outside, "downstreams:\n- {name: k, inCluster: true}")
+            .expect_err("no address")
+            .to_string(),
+        "downstreams[0].url: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set (not running in a pod?); set url"
+    );
+    assert_eq!(
+        error("downstreams:\n- {name: k, inCluster: true, kubeconfig: /x}"),
+        "downstreams[0].kubeconfig: inCluster is set too; choose one"
+    );
+    assert_eq!(
+        error("downstreams:\n- {name: k, url: 'https://k', context: admin}"),
+        "downstreams[0].context: set without kubeconfig"
+    );
+    assert_eq!(
+        error("downstreams:\n- {name: k, kubeconfig: /does/not/exist}"),
+        "downstreams[0].kubeconfig: reading /does/not/exist: No such file or directory (os error 2)"
+    );
+    let no_sa = Environment { service_account_dir: "/does/not/exist".into(), ..env.clone() };
+    assert_eq!(
+        in_pod(&no_sa, "downstreams:\n- {name: k, inCluster: true}")
+            .expect_err("no token")
+            .to_string(),
+        "downstreams[0].inCluster: /does/not/exist/token is not a readable file (not running in a pod, or automountServiceAccountToken is false)"
+    );
+}
+
+#[test]
+fn durations_take_a_unit() {
+    assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+    assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+    assert!(parse_duration("-1s").is_err());
+    assert!(parse_duration("s").is_err());
+}
+
+#[test]
+fn downstream_flag_is_name_equals_url() {
+    let d = parse_downstream_flag("kube=https://10.0.0.1:6443").unwrap();
+    assert_eq!(
+        (d.name.as_deref(), d.url.as_deref()),
+        (Some("kube"), Some("https://10.0.0.1:6443"))
+    );
+    assert!(parse_downstream_flag("nope").is_err());
+}

@@ -1,0 +1,73 @@
+//! Why a poll round failed. Shared by the poll loop and the discovery
+//! fetcher, which both report through it (and count by its
+//! [`PollError::reason`]).
+
+use crate::discovery::legacy::LegacyError;
+use crate::openapi::pipeline::PipelineError;
+use crate::outbound::client::FetchError;
+
+/// Why a round failed, beyond transport errors.
+#[derive(Debug, thiserror::Error)]
+pub enum PollError {
+    /// A request failed.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// The root index is not `{"paths":{…}}`.
+    #[error("the /openapi/v3 root index is not valid")]
+    BadRoot(#[source] serde_json::Error),
+    /// A root entry names a key or URL we refuse to follow.
+    #[error("root entry {key:?} has an unusable serverRelativeURL {url:?}")]
+    BadEntry {
+        /// The key.
+        key: String,
+        /// The URL.
+        url: String,
+    },
+    /// A document is not an OpenAPI 3 document.
+    #[error("{path} is not an OpenAPI 3.x JSON document")]
+    BadDocument {
+        /// The document's path.
+        path: String,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The Swagger 2.0 document could not be parsed, split or converted.
+    #[error("converting /openapi/v2")]
+    Convert(#[source] PipelineError),
+    /// A legacy `APIResourceList` could not be put in aggregated form.
+    #[error("/{path} cannot be converted to aggregated discovery")]
+    BadResourceList {
+        /// The list's path, without the leading slash.
+        path: String,
+        /// Why.
+        #[source]
+        source: LegacyError,
+    },
+    /// The conversion task ended without a result (it panicked, or the
+    /// runtime is stopping).
+    #[error("the conversion of /openapi/v2 did not finish: {0}")]
+    Interrupted(String),
+    /// The downstream publishes neither `/openapi/v3` nor `/openapi/v2`.
+    #[error("the downstream serves neither /openapi/v3 nor /openapi/v2")]
+    NothingPublished,
+    /// The server answered 406 to a JSON request.
+    #[error("{path} refuses application/json")]
+    NotAcceptable {
+        /// The path.
+        path: String,
+    },
+}
+
+impl PollError {
+    pub(crate) fn reason(&self) -> &'static str {
+        match self {
+            Self::Fetch(e) => e.reason(),
+            Self::BadRoot(_) | Self::BadEntry { .. } => "bad_root",
+            Self::BadDocument { .. } | Self::BadResourceList { .. } => "bad_document",
+            Self::Convert(_) | Self::Interrupted(_) => "conversion",
+            Self::NothingPublished => "nothing_published",
+            Self::NotAcceptable { .. } => "not_acceptable",
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! The actix-server stack the proxy listens with: plain HTTP through the
+//! direct writer (or actix-http alone when `directWrites` is off), HTTPS
+//! and HTTP/2 through rustls and actix-http, every connection behind the
+//! stall guard, and every limit set deliberately rather than left to
+//! actix's defaults.
+
+use std::net::SocketAddr;
+use std::rc::Rc;
+
+use actix_http::{HttpService, Protocol};
+use actix_service::{
+    IntoServiceFactory, Service, ServiceFactory, ServiceFactoryExt, fn_factory, fn_service,
+    map_config,
+};
+use actix_web::App;
+use actix_web::dev::AppConfig;
+use actix_web::rt::net::TcpStream;
+
+use crate::config::Config;
+use crate::config::serving;
+use crate::http::direct::{Connection, DirectWriter, Rewind};
+use crate::http::stall::StallGuard;
+use crate::http::{self, AppState};
+
+/// Why the server could not listen.
+#[derive(Debug, thiserror::Error)]
+pub enum ListenError {
+    /// The serving certificate or key does not load.
+    #[error("serving TLS")]
+    ServingTls(#[source] crate::http::tls::ServingTlsError),
+    /// The listen address could not be bound.
+    #[error("listening on {addr}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The HTTP server, bound and ready to run, with every limit set
+/// deliberately rather than left to actix's defaults (README "Limits and
+/// timeouts"; `serving` says why each).
+///
+/// Built from actix-server and actix-http rather than actix-web's
+/// `HttpServer` for one reason: every HTTP/1 connection goes through a
+/// [`StallGuard`], which closes a connection whose request head (or whose
+/// reader) stalls on *any* request, not only the first, as actix-http's
+/// own timer does. What `HttpServer` adds besides is re-done here:
+/// workers, backlog, connections per worker, signals, shutdown timeout,
+/// the TLS acceptor with its handshake timeout.
+pub(crate) fn http_server(
+    config: &Config,
+    state: &AppState,
+) -> Result<(actix_server::Server, SocketAddr), ListenError> {
+    let limits = config.serving.limits.clone();
+    let listener = listener(config.listen)
+        .map_err(|source| ListenError::Bind { addr: config.listen, source })?;
+    let addr = listener.local_addr().unwrap_or(config.listen);
+    let builder = actix_server::Server::build()
+        .workers(limits.workers)
+        .max_concurrent_connections(limits.max_connections_per_worker())
+        .shutdown_timeout(serving::SHUTDOWN_TIMEOUT_SECS);
+    // Tells kept-alive connections to close when a stop begins, so an idle
+    // one does not hold the stop for the whole shutdown timeout.
+    let stopping = builder.graceful_shutdown_signal();
+    let state = state.clone();
+    let guard = limits.request_timeout;
+    let builder = match &config.serving.tls {
+        None if !config.direct_writes => builder.listen("openapi-proxy", listener, move || {
+            fn_service(move |io: TcpStream| async move {
+                let peer = io.peer_addr().ok();
+                let _ = io.set_nodelay(true);
+                Ok((StallGuard::new(io, guard, true), Protocol::Http1, peer))
+            })
+            .and_then(http_service(&state, &limits, addr, &stopping))
+        }),
+        None => {
+            let direct = DirectWriter::new(
+                state.clone(),
+                limits.request_timeout,
+                limits.keep_alive,
+                stopping.clone(),
+            );
+            builder.listen("openapi-proxy", listener, move || {
+                plain_service(direct.clone(), http_service(&state, &limits, addr, &stopping), guard)
+            })
+        }
+        Some(files) => {
+            let tls = http::tls::server_config(files).map_err(ListenError::ServingTls)?;
+            let mut acceptor = actix_tls::accept::rustls_0_23::Acceptor::new(tls);
+            acceptor.set_handshake_timeout(limits.tls_handshake_timeout);
+            builder.listen("openapi-proxy-tls", listener, move || {
+                acceptor
+                    .clone()
+                    .map_err(|e| {
+                        tracing::debug!(error = ?e, "TLS handshake failed");
+                    })
+                    .and_then(fn_service(
+                        move |io: actix_tls::accept::rustls_0_23::TlsStream<
+                            actix_web::rt::net::TcpStream,
+                        >| async move {
+                            let peer = io.get_ref().0.peer_addr().ok();
+                            let h2 = io.get_ref().1.alpn_protocol() == Some(b"h2".as_slice());
+                            let protocol = if h2 { Protocol::Http2 } else { Protocol::Http1 };
+                            Ok((StallGuard::new(io, guard, !h2), protocol, peer))
+                        },
+                    ))
+                    .and_then(http_service(&state, &limits, addr, &stopping).map_err(|e| {
+                        tracing::debug!(error = %e, "connection ended with an error");
+                    }))
+            })
+        }
+    }
+    .map_err(|source| ListenError::Bind { addr: config.listen, source })?;
+    Ok((builder.run(), addr))
+}
+
+/// A plain-HTTP connection: served by the [`DirectWriter`] while its
+/// requests are ordinary, then by actix-http (`http`) if one is not.
+fn plain_service<F>(
+    direct: DirectWriter,
+    http: F,
+    guard: std::time::Duration,
+) -> impl ServiceFactory<TcpStream, Config = (), Response = (), Error = (), InitError = ()>
+where
+    F: ServiceFactory<
+            (StallGuard<Rewind<TcpStream>>, Protocol, Option<SocketAddr>),
+            Config = (),
+            Response = (),
+            Error = actix_http::error::DispatchError,
+            InitError = (),
+        > + 'static,
+{
+    fn_factory(move || {
+        let http = http.new_service(());
+        let direct = direct.clone();
+        async move {
+            let http = Rc::new(http.await?);
+            Ok(fn_service(move |io: TcpStream| {
+                let http = Rc::clone(&http);
+                let direct = direct.clone();
+                async move {
+                    let peer = io.peer_addr().ok();
+                    let _ = io.set_nodelay(true);
+                    match direct.serve(io).await {
+                        Connection::Closed => Ok(()),
+                        Connection::HandOff(io) => http
+                            .call((StallGuard::new(io, guard, true), Protocol::Http1, peer))
+                            .await
+                            .map_err(
+                                |e| tracing::debug!(error = %e, "connection ended with an error"),
+                            ),
+                    }
+                }
+            }))
+        }
+    })
+}
+
+/// actix-http's service over a guarded stream, answering with the app
+/// `http::configure` builds.
+fn http_service<T>(
+    state: &AppState,
+    limits: &serving::Limits,
+    addr: SocketAddr,
+    stopping: &actix_server::GracefulShutdownSignal,
+) -> impl ServiceFactory<
+    (StallGuard<T>, Protocol, Option<SocketAddr>),
+    Config = (),
+    Response = (),
+    Error = actix_http::error::DispatchError,
+    InitError = (),
+> + use<T>
+where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 'static,
+{
+    let state = state.clone();
+    let app = App::new()
+        .configure(move |cfg| http::configure(cfg, state))
+        .into_factory()
+        .map_err(|e| e.error_response());
+    let stopping = stopping.clone();
+    HttpService::build()
+        .graceful_shutdown_signal(move || {
+            let stopping = stopping.clone();
+            async move { stopping.notified().await }
+        })
+        .keep_alive(limits.keep_alive)
+        .client_request_timeout(limits.request_timeout)
+        .client_disconnect_timeout(serving::DISCONNECT_TIMEOUT)
+        .local_addr(addr)
+        .finish(map_config(app, |()| AppConfig::default()))
+}
+
+/// A listening socket with the configured backlog (std's `bind` would
+/// take 128).
+fn listener(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Protocol as IpProtocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(IpProtocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(i32::try_from(serving::BACKLOG).unwrap_or(i32::MAX))?;
+    Ok(socket.into())
+}

@@ -1,0 +1,75 @@
+//! `$ref`s of a JSON document: where they are and which resolve. The
+//! invariant every document published must keep (closure under `$ref`), in
+//! one place for the tests and for `openapi-proxy check`.
+
+use serde_json::Value;
+
+use crate::json::pointer::escape_token;
+
+/// Calls `f` with every object of `doc` and its JSON pointer, parents
+/// before children, in document order.
+pub fn for_each_object(doc: &Value, f: &mut dyn FnMut(&str, &serde_json::Map<String, Value>)) {
+    fn walk(v: &Value, at: &mut String, f: &mut dyn FnMut(&str, &serde_json::Map<String, Value>)) {
+        let children: Box<dyn Iterator<Item = (String, &Value)>> = match v {
+            Value::Object(m) => {
+                f(at, m);
+                Box::new(m.iter().map(|(k, v)| (escape_token(k).into_owned(), v)))
+            }
+            Value::Array(a) => Box::new(a.iter().enumerate().map(|(i, v)| (i.to_string(), v))),
+            _ => return,
+        };
+        for (token, v) in children {
+            let len = at.len();
+            at.push('/');
+            at.push_str(&token);
+            walk(v, at, f);
+            at.truncate(len);
+        }
+    }
+    walk(doc, &mut String::new(), f);
+}
+
+/// Every `$ref` whose value is a string, with the JSON pointer of the object
+/// holding it, in document order. A `$ref` whose value is not a string is
+/// not a reference (e.g. a property named `$ref` in a schema's
+/// `properties`) and is walked into instead.
+#[must_use]
+pub fn all_refs(doc: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for_each_object(doc, &mut |at, m| {
+        if let Some(Value::String(r)) = m.get("$ref") {
+            out.push((at.to_owned(), r.clone()));
+        }
+    });
+    out
+}
+
+/// The local `$ref`s of `doc` (`#/…`) that do not resolve inside `doc`.
+#[must_use]
+pub fn dangling_refs(doc: &Value) -> Vec<String> {
+    all_refs(doc)
+        .into_iter()
+        .filter(|(_, r)| r.strip_prefix('#').is_some_and(|p| doc.pointer(p).is_none()))
+        .map(|(_, r)| r)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn finds_dangling_local_refs_and_skips_properties_named_ref() {
+        let doc = json!({
+            "components": {"schemas": {"A": {"properties": {
+                "$ref": {"type": "string"},
+                "b": {"$ref": "#/components/schemas/B"},
+                "a": {"$ref": "#/components/schemas/A"},
+            }}}}
+        });
+        assert_eq!(dangling_refs(&doc), ["#/components/schemas/B"]);
+        assert_eq!(all_refs(&doc)[0].0, "/components/schemas/A/properties/b");
+    }
+}

@@ -1,0 +1,527 @@
+//! JSON text → [`Node`], borrowing every string that has no escapes.
+//!
+//! It accepts exactly what `serde_json::from_slice::<Value>` accepts and
+//! builds the same document: the same grammar, the same nesting limit, the
+//! same numbers, and for a repeated key the last value in the first key's
+//! place (what `preserve_order`'s `IndexMap` does). Where it could disagree
+//! — input it rejects — the caller ([`crate::json::document::parse_tree`]) falls
+//! back to `serde_json`, so an error here never changes what a document
+//! means, only how fast it is read.
+
+use super::{Node, Number, Object, Text};
+
+/// How many arrays and objects may nest: `serde_json`'s limit (it refuses
+/// the 128th level), so that both parsers accept the same documents and a
+/// hostile document cannot exhaust the stack.
+pub const MAX_DEPTH: usize = 127;
+
+/// Objects up to this size are checked for repeated keys pairwise; larger
+/// ones by sorting their keys.
+const PAIRWISE_LIMIT: usize = 16;
+
+/// Why text is not JSON, and where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kind} at byte {offset}")]
+pub struct SyntaxError {
+    /// Byte offset of the problem in the input.
+    pub offset: usize,
+    /// What the problem is.
+    pub kind: SyntaxErrorKind,
+}
+
+/// What is wrong with the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SyntaxErrorKind {
+    /// The bytes are not UTF-8.
+    #[error("invalid UTF-8")]
+    NotUtf8,
+    /// The text ends inside a value.
+    #[error("unexpected end of input")]
+    UnexpectedEnd,
+    /// A character that cannot stand here.
+    #[error("unexpected character")]
+    Unexpected,
+    /// A control character inside a string.
+    #[error("control character in a string")]
+    ControlCharacter,
+    /// A backslash escape JSON does not define.
+    #[error("invalid escape")]
+    InvalidEscape,
+    /// A `\u` escape of half a surrogate pair.
+    #[error("unpaired surrogate in a \\u escape")]
+    LoneSurrogate,
+    /// A number `serde_json` cannot represent (such as `1e400`).
+    #[error("number out of range")]
+    NumberOutOfRange,
+    /// Arrays and objects nest deeper than [`MAX_DEPTH`].
+    #[error("nested deeper than {MAX_DEPTH} levels")]
+    TooDeep,
+    /// Something follows the document.
+    #[error("trailing characters")]
+    TrailingCharacters,
+}
+
+/// Parses one JSON document; its strings without escapes borrow from
+/// `bytes`.
+///
+/// # Errors
+/// [`SyntaxError`] when `bytes` is not one JSON document that
+/// `serde_json` would read.
+pub fn parse(bytes: &[u8]) -> Result<Node<'_>, SyntaxError> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| SyntaxError { offset: e.valid_up_to(), kind: SyntaxErrorKind::NotUtf8 })?;
+    let mut p = Parser { text, bytes, pos: 0, depth: 0, items: Vec::new(), members: Vec::new() };
+    p.skip_whitespace();
+    let node = p.value()?;
+    p.skip_whitespace();
+    if p.pos != bytes.len() {
+        return Err(p.error(SyntaxErrorKind::TrailingCharacters));
+    }
+    Ok(node)
+}
+
+struct Parser<'a> {
+    /// The input, checked to be UTF-8 once up front so that strings are
+    /// sliced out of it without checking each again.
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    depth: usize,
+    /// Items of the arrays being read, innermost last; each array takes
+    /// its own off the top at its end, in one allocation of the right size
+    /// instead of a regrowing `Vec` per array.
+    items: Vec<Node<'a>>,
+    /// Members of the objects being read, the same way.
+    members: Vec<(Text<'a>, Node<'a>)>,
+}
+
+impl<'a> Parser<'a> {
+    fn error(&self, kind: SyntaxErrorKind) -> SyntaxError {
+        SyntaxError { offset: self.pos, kind }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    /// The same whitespace as `serde_json`: space, tab, line feed,
+    /// carriage return.
+    fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    /// `self.text[from..to]`; both ends are next to ASCII bytes the caller
+    /// found, hence on character boundaries.
+    fn slice(&self, from: usize, to: usize) -> Result<&'a str, SyntaxError> {
+        self.text.get(from..to).ok_or(SyntaxError { offset: from, kind: SyntaxErrorKind::NotUtf8 })
+    }
+
+    fn value(&mut self) -> Result<Node<'a>, SyntaxError> {
+        match self.peek() {
+            None => Err(self.error(SyntaxErrorKind::UnexpectedEnd)),
+            Some(b'{') => self.object(),
+            Some(b'[') => self.array(),
+            Some(b'"') => Ok(Node::String(self.string()?)),
+            Some(b't') => self.literal(b"true", Node::Bool(true)),
+            Some(b'f') => self.literal(b"false", Node::Bool(false)),
+            Some(b'n') => self.literal(b"null", Node::Null),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            Some(_) => Err(self.error(SyntaxErrorKind::Unexpected)),
+        }
+    }
+
+    fn literal(&mut self, word: &[u8], node: Node<'a>) -> Result<Node<'a>, SyntaxError> {
+        match self.bytes.get(self.pos..self.pos + word.len()) {
+            Some(found) if found == word => {
+                self.pos += word.len();
+                Ok(node)
+            }
+            Some(_) => Err(self.error(SyntaxErrorKind::Unexpected)),
+            None => Err(self.error(SyntaxErrorKind::UnexpectedEnd)),
+        }
+    }
+
+    fn enter(&mut self) -> Result<(), SyntaxError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(self.error(SyntaxErrorKind::TooDeep));
+        }
+        self.pos += 1;
+        self.skip_whitespace();
+        Ok(())
+    }
+
+    fn array(&mut self) -> Result<Node<'a>, SyntaxError> {
+        self.enter()?;
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            self.depth -= 1;
+            return Ok(Node::Array(Vec::new()));
+        }
+        let base = self.items.len();
+        loop {
+            let item = self.value()?;
+            self.items.push(item);
+            if !self.more_before(b']')? {
+                break;
+            }
+        }
+        self.depth -= 1;
+        Ok(Node::Array(self.items.drain(base..).collect()))
+    }
+
+    /// After an array item or an object member: `,` (another follows,
+    /// `true`) or `close` (the container ends, `false`), whitespace around
+    /// either consumed.
+    fn more_before(&mut self, close: u8) -> Result<bool, SyntaxError> {
+        self.skip_whitespace();
+        match self.peek() {
+            Some(b',') => {
+                self.pos += 1;
+                self.skip_whitespace();
+                Ok(true)
+            }
+            Some(b) if b == close => {
+                self.pos += 1;
+                Ok(false)
+            }
+            Some(_) => Err(self.error(SyntaxErrorKind::Unexpected)),
+            None => Err(self.error(SyntaxErrorKind::UnexpectedEnd)),
+        }
+    }
+
+    fn object(&mut self) -> Result<Node<'a>, SyntaxError> {
+        self.enter()?;
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            self.depth -= 1;
+            return Ok(Node::Object(Object::new()));
+        }
+        let base = self.members.len();
+        loop {
+            match self.peek() {
+                Some(b'"') => {}
+                Some(_) => return Err(self.error(SyntaxErrorKind::Unexpected)),
+                None => return Err(self.error(SyntaxErrorKind::UnexpectedEnd)),
+            }
+            let key = self.string()?;
+            self.skip_whitespace();
+            match self.peek() {
+                Some(b':') => self.pos += 1,
+                Some(_) => return Err(self.error(SyntaxErrorKind::Unexpected)),
+                None => return Err(self.error(SyntaxErrorKind::UnexpectedEnd)),
+            }
+            self.skip_whitespace();
+            let value = self.value()?;
+            self.members.push((key, value));
+            if !self.more_before(b'}')? {
+                break;
+            }
+        }
+        self.depth -= 1;
+        let mut members: Vec<_> = self.members.drain(base..).collect();
+        if has_repeated_keys(&members) {
+            members = last_value_wins(members);
+        }
+        Ok(Node::Object(Object { members }))
+    }
+
+    /// A string starting at the opening quote under `self.pos`.
+    fn string(&mut self) -> Result<Text<'a>, SyntaxError> {
+        let start = self.pos + 1;
+        let mut i = skip_plain(self.bytes, start);
+        loop {
+            match self.bytes.get(i) {
+                None => {
+                    self.pos = i;
+                    return Err(self.error(SyntaxErrorKind::UnexpectedEnd));
+                }
+                Some(b'"') => {
+                    let text = self.slice(start, i)?;
+                    self.pos = i + 1;
+                    return Ok(Text::plain(text));
+                }
+                Some(b'\\') => {
+                    let head = self.slice(start, i)?;
+                    self.pos = i;
+                    return self.escaped_string(head);
+                }
+                Some(&b) if b < 0x20 => {
+                    self.pos = i;
+                    return Err(self.error(SyntaxErrorKind::ControlCharacter));
+                }
+                Some(_) => i += 1,
+            }
+        }
+    }
+
+    /// The rest of a string that has escapes; `head` is what came before
+    /// the first backslash, which is under `self.pos`.
+    fn escaped_string(&mut self, head: &str) -> Result<Text<'a>, SyntaxError> {
+        let mut s = String::with_capacity(head.len() + 16);
+        s.push_str(head);
+        // Runs between escapes are plain by construction; only what an
+        // escape stands for can need escaping again on output.
+        let mut plain = true;
+        loop {
+            let run_start = self.pos;
+            self.pos = skip_plain(self.bytes, self.pos);
+            while let Some(&b) = self.bytes.get(self.pos) {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                self.pos += 1;
+            }
+            s.push_str(self.slice(run_start, self.pos)?);
+            match self.peek() {
+                None => return Err(self.error(SyntaxErrorKind::UnexpectedEnd)),
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(Text::owned(s, plain));
+                }
+                Some(b'\\') => {
+                    self.pos += 1;
+                    let c = self.escape()?;
+                    plain &= c >= ' ' && c != '"' && c != '\\';
+                    s.push(c);
+                }
+                Some(_) => return Err(self.error(SyntaxErrorKind::ControlCharacter)),
+            }
+        }
+    }
+
+    /// The character of the escape after a backslash.
+    fn escape(&mut self) -> Result<char, SyntaxError> {
+        let Some(b) = self.peek() else {
+            return Err(self.error(SyntaxErrorKind::UnexpectedEnd));
+        };
+        self.pos += 1;
+        Ok(match b {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let first = self.hex4()?;
+                let code = match first {
+                    0xD800..=0xDBFF => {
+                        if self.bytes.get(self.pos..self.pos + 2) != Some(b"\\u") {
+                            return Err(self.error(SyntaxErrorKind::LoneSurrogate));
+                        }
+                        self.pos += 2;
+                        let second = self.hex4()?;
+                        if !(0xDC00..=0xDFFF).contains(&second) {
+                            return Err(self.error(SyntaxErrorKind::LoneSurrogate));
+                        }
+                        0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
+                    }
+                    0xDC00..=0xDFFF => return Err(self.error(SyntaxErrorKind::LoneSurrogate)),
+                    other => other,
+                };
+                char::from_u32(code).ok_or(self.error(SyntaxErrorKind::InvalidEscape))?
+            }
+            _ => return Err(self.error(SyntaxErrorKind::InvalidEscape)),
+        })
+    }
+
+    fn hex4(&mut self) -> Result<u32, SyntaxError> {
+        let mut code = 0;
+        for _ in 0..4 {
+            let Some(b) = self.peek() else {
+                return Err(self.error(SyntaxErrorKind::UnexpectedEnd));
+            };
+            let digit =
+                char::from(b).to_digit(16).ok_or(self.error(SyntaxErrorKind::InvalidEscape))?;
+            code = code * 16 + digit;
+            self.pos += 1;
+        }
+        Ok(code)
+    }
+
+    fn digits(&mut self) -> usize {
+        let start = self.pos;
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.pos += 1;
+        }
+        self.pos - start
+    }
+
+    /// A number. Integers that `serde_json` would write back unchanged stay
+    /// a slice of the input; anything else is read by `serde_json` itself,
+    /// so that its value (and how it is written) is exactly `serde_json`'s.
+    fn number(&mut self) -> Result<Node<'a>, SyntaxError> {
+        let start = self.pos;
+        let negative = self.peek() == Some(b'-');
+        if negative {
+            self.pos += 1;
+        }
+        let int_digits = match self.peek() {
+            Some(b'0') => {
+                self.pos += 1;
+                1
+            }
+            Some(b'1'..=b'9') => self.digits(),
+            Some(_) => return Err(self.error(SyntaxErrorKind::Unexpected)),
+            None => return Err(self.error(SyntaxErrorKind::UnexpectedEnd)),
+        };
+        let mut integer = true;
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            integer = false;
+            if self.digits() == 0 {
+                return Err(self.error(
+                    self.peek()
+                        .map_or(SyntaxErrorKind::UnexpectedEnd, |_| SyntaxErrorKind::Unexpected),
+                ));
+            }
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.pos += 1;
+            integer = false;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if self.digits() == 0 {
+                return Err(self.error(
+                    self.peek()
+                        .map_or(SyntaxErrorKind::UnexpectedEnd, |_| SyntaxErrorKind::Unexpected),
+                ));
+            }
+        }
+        let token = self.slice(start, self.pos)?;
+        // u64 holds every 19-digit number, i64 every 18-digit one; `-0` is
+        // a float to serde_json.
+        let fits = if negative { int_digits <= 18 && token != "-0" } else { int_digits <= 19 };
+        if integer && fits {
+            return Ok(Node::Number(Number::Integer(token)));
+        }
+        token
+            .parse::<serde_json::Number>()
+            .map(|n| Node::Number(Number::Parsed(n)))
+            .map_err(|_| SyntaxError { offset: start, kind: SyntaxErrorKind::NumberOutOfRange })
+    }
+}
+
+/// The position of the first byte at or after `from` that ends a run of
+/// plain string text (`"`, `\\` or a control character), or the end.
+///
+/// Those are exactly the bytes JSON must escape, so the renderer uses it
+/// too. Eight bytes at a time: strings are most of a Kubernetes document,
+/// and a byte-by-byte loop over them was the parser's largest cost.
+pub(super) fn skip_plain(bytes: &[u8], from: usize) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    /// High bit set in each byte of `v` that is zero; exact up to and
+    /// including the first zero byte, which is all that is used.
+    fn zero_bytes(v: u64) -> u64 {
+        v.wrapping_sub(ONES) & !v & HIGH
+    }
+    let rest = bytes.get(from..).unwrap_or_default();
+    let mut chunks = rest.chunks_exact(8);
+    let mut at = from;
+    for chunk in chunks.by_ref() {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        let quote = zero_bytes(w ^ (ONES * u64::from(b'"')));
+        let backslash = zero_bytes(w ^ (ONES * u64::from(b'\\')));
+        // High bit of each byte below 0x20 (exact up to the first one).
+        let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
+        let stop = quote | backslash | control;
+        if stop != 0 {
+            // Little-endian: the lowest set bit is in the first such byte.
+            return at + (stop.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    for &b in chunks.remainder() {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            return at;
+        }
+        at += 1;
+    }
+    at
+}
+
+fn has_repeated_keys(members: &[(Text<'_>, Node<'_>)]) -> bool {
+    if members.len() <= PAIRWISE_LIMIT {
+        members
+            .iter()
+            .enumerate()
+            .any(|(i, (k, _))| members.iter().skip(i + 1).any(|(other, _)| other == k))
+    } else {
+        let mut keys: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
+        keys.sort_unstable();
+        keys.windows(2).any(|w| w.first() == w.last())
+    }
+}
+
+/// Repeated keys resolved as `serde_json::Map` resolves them: the first
+/// occurrence keeps its place, the last value wins.
+fn last_value_wins<'a>(members: Vec<(Text<'a>, Node<'a>)>) -> Vec<(Text<'a>, Node<'a>)> {
+    let mut out = Object::with_capacity(members.len());
+    for (k, v) in members {
+        out.insert(k, v);
+    }
+    out.members
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::skip_plain;
+
+    fn naive(bytes: &[u8], from: usize) -> usize {
+        bytes
+            .iter()
+            .enumerate()
+            .skip(from)
+            .find(|&(_, &b)| b == b'"' || b == b'\\' || b < 0x20)
+            .map_or(bytes.len(), |(i, _)| i)
+    }
+
+    #[test]
+    fn stops_at_each_kind_of_byte_in_every_lane() {
+        for len in 0..24 {
+            for stop in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+                for at in 0..len {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = stop;
+                    // A byte above 0x80 and a 0x01 after the stop must not
+                    // move the answer.
+                    if at + 1 < len {
+                        bytes[at + 1] = 0x01;
+                    }
+                    for from in 0..=at {
+                        assert_eq!(skip_plain(&bytes, from), at, "{bytes:?} from {from}");
+                    }
+                }
+            }
+            let plain: Vec<u8> = (0..len).map(|i| [b'x', 0xc3, 0xa9, 0x7f, 0x20][i % 5]).collect();
+            assert_eq!(skip_plain(&plain, 0), len);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn agrees_with_a_byte_by_byte_scan(
+            bytes in prop::collection::vec(prop_oneof![
+                4 => 0x20u8..=0xff,
+                1 => Just(b'"'),
+                1 => Just(b'\\'),
+                1 => 0u8..0x20,
+            ], 0..64),
+            from in 0usize..64,
+        ) {
+            let from = from.min(bytes.len());
+            prop_assert_eq!(skip_plain(&bytes, from), naive(&bytes, from));
+        }
+    }
+}

@@ -1,0 +1,542 @@
+//! Swagger 2.0 → OpenAPI 3.0 conversion, pure: `&Value` in, a document and
+//! notes out.
+//!
+//! Aggregated API servers that only publish `/openapi/v2` are converted so
+//! clients can drop v2 entirely (KEP-2896). Upstream's converter
+//! (`kube-openapi/pkg/openapiconv`, docs/wire.md#b-8) has known defects; this
+//! one fixes each of them (docs/wire.md#a-5): it inherits global
+//! `produces`/`consumes`, finds the body parameter by `in: body`, keeps the
+//! validation fields of simple parameters inside `schema`, maps
+//! `collectionFormat` to `style`/`explode`, turns `formData` into a form
+//! request body, converts inside `allOf`/`anyOf`/`oneOf`/`not`, moves
+//! top-level parameters and responses into `components`, maps security
+//! schemes to valid v3 forms, and never drops an existing `allOf` when it
+//! wraps a `$ref`.
+//!
+//! Kubernetes heuristics (in `schema.rs`): IntOrString and Quantity become
+//! `anyOf`, and a `$ref` that carries siblings (a description, a default) is
+//! wrapped in `allOf` so the siblings survive.
+//!
+//! What v3 cannot express is not silently lost: it is reported as a
+//! [`Note`] with a JSON pointer into the input. Only input that cannot be a
+//! Swagger 2.0 document, or a `$ref` to nothing, is an error.
+//!
+//! Output is deterministic: object members follow the input's order (the
+//! crate enables `serde_json/preserve_order`), and nothing depends on a
+//! hash map's iteration order, a clock or randomness.
+
+mod operation;
+mod schema;
+mod security;
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::json::tree::{Node, Object};
+
+use crate::json::pointer::{JsonPointer, Location};
+
+/// The OpenAPI version written into converted documents; the one Kubernetes
+/// itself publishes.
+pub const OPENAPI_VERSION: &str = "3.0.0";
+
+/// The result of a conversion: the OpenAPI 3.0 document and what could not
+/// be carried over exactly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Converted {
+    /// The OpenAPI 3.0 document.
+    pub document: Value,
+    /// Lossy spots, in the order they were found.
+    pub notes: Vec<Note>,
+}
+
+/// [`Converted`] as a tree whose strings borrow from the input tree: what
+/// [`convert_tree`] gives, for callers that render or split the result
+/// rather than look into it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConvertedTree<'a> {
+    /// The OpenAPI 3.0 document.
+    pub document: Node<'a>,
+    /// Lossy spots, in the order they were found.
+    pub notes: Vec<Note>,
+}
+
+/// One spot of the input that OpenAPI 3.0 could not carry exactly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// Where in the input document.
+    pub at: JsonPointer,
+    /// What happened there.
+    pub kind: NoteKind,
+}
+
+/// What a [`Note`] is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoteKind {
+    /// A JSON Schema keyword OpenAPI 3.0's schema object does not allow was
+    /// dropped (`additionalItems`, `patternProperties`, `dependencies`, …).
+    DroppedSchemaKeyword {
+        /// The keyword.
+        keyword: String,
+    },
+    /// `items` held a list of schemas (tuple validation); v3 allows one
+    /// schema, so the list became `anyOf` and position is lost.
+    TupleItems,
+    /// `type` held a list; it became `nullable` and/or `anyOf`.
+    TypeList,
+    /// `collectionFormat: tsv` has no v3 style; the parameter keeps the
+    /// default style.
+    TabSeparatedCollection,
+    /// A `collectionFormat` that does not apply where it stands (for
+    /// example `multi` on a path parameter) was dropped.
+    UnsupportedCollectionFormat {
+        /// The collection format.
+        format: String,
+    },
+    /// An operation without `responses` (required in both versions) got an
+    /// empty `responses` object.
+    MissingResponses,
+    /// A response without `description` (required in both versions) got an
+    /// empty description.
+    MissingDescription,
+    /// A `$ref` to another document was left as it is: that document is not
+    /// converted, so the reference may not resolve in v3 terms.
+    ExternalRef {
+        /// The reference.
+        reference: String,
+    },
+    /// A local `$ref` into something that is not a definition, parameter or
+    /// response was left as it is.
+    UnmappedRef {
+        /// The reference.
+        reference: String,
+    },
+    /// A top-level `formData` parameter cannot be a v3 component; it is
+    /// inlined into the form body of each operation that references it.
+    FormDataComponent {
+        /// The parameter's name in `parameters`.
+        name: String,
+    },
+    /// A parameter with an `in` that v3 does not know was dropped.
+    UnknownParameterLocation {
+        /// The `in` value.
+        location: String,
+    },
+    /// `allowEmptyValue` only exists for query parameters in v3; dropped.
+    AllowEmptyValueOutsideQuery,
+    /// A security scheme v3 cannot express was kept as written.
+    UnknownSecurityScheme {
+        /// The scheme's `type` (or `flow` for oauth2).
+        kind: String,
+    },
+    /// Per-operation `schemes` differ from the document's but there is no
+    /// `host` to build per-operation servers from; dropped.
+    OperationSchemes,
+    /// An operation has more than one body parameter; the first one wins.
+    ExtraBodyParameter,
+}
+
+impl NoteKind {
+    /// A short stable label, used to summarise notes by kind.
+    #[must_use]
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::DroppedSchemaKeyword { .. } => "dropped-schema-keyword",
+            Self::TupleItems => "tuple-items",
+            Self::TypeList => "type-list",
+            Self::TabSeparatedCollection => "tsv-collection",
+            Self::UnsupportedCollectionFormat { .. } => "unsupported-collection-format",
+            Self::MissingResponses => "missing-responses",
+            Self::MissingDescription => "missing-description",
+            Self::ExternalRef { .. } => "external-ref",
+            Self::UnmappedRef { .. } => "unmapped-ref",
+            Self::FormDataComponent { .. } => "formdata-component",
+            Self::UnknownParameterLocation { .. } => "unknown-parameter-location",
+            Self::AllowEmptyValueOutsideQuery => "allow-empty-value-outside-query",
+            Self::UnknownSecurityScheme { .. } => "unknown-security-scheme",
+            Self::OperationSchemes => "operation-schemes",
+            Self::ExtraBodyParameter => "extra-body-parameter",
+        }
+    }
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.at)?;
+        match &self.kind {
+            NoteKind::DroppedSchemaKeyword { keyword } => {
+                write!(f, "schema keyword {keyword:?} has no OpenAPI 3.0 equivalent; dropped")
+            }
+            NoteKind::TupleItems => f.write_str("tuple `items` became `anyOf`; positions are lost"),
+            NoteKind::TypeList => f.write_str("a list of types became `nullable`/`anyOf`"),
+            NoteKind::TabSeparatedCollection => {
+                f.write_str("collectionFormat tsv has no OpenAPI 3.0 style; default style used")
+            }
+            NoteKind::UnsupportedCollectionFormat { format } => {
+                write!(f, "collectionFormat {format:?} does not apply here; dropped")
+            }
+            NoteKind::MissingResponses => f.write_str("operation has no responses"),
+            NoteKind::MissingDescription => f.write_str("response has no description"),
+            NoteKind::ExternalRef { reference } => {
+                write!(f, "reference {reference:?} to another document left unchanged")
+            }
+            NoteKind::UnmappedRef { reference } => {
+                write!(f, "reference {reference:?} has no OpenAPI 3.0 counterpart; left unchanged")
+            }
+            NoteKind::FormDataComponent { name } => {
+                write!(f, "formData parameter {name:?} inlined where used (not a v3 component)")
+            }
+            NoteKind::UnknownParameterLocation { location } => {
+                write!(f, "parameter location {location:?} unknown; parameter dropped")
+            }
+            NoteKind::AllowEmptyValueOutsideQuery => {
+                f.write_str("allowEmptyValue only applies to query parameters; dropped")
+            }
+            NoteKind::UnknownSecurityScheme { kind } => {
+                write!(f, "security scheme {kind:?} unknown; kept as written")
+            }
+            NoteKind::OperationSchemes => {
+                f.write_str("operation schemes cannot be expressed without a host; dropped")
+            }
+            NoteKind::ExtraBodyParameter => {
+                f.write_str("more than one body parameter; only the first is kept")
+            }
+        }
+    }
+}
+
+/// Why a document could not be converted at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConvertError {
+    /// The document is not a JSON object.
+    #[error("not a Swagger 2.0 document: the top level is not an object")]
+    NotAnObject,
+    /// The document does not declare `swagger: "2.0"`.
+    #[error("not a Swagger 2.0 document ({})", describe_version(.found))]
+    NotSwagger2 {
+        /// The `swagger` or `openapi` value found, if any.
+        found: Option<String>,
+    },
+    /// A local `$ref` points to nothing in the document.
+    #[error("reference {reference} at {at} points to nothing")]
+    UnresolvedRef {
+        /// The reference.
+        reference: String,
+        /// Where it stands.
+        at: JsonPointer,
+    },
+    /// A member has a JSON type Swagger 2.0 does not allow there.
+    #[error("{at} must be {expected}")]
+    WrongType {
+        /// Where.
+        at: JsonPointer,
+        /// What Swagger 2.0 requires there.
+        expected: &'static str,
+    },
+}
+
+fn describe_version(found: &Option<String>) -> String {
+    match found {
+        Some(v) => format!("found {v}"),
+        None => "no `swagger: \"2.0\"` member".to_owned(),
+    }
+}
+
+/// Converts a Swagger 2.0 document into an OpenAPI 3.0 document.
+///
+/// # Errors
+/// [`ConvertError`] when `v2` is not a Swagger 2.0 document (including an
+/// OpenAPI 3 document), when a member has a type Swagger 2.0 forbids where
+/// the converter must look inside it, or when a local `$ref` dangles.
+pub fn convert(v2: &Value) -> Result<Converted, ConvertError> {
+    let tree = Node::from_value(v2);
+    let ConvertedTree { document, notes } = convert_tree(&tree)?;
+    Ok(Converted { document: document.to_value(), notes })
+}
+
+/// [`convert`] over a [`Node`] tree, giving a tree: the same conversion
+/// (it is the one implementation), without building `Value`s. Its output
+/// renders ([`Node::render`]) to the bytes `serde_json` writes for
+/// [`convert`]'s.
+///
+/// # Errors
+/// As [`convert`].
+pub fn convert_tree<'a>(v2: &'a Node<'a>) -> Result<ConvertedTree<'a>, ConvertError> {
+    let root = swagger2_root(v2)?;
+    let mut cx = Context::new(v2, root)?;
+    let document = cx.document()?;
+    Ok(ConvertedTree { document, notes: cx.notes })
+}
+
+/// The top-level object of `v2`, once it is known to declare
+/// `swagger: "2.0"`: what every conversion checks first, and what the
+/// pipeline checks before it splits (a document that splits into nothing
+/// must still be refused when it is no Swagger 2.0 document).
+///
+/// # Errors
+/// [`ConvertError::NotAnObject`] or [`ConvertError::NotSwagger2`].
+pub fn swagger2_root<'t, 'a>(v2: &'t Node<'a>) -> Result<&'t Object<'a>, ConvertError> {
+    let root = v2.as_object().ok_or(ConvertError::NotAnObject)?;
+    match root.get("swagger") {
+        Some(Node::String(s)) if s == "2.0" => Ok(root),
+        Some(other) => Err(ConvertError::NotSwagger2 { found: Some(version_text(other)) }),
+        None => {
+            let found = root.get("openapi").map(|v| format!("openapi {}", version_text(v)));
+            Err(ConvertError::NotSwagger2 { found })
+        }
+    }
+}
+
+fn version_text(v: &Node<'_>) -> String {
+    match v {
+        Node::String(s) => s.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// State shared by the parts of one conversion: the input (to resolve
+/// references against), the document-wide defaults and the notes.
+pub(crate) struct Context<'a> {
+    root: &'a Node<'a>,
+    doc: &'a Object<'a>,
+    consumes: Vec<&'a str>,
+    produces: Vec<&'a str>,
+    notes: Vec<Note>,
+    /// Local references already found to resolve: Kubernetes 1.27 has
+    /// 2152 `$ref`s to 492 targets, and resolving one walks the 600
+    /// definitions by name.
+    resolved: BTreeSet<String>,
+}
+
+const ROOT_CONSUMES: &str = "consumes";
+const ROOT_PRODUCES: &str = "produces";
+
+impl<'a> Context<'a> {
+    fn new(root: &'a Node<'a>, doc: &'a Object<'a>) -> Result<Self, ConvertError> {
+        let top = Location::root();
+        let consumes = media_types(doc.get(ROOT_CONSUMES), &top.key(ROOT_CONSUMES))?;
+        let produces = media_types(doc.get(ROOT_PRODUCES), &top.key(ROOT_PRODUCES))?;
+        Ok(Self { root, doc, consumes, produces, notes: Vec::new(), resolved: BTreeSet::new() })
+    }
+
+    fn note(&mut self, at: &Location<'_>, kind: NoteKind) {
+        self.notes.push(Note { at: at.to_pointer(), kind });
+    }
+
+    /// The document level: input members in input order, each mapped to its
+    /// v3 place (`host`/`basePath`/`schemes` → `servers`, `definitions`,
+    /// `parameters`, `responses`, `securityDefinitions` → `components`).
+    fn document(&mut self) -> Result<Node<'a>, ConvertError> {
+        let top = Location::root();
+        let mut out = Object::new();
+        out.insert("openapi", Node::String(OPENAPI_VERSION.into()));
+        let mut components_done = false;
+        let mut servers_done = false;
+        for (key, value) in self.doc {
+            match key.as_str() {
+                "swagger" | "consumes" | "produces" => {}
+                "host" | "basePath" | "schemes" => {
+                    if !servers_done {
+                        servers_done = true;
+                        if let Some(servers) = self.servers()? {
+                            out.insert("servers", servers);
+                        }
+                    }
+                }
+                "paths" => {
+                    let paths = self.paths(value, &top.key("paths"))?;
+                    out.insert("paths", paths);
+                }
+                "definitions" | "parameters" | "responses" | "securityDefinitions" => {
+                    if !components_done {
+                        components_done = true;
+                        let components = self.components()?;
+                        out.insert("components", components);
+                    }
+                }
+                // info, tags, security, externalDocs and x- extensions are
+                // the same objects in v3.
+                _ => {
+                    out.insert(key.clone(), value.clone());
+                }
+            }
+        }
+        if !components_done {
+            // Kubernetes always publishes `components`, even when empty.
+            out.insert("components", Node::Object(Object::new()));
+        }
+        Ok(Node::Object(out))
+    }
+
+    /// `servers` from `host`, `basePath` and `schemes`; `None` when the
+    /// document names no host and no base path other than `/` (v3's
+    /// default server is `/`), as Kubernetes documents do.
+    fn servers(&mut self) -> Result<Option<Node<'a>>, ConvertError> {
+        let top = Location::root();
+        let host = opt_str(self.doc.get("host"), &top.key("host"))?;
+        let base = opt_str(self.doc.get("basePath"), &top.key("basePath"))?;
+        let schemes = media_types(self.doc.get("schemes"), &top.key("schemes"))?;
+        Ok(server_urls(host, base, &schemes).map(|urls| {
+            Node::Array(
+                urls.into_iter()
+                    .map(|url| {
+                        let mut s = Object::new();
+                        s.insert("url", Node::string(url));
+                        Node::Object(s)
+                    })
+                    .collect(),
+            )
+        }))
+    }
+
+    fn components(&mut self) -> Result<Node<'a>, ConvertError> {
+        let top = Location::root();
+        let mut out = Object::new();
+        if let Some(defs) = self.doc.get("definitions") {
+            let at = top.key("definitions");
+            let defs = as_object(defs, &at, "an object of schemas")?;
+            let mut schemas = Object::new();
+            for (name, s) in defs {
+                let converted = self.named_schema(name, s, &at.key(name))?;
+                schemas.push_new(name.clone(), converted);
+            }
+            out.insert("schemas", Node::Object(schemas));
+        }
+        if let Some(responses) = self.doc.get("responses") {
+            let at = top.key("responses");
+            let responses = as_object(responses, &at, "an object of responses")?;
+            let produces = self.produces.clone();
+            let mut converted = Object::new();
+            for (name, r) in responses {
+                converted.push_new(name.clone(), self.response(r, &produces, &at.key(name))?);
+            }
+            out.insert("responses", Node::Object(converted));
+        }
+        if let Some(params) = self.doc.get("parameters") {
+            let (parameters, bodies) = self.parameter_components(params)?;
+            if !parameters.is_empty() {
+                out.insert("parameters", Node::Object(parameters));
+            }
+            if !bodies.is_empty() {
+                out.insert("requestBodies", Node::Object(bodies));
+            }
+        }
+        if let Some(defs) = self.doc.get("securityDefinitions") {
+            let schemes = self.security_schemes(defs, &top.key("securityDefinitions"))?;
+            out.insert("securitySchemes", schemes);
+        }
+        Ok(Node::Object(out))
+    }
+
+    /// Checks that a local reference resolves in the input document and
+    /// returns what it points to.
+    fn resolve(&self, reference: &str, at: &Location<'_>) -> Result<&'a Node<'a>, ConvertError> {
+        let unresolved =
+            || ConvertError::UnresolvedRef { reference: reference.to_owned(), at: at.to_pointer() };
+        let pointer = reference.strip_prefix('#').ok_or_else(unresolved)?;
+        self.root.pointer(pointer).ok_or_else(unresolved)
+    }
+
+    /// Rewrites a `$ref` value into its v3 form, checking that local ones
+    /// resolve. `#/definitions/` → `#/components/schemas/`,
+    /// `#/responses/` → `#/components/responses/`, `#/parameters/` →
+    /// `#/components/parameters/` (body and formData parameters are handled
+    /// by the operation converter before they get here).
+    fn rewrite_ref(
+        &mut self,
+        reference: &Node<'a>,
+        at: &Location<'_>,
+    ) -> Result<Node<'a>, ConvertError> {
+        let Node::String(r) = reference else {
+            return Err(ConvertError::WrongType {
+                at: at.key("$ref").to_pointer(),
+                expected: "a string",
+            });
+        };
+        if !r.starts_with('#') {
+            self.note(at, NoteKind::ExternalRef { reference: r.to_string() });
+            return Ok(reference.clone());
+        }
+        if !self.resolved.contains(r.as_str()) {
+            self.resolve(r, at)?;
+            self.resolved.insert(r.to_string());
+        }
+        for (from, to) in [
+            ("#/definitions/", "#/components/schemas/"),
+            ("#/responses/", "#/components/responses/"),
+            ("#/parameters/", "#/components/parameters/"),
+        ] {
+            if let Some(rest) = r.strip_prefix(from) {
+                return Ok(Node::string(format!("{to}{rest}")));
+            }
+        }
+        self.note(at, NoteKind::UnmappedRef { reference: r.to_string() });
+        Ok(reference.clone())
+    }
+}
+
+/// The server URLs for a host, base path and schemes (see
+/// [`Context::servers`]). Without schemes the URL is scheme-relative
+/// (`//host/base`), which v2 defines as "the scheme used to fetch this
+/// document".
+fn server_urls(host: Option<&str>, base: Option<&str>, schemes: &[&str]) -> Option<Vec<String>> {
+    let base = base.unwrap_or("");
+    match host {
+        Some(host) if !host.is_empty() => {
+            if schemes.is_empty() {
+                Some(vec![format!("//{host}{base}")])
+            } else {
+                Some(schemes.iter().map(|s| format!("{s}://{host}{base}")).collect())
+            }
+        }
+        _ if !base.is_empty() && base != "/" => Some(vec![base.to_owned()]),
+        _ => None,
+    }
+}
+
+fn as_object<'v, 'a>(
+    v: &'v Node<'a>,
+    at: &Location<'_>,
+    expected: &'static str,
+) -> Result<&'v Object<'a>, ConvertError> {
+    v.as_object().ok_or_else(|| ConvertError::WrongType { at: at.to_pointer(), expected })
+}
+
+fn opt_str<'v>(
+    v: Option<&'v Node<'_>>,
+    at: &Location<'_>,
+) -> Result<Option<&'v str>, ConvertError> {
+    match v {
+        None => Ok(None),
+        Some(Node::String(s)) => Ok(Some(s)),
+        Some(_) => Err(ConvertError::WrongType { at: at.to_pointer(), expected: "a string" }),
+    }
+}
+
+/// A list of strings (`consumes`, `produces`, `schemes`); absent is empty.
+fn media_types<'v>(
+    v: Option<&'v Node<'_>>,
+    at: &Location<'_>,
+) -> Result<Vec<&'v str>, ConvertError> {
+    match v {
+        None => Ok(Vec::new()),
+        Some(Node::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                item.as_str().ok_or_else(|| ConvertError::WrongType {
+                    at: at.index(i).to_pointer(),
+                    expected: "a string",
+                })
+            })
+            .collect(),
+        Some(_) => {
+            Err(ConvertError::WrongType { at: at.to_pointer(), expected: "a list of strings" })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

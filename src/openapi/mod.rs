@@ -1,0 +1,12 @@
+//! OpenAPI documents: Swagger 2.0 → OpenAPI 3.0 conversion ([`convert`]),
+//! splitting a whole document into one self-contained document per key
+//! ([`split`]), and [`pipeline`], the one way from Swagger 2.0 bytes to the
+//! per-key OpenAPI 3.0 documents — used by the poller, `convert` and the
+//! demo, so all three give the same bytes for the same input. The
+//! conversion [`cache`] lets the poller skip parts whose input did not
+//! change.
+
+pub mod cache;
+pub mod convert;
+pub mod pipeline;
+pub mod split;

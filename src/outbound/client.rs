@@ -1,0 +1,232 @@
+//! The HTTP client for one downstream server.
+//!
+//! - Only the configured base URL is ever contacted: paths are joined to it
+//!   here, redirects are not followed (a redirect is a failure), and nothing
+//!   from a client request reaches this module.
+//! - Bodies are read with a size limit, enforced while streaming.
+//! - TLS is verified by default ([`crate::outbound::tls`]); a bearer token
+//!   is sent when configured ([`crate::outbound::token`]), never logged.
+//!
+//! awc's client is not `Send`: a [`DownstreamClient`] lives on the thread of
+//! its poll loop.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use awc::http::StatusCode;
+use awc::http::header::{self, HeaderValue};
+use bytes::Bytes;
+
+use crate::outbound::body::{content_length, read_whole_body};
+use crate::outbound::credentials::BearerToken;
+pub use crate::outbound::error::{ClientError, FetchError};
+use crate::outbound::tls::{TlsConfig, tls_config};
+use crate::outbound::token::Token;
+
+/// What a conditional GET came back with.
+#[derive(Debug)]
+pub enum Fetched {
+    /// 200 with a body.
+    Body {
+        /// The body.
+        body: Bytes,
+        /// The downstream's ETag, to send back as `If-None-Match`.
+        etag: Option<HeaderValue>,
+        /// The downstream's Content-Type.
+        content_type: Option<HeaderValue>,
+    },
+    /// 304: what we have is current.
+    NotModified,
+    /// 404: the downstream does not serve this document.
+    NotFound,
+    /// 406: the downstream does not serve this media type.
+    NotAcceptable,
+}
+
+impl Fetched {
+    /// How the fetch counts in `openapi_proxy_downstream_fetches_total`.
+    #[must_use]
+    pub fn result(outcome: &Result<Self, FetchError>) -> crate::metrics::FetchResult {
+        use crate::metrics::FetchResult;
+        match outcome {
+            Ok(Self::Body { .. }) => FetchResult::Ok,
+            Ok(Self::NotModified) => FetchResult::NotModified,
+            Ok(Self::NotFound | Self::NotAcceptable) | Err(_) => FetchResult::Error,
+        }
+    }
+}
+
+/// A client bound to one downstream's base URL.
+pub struct DownstreamClient {
+    base: String,
+    client: awc::Client,
+    token: Option<Token>,
+    max_bytes: usize,
+    timeout: Duration,
+    /// The downstream speaks HTTP/1.0: every request asks for the
+    /// connection to be closed.
+    close_connections: bool,
+}
+
+impl DownstreamClient {
+    /// Builds the client for the server at `base`: TLS from `tls`, the
+    /// token if any, `timeout` per request, no redirects.
+    ///
+    /// # Errors
+    /// [`ClientError`] when TLS material cannot be loaded.
+    pub fn new(
+        base: &str,
+        tls: &TlsConfig,
+        token: Option<&BearerToken>,
+        timeout: Duration,
+        max_bytes: usize,
+    ) -> Result<Self, ClientError> {
+        let client =
+            http_client(tls, timeout, concat!("openapi-proxy/", env!("CARGO_PKG_VERSION")))?;
+        let token = token.map(Token::new).transpose()?;
+        Ok(Self {
+            base: base.to_owned(),
+            client,
+            token,
+            max_bytes,
+            timeout,
+            close_connections: false,
+        })
+    }
+
+    /// A GET of `url` with this client's headers.
+    fn request(
+        &mut self,
+        url: &str,
+        accept: &str,
+        etag: Option<&HeaderValue>,
+    ) -> Result<awc::ClientRequest, FetchError> {
+        let mut req = self.client.get(url).insert_header((header::ACCEPT, accept));
+        if let Some(tag) = etag {
+            req = req.insert_header((header::IF_NONE_MATCH, tag.clone()));
+        }
+        if let Some(token) = &mut self.token {
+            req = req.insert_header((header::AUTHORIZATION, token.header()?));
+        }
+        if self.close_connections {
+            req = req.insert_header((header::CONNECTION, "close"));
+        }
+        Ok(req)
+    }
+
+    /// The base URL (for logs).
+    #[must_use]
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// `GET base + path` with `accept`, conditional on `etag`.
+    ///
+    /// `path` must start with `/`; it is appended to the configured base
+    /// URL, never used as a URL of its own.
+    ///
+    /// # Errors
+    /// [`FetchError`] for transport failures, timeouts, oversized bodies
+    /// and statuses other than 200, 304, 404 and 406.
+    pub async fn get(
+        &mut self,
+        path: &str,
+        accept: &str,
+        etag: Option<&HeaderValue>,
+    ) -> Result<Fetched, FetchError> {
+        let url = format!("{}{path}", self.base);
+        let resp = match self.request(&url, accept, etag)?.send().await {
+            // A kept-alive connection the downstream had closed: GET is
+            // idempotent, so ask once more on a new connection (Go's
+            // net/http does the same for requests on reused connections).
+            Err(awc::error::SendRequestError::Connect(awc::error::ConnectError::Disconnected)) => {
+                tracing::debug!(%url, "connection closed before an answer; retrying once");
+                self.request(&url, accept, etag)?.send().await
+            }
+            other => other,
+        };
+        let resp = resp.map_err(|e| {
+            let kind = match e {
+                awc::error::SendRequestError::Timeout => std::io::ErrorKind::TimedOut,
+                _ => std::io::ErrorKind::Other,
+            };
+            FetchError::Send { url: url.clone(), source: std::io::Error::new(kind, e.to_string()) }
+        })?;
+        if resp.version() < awc::http::Version::HTTP_11 && !self.close_connections {
+            // awc keeps an HTTP/1.0 connection answered with a
+            // Content-Length for reuse, but the server closes it: from now
+            // on say `Connection: close`, so no dead connection is pooled.
+            tracing::debug!(%url, "HTTP/1.0 downstream; not reusing connections");
+            self.close_connections = true;
+        }
+        match resp.status() {
+            StatusCode::OK => {}
+            StatusCode::NOT_MODIFIED => return Ok(Fetched::NotModified),
+            StatusCode::NOT_FOUND => return Ok(Fetched::NotFound),
+            StatusCode::NOT_ACCEPTABLE => return Ok(Fetched::NotAcceptable),
+            status => return Err(FetchError::Status { url, status }),
+        }
+        let etag = resp.headers().get(header::ETAG).cloned();
+        let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
+        let announced = content_length(resp.headers());
+        // The body gets its own deadline: a server that sends headers and
+        // then stalls must not hold the poll loop forever.
+        let mut resp = resp.timeout(self.timeout);
+        let body = read_whole_body(&mut resp, self.max_bytes, announced).await.map_err(|e| {
+            let kind = match &e {
+                awc::error::PayloadError::Overflow => std::io::ErrorKind::FileTooLarge,
+                awc::error::PayloadError::Io(io) => io.kind(),
+                _ => std::io::ErrorKind::Other,
+            };
+            let message = match e {
+                awc::error::PayloadError::Overflow => {
+                    format!("body larger than {} bytes", self.max_bytes)
+                }
+                other => other.to_string(),
+            };
+            FetchError::Body { url: url.clone(), source: std::io::Error::new(kind, message) }
+        })?;
+        Ok(Fetched::Body { body, etag, content_type })
+    }
+}
+
+/// An awc client for one server: TLS from `tls`, `timeout` for connecting,
+/// the handshake and each request, redirects never followed, no default
+/// headers but `User-Agent`. The proxy's downstream client and
+/// `openapi-proxy check` both connect with it.
+///
+/// # Errors
+/// [`ClientError`] when TLS material cannot be loaded.
+pub(crate) fn http_client(
+    tls: &TlsConfig,
+    timeout: Duration,
+    user_agent: &'static str,
+) -> Result<awc::Client, ClientError> {
+    let connector = awc::Connector::new()
+        .rustls_0_23(Arc::new(tls_config(tls)?))
+        .timeout(timeout)
+        .handshake_timeout(timeout);
+    Ok(awc::Client::builder()
+        .connector(connector)
+        .timeout(timeout)
+        .disable_redirects()
+        .no_default_headers()
+        .add_default_header((header::USER_AGENT, user_agent))
+        .finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_timeouts_count_as_timeouts() {
+        let body = |kind| FetchError::Body {
+            url: "http://x/openapi/v3".into(),
+            source: std::io::Error::new(kind, "x"),
+        };
+        assert_eq!(body(std::io::ErrorKind::TimedOut).reason(), "timeout");
+        assert_eq!(body(std::io::ErrorKind::FileTooLarge).reason(), "too_large");
+        assert_eq!(body(std::io::ErrorKind::UnexpectedEof).reason(), "body");
+    }
+}

@@ -1,0 +1,12 @@
+//! Everything the proxy sends to other servers, for the poll loops and for
+//! `check` alike: the HTTP [`client`] with its conditional GETs, the rustls
+//! client configuration ([`tls`]), bearer tokens that follow file rotation
+//! ([`token`]), credentials from kubeconfigs and the in-cluster service
+//! account ([`credentials`]), and size-limited body reading ([`body`]).
+
+pub mod body;
+pub mod client;
+pub mod credentials;
+pub mod error;
+pub mod tls;
+pub mod token;
