@@ -31,7 +31,17 @@ pub struct ConvertArgs {
     /// List every note on stderr, not only the count per kind.
     #[arg(long, short)]
     pub verbose: bool,
+    /// Refuse inputs larger than this many bytes (read no further). The
+    /// whole-cluster Swagger 2.0 document of Kubernetes 1.35 is 3.8 MB; the
+    /// limit keeps `convert /dev/zero` or a runaway pipe from eating the
+    /// machine's memory.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_INPUT_BYTES)]
+    pub max_input_bytes: u64,
 }
+
+/// Default for `--max-input-bytes`: 64 MiB, the proxy's default
+/// `maxDocumentBytes`.
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Exit status for input that cannot be converted.
 pub const EXIT_BAD_INPUT: u8 = 3;
@@ -43,7 +53,7 @@ pub const EXIT_IO: u8 = 4;
 #[derive(Debug, thiserror::Error)]
 pub enum ConvertCommandError {
     /// The input could not be read as JSON or YAML.
-    #[error("reading {input} as JSON or YAML")]
+    #[error("reading {input}")]
     Parse {
         /// The input path.
         input: String,
@@ -69,6 +79,14 @@ pub enum ConvertCommandError {
         /// Why.
         #[source]
         source: PipelineError,
+    },
+    /// The input is larger than `--max-input-bytes`.
+    #[error("{input} is larger than --max-input-bytes ({limit} bytes); refused")]
+    TooLarge {
+        /// The input path.
+        input: String,
+        /// The limit.
+        limit: u64,
     },
     /// A file could not be read or written.
     #[error("{action} {path}")]
@@ -118,7 +136,7 @@ pub struct ConvertSummary {
 /// bad input from I/O failures.
 pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandError> {
     let input_name = args.input.display().to_string();
-    let bytes = read_input(&args.input)?;
+    let bytes = read_input(&args.input, args.max_input_bytes)?;
     let mut summary =
         ConvertSummary { keys: Vec::new(), schemas: 0, notes: Vec::new(), unplaced: Vec::new() };
     if let Some(whole) = &args.whole {
@@ -236,19 +254,25 @@ pub fn write_summary(
     Ok(())
 }
 
-fn read_input(input: &Path) -> Result<Vec<u8>, ConvertCommandError> {
+/// Reads the input, at most `limit` bytes of it: one byte more means it is
+/// refused, without reading the rest.
+fn read_input(input: &Path, limit: u64) -> Result<Vec<u8>, ConvertCommandError> {
     let io = |source| ConvertCommandError::Io {
         action: "reading",
         path: input.display().to_string(),
         source,
     };
-    if input.as_os_str() == "-" {
-        let mut buf = Vec::new();
-        std::io::stdin().read_to_end(&mut buf).map_err(io)?;
-        Ok(buf)
+    let reader: Box<dyn Read> = if input.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
     } else {
-        std::fs::read(input).map_err(io)
+        Box::new(std::fs::File::open(input).map_err(io)?)
+    };
+    let mut buf = Vec::new();
+    reader.take(limit.saturating_add(1)).read_to_end(&mut buf).map_err(io)?;
+    if buf.len() as u64 > limit {
+        return Err(ConvertCommandError::TooLarge { input: input.display().to_string(), limit });
     }
+    Ok(buf)
 }
 
 fn io_error(action: &'static str, path: &Path, source: std::io::Error) -> ConvertCommandError {

@@ -1,81 +1,88 @@
-//! Reading a document from bytes: JSON first, YAML when the bytes are not
-//! JSON.
+//! Reading a document from bytes.
 //!
-//! Kubernetes serves JSON, but people feed the `convert` command files they
-//! wrote by hand, and Swagger 2.0 documents are as often YAML as JSON. Both
-//! end up as a `serde_json::Value` with the source's key order preserved.
+//! Downstream servers are Kubernetes-style servers and serve JSON, so what
+//! they send is read as JSON and nothing else ([`parse_json_tree`]): broken
+//! JSON is an error, never retried as YAML (which would accept it as
+//! something else, at many times the cost). YAML is for what a person hands
+//! the `convert` command ([`parse_tree`], [`parse`]): Swagger 2.0 files are
+//! as often YAML as JSON. It is read under an expansion budget (see
+//! [`yaml`](crate::json::yaml)). Either way the result keeps the source's
+//! key order.
 
 use serde_json::Value;
 
-use crate::json::tree::{self, Node};
+use crate::json::tree::{self, Node, SyntaxError, SyntaxErrorKind};
+use crate::json::yaml::{self, YamlError};
 
 /// Why bytes could not be read as a document.
 #[derive(Debug, thiserror::Error)]
 pub enum ParseError {
-    /// Neither JSON nor YAML could read the bytes.
-    #[error("not JSON (line {json_line}, column {json_column}: {json_message}) nor YAML")]
-    Syntax {
-        /// Line of the JSON syntax error.
-        json_line: usize,
-        /// Column of the JSON syntax error.
-        json_column: usize,
-        /// What the JSON parser said.
-        json_message: String,
-        /// What the YAML parser said.
-        #[source]
-        yaml: serde_yaml_ng::Error,
+    /// Not JSON (and the bytes were to be JSON: from a downstream, or
+    /// starting with `{` or `[`).
+    #[error("not JSON: {kind} at line {line}, column {column}")]
+    Json {
+        /// Line of the problem, from 1.
+        line: usize,
+        /// Column of the problem, from 1, in bytes.
+        column: usize,
+        /// What is wrong.
+        kind: SyntaxErrorKind,
     },
-    /// YAML parsed, but holds something JSON cannot (a non-string key, a
-    /// non-finite number).
-    #[error("YAML document cannot be represented as JSON")]
-    NotJsonCompatible(#[source] serde_json::Error),
+    /// Not YAML, or YAML that JSON cannot hold, or YAML that expands past
+    /// its budget.
+    #[error("not a YAML document JSON can hold")]
+    Yaml(#[source] YamlError),
 }
 
-/// Parses `bytes` as JSON, or, failing that, as YAML.
-///
-/// JSON is tried first because it is what every Kubernetes server sends and
-/// its parser is several times faster; a document that starts like JSON
-/// (`{` or `[`) but fails is still offered to YAML, which accepts JSON-ish
-/// flow syntax, so the error shown is the JSON one when both fail.
-///
-/// # Errors
-/// [`ParseError::Syntax`] when neither parser accepts the bytes.
-pub fn parse(bytes: &[u8]) -> Result<Value, ParseError> {
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(v) => Ok(v),
-        Err(json) => {
-            let yaml: Value = match serde_yaml_ng::from_slice::<serde_yaml_ng::Value>(bytes) {
-                Ok(y) => serde_json::to_value(y).map_err(ParseError::NotJsonCompatible)?,
-                Err(yaml) => {
-                    return Err(ParseError::Syntax {
-                        json_line: json.line(),
-                        json_column: json.column(),
-                        json_message: json.to_string(),
-                        yaml,
-                    });
-                }
-            };
-            Ok(yaml)
-        }
+impl ParseError {
+    fn json(bytes: &[u8], e: &SyntaxError) -> Self {
+        let before = &bytes[..e.offset.min(bytes.len())];
+        let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+        let column = before.iter().rev().take_while(|b| **b != b'\n').count() + 1;
+        Self::Json { line, column, kind: e.kind }
     }
 }
 
-/// Parses `bytes` as [`parse`] does, into a tree whose strings borrow from
-/// `bytes` where they can: what the `convert` command and the proxy use,
-/// since building a `Value` was a third of the command's time.
+/// Reads a body a downstream served: JSON only, into a tree borrowing its
+/// strings from `bytes`. Cost and memory are linear in the input, and
+/// nesting is limited (127 levels, as `serde_json`).
 ///
-/// JSON goes through the tree parser, which reads exactly what
-/// `serde_json` reads; anything it refuses (YAML, or JSON it has no fast
-/// path for) goes through [`parse`], so the result and the errors are
-/// always [`parse`]'s.
+/// # Errors
+/// [`ParseError::Json`].
+pub fn parse_json_tree(bytes: &[u8]) -> Result<Node<'_>, ParseError> {
+    tree::parse(bytes).map_err(|e| ParseError::json(bytes, &e))
+}
+
+/// Whether `bytes` say they are JSON: their first non-blank byte opens an
+/// object or an array. Such bytes are read as JSON only, so a truncated or
+/// mangled JSON file gets the JSON error that explains it, not a YAML one.
+fn looks_like_json(bytes: &[u8]) -> bool {
+    let start = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    matches!(start.iter().find(|b| !b.is_ascii_whitespace()), Some(b'{' | b'['))
+}
+
+/// Reads a document a person gave: JSON when it looks like JSON, YAML
+/// otherwise (under [`yaml::budget_for`] its size).
+///
+/// # Errors
+/// [`ParseError`] saying which reading failed.
+pub fn parse(bytes: &[u8]) -> Result<Value, ParseError> {
+    parse_tree(bytes).map(|tree| tree.to_value())
+}
+
+/// Reads a document a person gave, as [`parse`] does, into a tree whose
+/// strings borrow from `bytes` where they can (building a `Value` was a
+/// third of the `convert` command's time).
 ///
 /// # Errors
 /// As [`parse`].
 pub fn parse_tree(bytes: &[u8]) -> Result<Node<'_>, ParseError> {
-    match tree::parse(bytes) {
-        Ok(node) => Ok(node),
-        Err(_) => parse(bytes).map(Node::from_owned_value),
+    if looks_like_json(bytes) {
+        return parse_json_tree(bytes);
     }
+    yaml::from_slice(bytes, yaml::budget_for(bytes.len()))
+        .map(Node::from_owned_value)
+        .map_err(ParseError::Yaml)
 }
 
 #[cfg(test)]
@@ -90,7 +97,7 @@ mod tests {
     }
 
     #[test]
-    fn yaml_is_accepted() {
+    fn yaml_is_accepted_from_a_person() {
         let v = parse(b"swagger: '2.0'\ninfo:\n  title: t\n").unwrap();
         assert_eq!(v["swagger"], "2.0");
         assert_eq!(v["info"]["title"], "t");
@@ -98,18 +105,44 @@ mod tests {
 
     #[test]
     fn tree_parsing_gives_the_same_document_for_json_and_yaml() {
-        for bytes in
-            [&br#"{"b":1,"a":[2.5,"x"]}"#[..], b"swagger: '2.0'\ninfo:\n  title: t\n", b"{a: 1}"]
-        {
+        for bytes in [&br#"{"b":1,"a":[2.5,"x"]}"#[..], b"swagger: '2.0'\ninfo:\n  title: t\n"] {
             let tree = parse_tree(bytes).unwrap();
             assert_eq!(tree.to_value(), parse(bytes).unwrap());
         }
-        assert!(matches!(parse_tree(b"{\"a\": [1, 2"), Err(ParseError::Syntax { .. })));
     }
 
     #[test]
-    fn garbage_is_a_syntax_error() {
-        let e = parse(b"{\"a\": [1, 2").unwrap_err();
-        assert!(matches!(e, ParseError::Syntax { .. }), "{e:?}");
+    fn broken_json_is_a_json_error_never_retried_as_yaml() {
+        // `{a: 1}` is valid YAML; starting with `{`, it is JSON or nothing.
+        for bytes in [&b"{\"a\": [1, 2"[..], b"  {a: 1}", b"[1,\n2,,]"] {
+            let e = parse_tree(bytes).unwrap_err();
+            assert!(matches!(e, ParseError::Json { .. }), "{e:?}");
+        }
+        let e = parse(b"{\"a\":\n  [1, 2").unwrap_err();
+        assert_eq!(e.to_string(), "not JSON: unexpected end of input at line 2, column 8");
+    }
+
+    #[test]
+    fn downstream_bodies_are_json_only() {
+        assert!(parse_json_tree(br#"{"swagger":"2.0"}"#).is_ok());
+        let e = parse_json_tree(b"swagger: '2.0'\n").unwrap_err();
+        assert!(matches!(e, ParseError::Json { line: 1, column: 1, .. }), "{e:?}");
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_in_linear_time() {
+        // 100,000 levels: refused at the depth limit, not parsed further.
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let e = parse_json_tree(deep.as_bytes()).unwrap_err();
+        assert!(matches!(e, ParseError::Json { kind: SyntaxErrorKind::TooDeep, .. }), "{e:?}");
+    }
+
+    #[test]
+    fn a_yaml_alias_bomb_is_refused() {
+        let items = vec!["a"; 10_000].join(", ");
+        let uses = vec!["*a"; 10_000].join(", ");
+        let text = format!("x-a: &a [{items}]\nx-b: [{uses}]\n");
+        let e = parse(text.as_bytes()).unwrap_err();
+        assert!(matches!(e, ParseError::Yaml(YamlError::TooLarge { .. })), "{e:?}");
     }
 }

@@ -105,7 +105,7 @@ pub fn swagger_to_openapi<T>(
     cache: Option<&ConversionCache<T>>,
     mut prepare: impl FnMut(Vec<u8>) -> T,
 ) -> Result<Documents<T>, PipelineError> {
-    let v2 = document::parse_tree(body).map_err(PipelineError::Parse)?;
+    let v2 = document::parse_json_tree(body).map_err(PipelineError::Parse)?;
     let mut documents = BTreeMap::new();
     let mut reused = 0;
     let summary = convert_each(&v2, body.len(), |key, bytes| {

@@ -141,9 +141,38 @@ fn input_that_is_not_swagger_exits_3_with_a_pointer() {
         stderr(&o)
     );
 
+    // Starting with `{`, it is JSON or nothing: the JSON error, with its
+    // place, not a YAML reading of broken JSON.
     let o = convert(&["-", "--whole", "/dev/null"], Some(b"{ not json: [ nor yaml"));
     assert_eq!(o.status.code(), Some(3));
-    assert!(stderr(&o).contains("as JSON or YAML"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not JSON: unexpected character at line 1, column 3"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn hostile_inputs_are_refused_with_a_clear_error() {
+    // One anchored list reused: 500 KB of YAML standing for ten billion
+    // values.
+    let items = vec!["a"; 100_000].join(", ");
+    let uses = vec!["*a"; 100_000].join(", ");
+    let bomb = format!("swagger: '2.0'\nx-a: &a [{items}]\nx-b: [{uses}]\n");
+    let o = convert(&["-", "--whole", "/dev/null"], Some(bomb.as_bytes()));
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("expands (through YAML aliases)"), "{}", stderr(&o));
+
+    // Truncated JSON is a JSON error, never retried as YAML.
+    let truncated = format!("{{\"x\":[{}", vec!["1"; 1_000_000].join(","));
+    let o = convert(&["-", "--whole", "/dev/null"], Some(truncated.as_bytes()));
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not JSON: unexpected end of input"), "{}", stderr(&o));
+
+    // An endless input stops at the limit.
+    let o = convert(&["/dev/zero", "--whole", "/dev/null", "--max-input-bytes", "1000000"], None);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("larger than --max-input-bytes (1000000 bytes)"), "{}", stderr(&o));
 }
 
 #[test]

@@ -368,6 +368,8 @@ enum Failing {
     Huge,
     ListedThen404,
     Redirect,
+    YamlAliasBomb,
+    DeepNesting,
 }
 
 impl Failing {
@@ -384,6 +386,8 @@ impl Failing {
             Self::Huge => "200 MB body",
             Self::ListedThen404 => "listed, then 404",
             Self::Redirect => "redirect to another host",
+            Self::YamlAliasBomb => "YAML alias bomb",
+            Self::DeepNesting => "JSON nested 100,000 deep",
         }
     }
 
@@ -401,9 +405,12 @@ impl Failing {
             (Self::Status500 | Self::Status503 | Self::Redirect, _) => "status",
             (Self::TruncatedBody, _) => "body",
             (Self::Huge, _) => "too_large",
-            (Self::TruncatedJson | Self::NotADocument, Path::OpenApiV3) => "bad_root",
-            (Self::TruncatedJson | Self::NotADocument, Path::OpenApiV2) => "conversion",
-            (Self::TruncatedJson | Self::NotADocument, _) => "bad_document",
+            (Self::TruncatedJson | Self::NotADocument | Self::YamlAliasBomb, Path::OpenApiV3)
+            | (Self::DeepNesting, Path::OpenApiV3) => "bad_root",
+            (Self::TruncatedJson | Self::NotADocument | Self::YamlAliasBomb, Path::OpenApiV2)
+            | (Self::DeepNesting, Path::OpenApiV2) => "conversion",
+            (Self::TruncatedJson | Self::NotADocument | Self::YamlAliasBomb, _)
+            | (Self::DeepNesting, _) => "bad_document",
             (Self::ListedThen404, Path::OpenApiV2) => "nothing_published",
             (Self::ListedThen404, _) => "status",
         }
@@ -441,6 +448,20 @@ impl Failing {
                 respond(302, vec![("Location".into(), location)], b"");
             }
             Self::ListedThen404 => listed_then_404(bench, path),
+            // 500 KB that YAML would expand to ten billion values; a
+            // downstream's body is JSON or nothing, so it is refused
+            // outright, at no cost.
+            Self::YamlAliasBomb => {
+                let items = vec!["a"; 100_000].join(", ");
+                let uses = vec!["*a"; 100_000].join(", ");
+                let body = format!("swagger: '2.0'\nx-a: &a [{items}]\nx-b: [{uses}]\n");
+                respond(200, json(), body.as_bytes());
+            }
+            // Refused at the depth limit, in time linear in what was read.
+            Self::DeepNesting => {
+                let body = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+                respond(200, json(), body.as_bytes());
+            }
         }
     }
 }
@@ -691,6 +712,16 @@ fn valid_json_that_is_not_a_document() {
 #[test]
 fn a_200_mb_body_is_refused_while_streaming() {
     run_failing(Failing::Huge);
+}
+
+#[test]
+fn a_yaml_alias_bomb() {
+    run_failing(Failing::YamlAliasBomb);
+}
+
+#[test]
+fn json_nested_100_000_deep() {
+    run_failing(Failing::DeepNesting);
 }
 
 #[test]
