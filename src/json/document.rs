@@ -6,7 +6,7 @@
 //! something else, at many times the cost). YAML is for what a person hands
 //! the `convert` command ([`parse_tree`], [`parse`]): Swagger 2.0 files are
 //! as often YAML as JSON. It is read under an expansion budget (see
-//! [`yaml`](crate::json::yaml)). Either way the result keeps the source's
+//! [`yaml`]). Either way the result keeps the source's
 //! key order.
 
 use serde_json::Value;
@@ -62,7 +62,7 @@ fn looks_like_json(bytes: &[u8]) -> bool {
 }
 
 /// Reads a document a person gave: JSON when it looks like JSON, YAML
-/// otherwise (under [`yaml::budget_for`] its size).
+/// otherwise (under the expansion budget of `yaml::budget_for`).
 ///
 /// # Errors
 /// [`ParseError`] saying which reading failed.
