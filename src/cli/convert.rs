@@ -127,9 +127,9 @@ pub struct ConvertSummary {
 
 /// Runs `convert`: read, convert per key, write.
 ///
-/// The per-key documents come from [`pipeline::swagger_to_openapi`], the
-/// function the proxy converts v2-only downstreams with, so `--out` writes
-/// exactly the bytes the proxy would serve for this document.
+/// The per-key documents come from `pipeline::split_each`, the second
+/// half of the function the proxy converts v2-only downstreams with, so
+/// `--out` writes exactly the bytes the proxy would serve for this document.
 ///
 /// # Errors
 /// [`ConvertCommandError`], whose [`ConvertCommandError::exit_code`] tells
@@ -137,78 +137,81 @@ pub struct ConvertSummary {
 pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandError> {
     let input_name = args.input.display().to_string();
     let bytes = read_input(&args.input, args.max_input_bytes)?;
+    // Trees borrowing from `bytes` all the way: no `Value` is built unless
+    // `--pretty` asks for one. Parsed and converted once, whichever of
+    // `--whole` and `--out` are given.
+    let v2 = document::parse_tree(&bytes)
+        .map_err(|source| ConvertCommandError::Parse { input: input_name.clone(), source })?;
+    let converted = convert::convert_tree(&v2)
+        .map_err(|source| ConvertCommandError::Convert { input: input_name.clone(), source })?;
     let mut summary =
         ConvertSummary { keys: Vec::new(), schemas: 0, notes: Vec::new(), unplaced: Vec::new() };
     if let Some(whole) = &args.whole {
-        let (schemas, notes) = write_whole(&bytes, whole, args.pretty, &input_name)?;
-        summary.schemas = schemas;
+        write_whole(&converted.document, whole, args.pretty, bytes.len())?;
+    }
+    let ConvertedTree { document, notes } = converted;
+    let Some(dir) = &args.out else {
+        summary.schemas = document
+            .pointer("/components/schemas")
+            .and_then(Node::as_object)
+            .map_or(0, Object::len);
         summary.notes = notes;
-    }
-    if let Some(dir) = &args.out {
-        let v2 = document::parse_tree(&bytes)
-            .map_err(|source| ConvertCommandError::Parse { input: input_name.clone(), source })?;
-        // Each document is written as soon as it is rendered; after the
-        // first failure the rest are skipped and the failure is reported.
-        let mut failed = None;
-        let mut made_dirs = BTreeSet::new();
-        let converted = pipeline::convert_each(&v2, bytes.len(), |key, rendered| {
-            if failed.is_some() {
-                return;
-            }
-            let path = dir.join(format!("{key}.json"));
-            let written = if args.pretty {
-                serde_json::from_slice::<serde_json::Value>(rendered)
-                    .map_err(|e| io_error("re-reading", &path, std::io::Error::other(e)))
-                    .and_then(|doc| write_json(&path, &doc, true))
-            } else {
-                make_parent(&path, &mut made_dirs).and_then(|()| replace_file(&path, rendered))
-            };
-            match written {
-                Ok(()) => summary.keys.push(key.clone()),
-                Err(e) => failed = Some(e),
-            }
-        })
-        .map_err(|source| ConvertCommandError::Pipeline { input: input_name.clone(), source })?;
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        summary.schemas = converted.schemas;
-        summary.notes = converted.notes;
-        summary.unplaced = converted.unplaced;
-        // The process exits right after this. Freeing the parsed tree (a
-        // million small nodes for a whole cluster's document) would cost
-        // milliseconds and give nothing back.
+        std::mem::forget(document);
         std::mem::forget(v2);
+        return Ok(summary);
+    };
+    // Each document is written as soon as it is rendered; after the first
+    // failure the rest are skipped and the failure is reported.
+    let mut failed = None;
+    let mut made_dirs = BTreeSet::new();
+    let split = pipeline::split_each(&document, notes, bytes.len(), |key, rendered| {
+        if failed.is_some() {
+            return;
+        }
+        let path = dir.join(format!("{key}.json"));
+        let written = if args.pretty {
+            serde_json::from_slice::<serde_json::Value>(rendered)
+                .map_err(|e| io_error("re-reading", &path, std::io::Error::other(e)))
+                .and_then(|doc| write_json(&path, &doc, true))
+        } else {
+            make_parent(&path, &mut made_dirs).and_then(|()| replace_file(&path, rendered))
+        };
+        match written {
+            Ok(()) => summary.keys.push(key.clone()),
+            Err(e) => failed = Some(e),
+        }
+    })
+    .map_err(|source| ConvertCommandError::Pipeline { input: input_name.clone(), source })?;
+    if let Some(e) = failed {
+        return Err(e);
     }
+    summary.schemas = split.schemas;
+    summary.notes = split.notes;
+    summary.unplaced = split.unplaced;
+    // The process exits right after this. Freeing the parsed and the
+    // converted trees (a million small nodes each for a whole cluster's
+    // document) would cost milliseconds and give nothing back.
+    std::mem::forget(document);
+    std::mem::forget(v2);
     Ok(summary)
 }
 
-/// `--whole`: the document converted in one piece, unsplit; returns the
-/// number of schemas and the notes.
+/// `--whole`: the converted document in one piece, unsplit.
 fn write_whole(
-    bytes: &[u8],
+    document: &Node<'_>,
     whole: &Path,
     pretty: bool,
-    input_name: &str,
-) -> Result<(usize, Vec<convert::Note>), ConvertCommandError> {
-    // Trees borrowing from `bytes` all the way: no `Value` is built unless
-    // `--pretty` asks for one.
-    let v2 = document::parse_tree(bytes)
-        .map_err(|source| ConvertCommandError::Parse { input: input_name.to_owned(), source })?;
-    let ConvertedTree { document, notes } = convert::convert_tree(&v2)
-        .map_err(|source| ConvertCommandError::Convert { input: input_name.to_owned(), source })?;
-    let schemas =
-        document.pointer("/components/schemas").and_then(Node::as_object).map_or(0, Object::len);
+    size_hint: usize,
+) -> Result<(), ConvertCommandError> {
     if pretty {
-        write_json(whole, &document.to_value(), true)?;
+        write_json(whole, &document.to_value(), true)
     } else {
         // Sized up front: a doubling buffer leaves its smaller copies
         // behind, pages the kernel has to zero for nothing.
-        let mut out = Vec::with_capacity(bytes.len());
+        let mut out = Vec::with_capacity(size_hint);
         document.render(&mut out);
-        write_bytes(whole, &out)?;
+        write_bytes(whole, &out)
     }
-    Ok((schemas, notes))
 }
 
 /// Writes the summary of a conversion to `w` (stderr in practice).
@@ -262,15 +265,24 @@ fn read_input(input: &Path, limit: u64) -> Result<Vec<u8>, ConvertCommandError> 
         path: input.display().to_string(),
         source,
     };
-    let reader: Box<dyn Read> = if input.as_os_str() == "-" {
-        Box::new(std::io::stdin().lock())
+    let too_large = || ConvertCommandError::TooLarge { input: input.display().to_string(), limit };
+    let (reader, expected): (Box<dyn Read>, u64) = if input.as_os_str() == "-" {
+        (Box::new(std::io::stdin().lock()), 0)
     } else {
-        Box::new(std::fs::File::open(input).map_err(io)?)
+        let file = std::fs::File::open(input).map_err(io)?;
+        // A regular file says its size (devices and pipes say 0): refuse it
+        // unread when too large, and read it into one buffer of its size
+        // rather than a doubling one.
+        let expected = file.metadata().map_err(io)?.len();
+        if expected > limit {
+            return Err(too_large());
+        }
+        (Box::new(file), expected)
     };
-    let mut buf = Vec::new();
+    let mut buf = Vec::with_capacity(usize::try_from(expected).unwrap_or(0).saturating_add(1));
     reader.take(limit.saturating_add(1)).read_to_end(&mut buf).map_err(io)?;
     if buf.len() as u64 > limit {
-        return Err(ConvertCommandError::TooLarge { input: input.display().to_string(), limit });
+        return Err(too_large());
     }
     Ok(buf)
 }

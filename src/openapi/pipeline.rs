@@ -31,7 +31,7 @@ use crate::wire::key::DocumentKey;
 /// Why a Swagger 2.0 document gave no OpenAPI 3.0 documents.
 #[derive(Debug, thiserror::Error)]
 pub enum PipelineError {
-    /// The bytes are neither JSON nor YAML.
+    /// The bytes are not JSON (a downstream's body is never read as YAML).
     #[error("reading the document")]
     Parse(#[source] ParseError),
     /// The document is not a convertible Swagger 2.0 document.
@@ -83,15 +83,32 @@ pub fn convert_each(
 ) -> Result<Summary, PipelineError> {
     let ConvertedTree { document, notes } =
         convert::convert_tree(v2).map_err(PipelineError::Convert)?;
+    split_each(&document, notes, size_hint, each)
+}
+
+/// The second half of [`convert_each`], for a caller that also needs the
+/// whole converted document (`convert --whole --out` converts once): splits
+/// the converted `document` per key and hands each key's compact JSON bytes
+/// to `each`. The document is borrowed, so a caller about to exit can skip
+/// freeing it.
+///
+/// # Errors
+/// [`PipelineError::Split`] when the document cannot be split.
+pub fn split_each(
+    document: &Node<'_>,
+    notes: Vec<Note>,
+    size_hint: usize,
+    each: impl FnMut(&DocumentKey, &[u8]),
+) -> Result<Summary, PipelineError> {
     let schemas =
         document.pointer("/components/schemas").and_then(Node::as_object).map_or(0, Object::len);
     let unplaced =
-        split::split_rendered_each(&document, size_hint, each).map_err(PipelineError::Split)?;
+        split::split_rendered_each(document, size_hint, each).map_err(PipelineError::Split)?;
     Ok(Summary { notes, unplaced, schemas })
 }
 
-/// Parses `body` (JSON, or YAML for hand-written input) and runs
-/// [`convert_each`], keeping what `prepare` makes of each document.
+/// Parses a downstream's `body` (JSON only) and runs [`convert_each`],
+/// keeping what `prepare` makes of each document.
 ///
 /// With a `cache`, a document whose bytes were prepared before is not
 /// prepared again: the `Arc` cached then is returned, so it keeps its
