@@ -48,15 +48,22 @@ fn main() -> ExitCode {
 }
 
 /// Runs a server command on an actix system (the poll loops' HTTP client
-/// needs one) and turns its error into an exit status.
+/// needs one) and exits with its status.
+///
+/// The process exits as soon as the server has stopped (after at most its
+/// graceful-stop period): dropping the runtime would wait for whatever
+/// runs on its blocking pool — a downstream's conversion — and SIGTERM must
+/// not wait for a hostile document.
 fn run_async(fut: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
-    match actix_web::rt::System::new().block_on(fut) {
-        Ok(()) => ExitCode::SUCCESS,
+    let system = actix_web::rt::System::new();
+    let code = match system.block_on(fut) {
+        Ok(()) => 0,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+            1
         }
-    }
+    };
+    std::process::exit(code)
 }
 
 fn init_tracing(format: LogFormat) {

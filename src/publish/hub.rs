@@ -90,7 +90,17 @@ pub async fn build_loop(
         hub.changed().await;
         let started = Instant::now();
         let (contributions, ready) = hub.current();
-        let (snap, conflicts) = build(generation + 1, &contributions, ready);
+        // Off the thread the poll loops run on: a large build (thousands
+        // of group-versions) must not hold up every downstream's poll.
+        let next = generation + 1;
+        let built = tokio::task::spawn_blocking(move || build(next, &contributions, ready)).await;
+        let (snap, conflicts) = match built {
+            Ok(built) => built,
+            Err(e) => {
+                warn!(error = %e, "the snapshot build did not finish; serving the last one");
+                continue;
+            }
+        };
         for c in conflicts {
             if !reported.contains(&c) {
                 // Two servers each publishing their own `version`, `api` or
