@@ -96,7 +96,7 @@ fn split_rendered_tree(v3: &Node<'_>) -> usize {
 fn pipeline_tree(bytes: &[u8]) -> (usize, Node<'_>) {
     let v2 = parse_tree(bytes);
     let mut total = 0;
-    op::convert_each(&v2, bytes.len(), |_, doc| total += doc.len())
+    op::convert_each(&v2, bytes.len(), usize::MAX, |_, doc| total += doc.len())
         .expect("the bench input converts");
     (total, v2)
 }
@@ -104,8 +104,8 @@ fn pipeline_tree(bytes: &[u8]) -> (usize, Node<'_>) {
 /// The pipeline as a poll loop runs it with a cache; returns the total
 /// size of the documents.
 fn pipeline_tree_cached(bytes: &[u8], cache: &ConversionCache<Vec<u8>>) -> usize {
-    let converted =
-        op::swagger_to_openapi(bytes, Some(cache), |b| b).expect("the bench input converts");
+    let converted = op::swagger_to_openapi(bytes, Some(cache), op::Budget::UNLIMITED, |b| b)
+        .expect("the bench input converts");
     converted.documents.values().map(|d| d.len()).sum()
 }
 

@@ -53,7 +53,8 @@ mod wire;
 // Running the proxy: `serve`, `demo`, the integration tests.
 pub use config::serving::{Serving, ServingTls};
 pub use config::{
-    Config, ConfigError, DEFAULT_MAX_DOCUMENT_BYTES, DownstreamConfig, RawConfig, TlsConfig,
+    Config, ConfigError, DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MEMORY_BUDGET_BYTES, DownstreamConfig,
+    RawConfig, TlsConfig,
 };
 pub use outbound::client::DownstreamClient;
 pub use outbound::credentials::Environment;
@@ -68,7 +69,9 @@ pub use json::refs::dangling_refs;
 pub use json::tree::Node;
 pub use openapi::cache::ConversionCache;
 pub use openapi::convert::{ConvertError, Converted, ConvertedTree, Note, convert, convert_tree};
-pub use openapi::pipeline::{Documents, PipelineError, Summary, convert_each, swagger_to_openapi};
+pub use openapi::pipeline::{
+    Budget, Documents, PipelineError, Summary, convert_each, swagger_to_openapi,
+};
 pub use openapi::split::{
     RenderedSplit, Split, SplitError, split, split_rendered, split_rendered_tree, split_tree,
 };

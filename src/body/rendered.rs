@@ -42,6 +42,15 @@ impl Rendered {
         std::str::from_utf8(self.etag.as_bytes()).unwrap_or_default()
     }
 
+    /// The bytes this body holds (both renditions, and the few hundred
+    /// of hash, ETag and bookkeeping): what it counts against a memory
+    /// budget.
+    #[must_use]
+    pub fn weight(&self) -> usize {
+        const OVERHEAD: usize = 512;
+        self.body.len() + self.gzip.as_ref().map_or(0, Bytes::len) + OVERHEAD
+    }
+
     /// Prepares `body`, served as `application/json`.
     #[must_use]
     pub fn json(body: impl Into<Bytes>) -> Self {

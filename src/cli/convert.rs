@@ -164,7 +164,7 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
     // failure the rest are skipped and the failure is reported.
     let mut failed = None;
     let mut made_dirs = BTreeSet::new();
-    let split = pipeline::split_each(&document, notes, bytes.len(), |key, rendered| {
+    let split = pipeline::split_each(&document, notes, bytes.len(), usize::MAX, |key, rendered| {
         if failed.is_some() {
             return;
         }

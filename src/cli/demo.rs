@@ -29,6 +29,7 @@ pub async fn run_demo(args: &DemoArgs) -> anyhow::Result<()> {
         listen: Some(args.listen.clone()),
         poll_interval: Some(args.poll_interval.clone()),
         max_document_bytes: None,
+        memory_budget_bytes: None,
         discovery_v2beta1: None,
         direct_writes: None,
         downstreams: vec![

@@ -26,6 +26,12 @@ pub struct ServeArgs {
     /// Largest document accepted from a downstream, in bytes [default: 64 MiB].
     #[arg(long, value_name = "BYTES")]
     pub max_document_bytes: Option<usize>,
+    /// What all downstreams' documents may hold in memory together, in
+    /// bytes; each downstream gets an equal share unless the configuration
+    /// file gives it one (memoryShareBytes). A downstream past its share
+    /// keeps its last good documents [default: 128 MiB].
+    #[arg(long, value_name = "BYTES")]
+    pub memory_budget_bytes: Option<usize>,
     /// Serve aggregated discovery apidiscovery.k8s.io/v2beta1 besides v2 [default: true].
     #[arg(long, value_name = "BOOL")]
     pub discovery_v2beta1: Option<bool>,
@@ -57,6 +63,9 @@ pub fn serve_config(args: &ServeArgs) -> Result<Config, ConfigError> {
     }
     if let Some(m) = args.max_document_bytes {
         raw.max_document_bytes = Some(m);
+    }
+    if let Some(b) = args.memory_budget_bytes {
+        raw.memory_budget_bytes = Some(b);
     }
     if let Some(b) = args.discovery_v2beta1 {
         raw.discovery_v2beta1 = Some(b);

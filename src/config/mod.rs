@@ -43,6 +43,16 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// cluster Swagger document is about 4 MB; big CRD-heavy clusters reach a
 /// few tens of MB.
 pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 64 * 1024 * 1024;
+/// What the documents of all downstreams together may hold, and what their
+/// conversions may take while they run. The deploy manifests limit the
+/// container to 384 MiB: held and in-build each stay within the budget,
+/// which leaves about 128 MiB for the process itself (runtime, connection
+/// buffers, the snapshot's discovery renditions). A Kubernetes 1.27
+/// cluster's documents hold about 20 MiB.
+pub const DEFAULT_MEMORY_BUDGET_BYTES: usize = 128 * 1024 * 1024;
+/// The smallest share of the memory budget a downstream can get: less
+/// would not hold a small aggregated server's documents.
+pub const MIN_MEMORY_SHARE_BYTES: usize = 1024 * 1024;
 
 /// The configuration file as written (YAML or JSON).
 #[derive(Debug, Default, Deserialize)]
@@ -54,6 +64,10 @@ pub struct RawConfig {
     pub poll_interval: Option<String>,
     /// Largest document accepted from a downstream, in bytes.
     pub max_document_bytes: Option<usize>,
+    /// What all downstreams' documents may hold together, in bytes; each
+    /// downstream gets a share (`memoryShareBytes`, or an equal part of
+    /// what is left).
+    pub memory_budget_bytes: Option<usize>,
     /// Serve aggregated discovery `apidiscovery.k8s.io/v2beta1` besides
     /// `v2` (clients 1.26–1.29 ask only for v2beta1). Default true.
     pub discovery_v2beta1: Option<bool>,
@@ -108,6 +122,9 @@ pub struct RawDownstream {
     pub kubeconfig: Option<PathBuf>,
     /// The kubeconfig context to use instead of its `current-context`.
     pub context: Option<String>,
+    /// This downstream's share of `memoryBudgetBytes`, in bytes (default:
+    /// an equal part of what the other downstreams' shares leave).
+    pub memory_share_bytes: Option<usize>,
 }
 
 /// The validated configuration.
@@ -117,6 +134,8 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Largest document accepted from a downstream, in bytes.
     pub max_document_bytes: usize,
+    /// What all downstreams' documents may hold together, in bytes.
+    pub memory_budget_bytes: usize,
     /// Serve aggregated discovery v2beta1 too.
     pub discovery_v2beta1: bool,
     /// Answer ordinary plain-HTTP/1.1 requests with the direct writer
@@ -145,6 +164,9 @@ pub struct DownstreamConfig {
     pub timeout: Duration,
     /// Time between polls.
     pub poll_interval: Duration,
+    /// What this downstream's documents may hold, and what converting them
+    /// may take, in bytes: its share of the memory budget.
+    pub memory_share: usize,
 }
 
 fn invalid(field: impl Into<String>, problem: impl Into<String>) -> ConfigError {
@@ -215,6 +237,11 @@ impl Config {
             return Err(invalid("maxDocumentBytes", "must be at least 1024"));
         }
         let serving = Serving::from_raw(raw.tls, raw.limits)?;
+        let memory_budget_bytes = raw.memory_budget_bytes.unwrap_or(DEFAULT_MEMORY_BUDGET_BYTES);
+        let shares = memory_shares(
+            memory_budget_bytes,
+            &raw.downstreams.iter().map(|d| d.memory_share_bytes).collect::<Vec<_>>(),
+        )?;
         let count = raw.downstreams.len();
         let mut downstreams: Vec<DownstreamConfig> = Vec::with_capacity(count);
         for (i, d) in raw.downstreams.into_iter().enumerate() {
@@ -309,17 +336,62 @@ impl Config {
                 token,
                 timeout,
                 poll_interval,
+                memory_share: shares.get(i).copied().unwrap_or(MIN_MEMORY_SHARE_BYTES),
             });
         }
         Ok(Self {
             listen,
             max_document_bytes,
+            memory_budget_bytes,
             discovery_v2beta1: raw.discovery_v2beta1.unwrap_or(true),
             direct_writes: raw.direct_writes.unwrap_or(true),
             downstreams,
             serving,
         })
     }
+}
+
+/// Each downstream's share of the memory budget: its own
+/// `memoryShareBytes`, or an equal part of what the explicit shares leave.
+/// The shares add up to no more than the budget, so that what one
+/// downstream holds can never crowd out another.
+fn memory_shares(budget: usize, explicit: &[Option<usize>]) -> Result<Vec<usize>, ConfigError> {
+    if budget < MIN_MEMORY_SHARE_BYTES {
+        return Err(invalid(
+            "memoryBudgetBytes",
+            format!("{budget} is less than the smallest share, {MIN_MEMORY_SHARE_BYTES}"),
+        ));
+    }
+    let mut assigned = 0usize;
+    for (i, share) in explicit.iter().enumerate() {
+        let Some(share) = *share else { continue };
+        if share < MIN_MEMORY_SHARE_BYTES {
+            return Err(invalid(
+                format!("downstreams[{i}].memoryShareBytes"),
+                format!("{share} is less than {MIN_MEMORY_SHARE_BYTES}"),
+            ));
+        }
+        assigned = assigned.saturating_add(share);
+    }
+    if assigned > budget {
+        return Err(invalid(
+            "memoryBudgetBytes",
+            format!("the downstreams' memoryShareBytes add up to {assigned}, more than {budget}"),
+        ));
+    }
+    let implicit = explicit.iter().filter(|s| s.is_none()).count();
+    let equal = (budget - assigned).checked_div(implicit).unwrap_or(0);
+    if implicit > 0 && equal < MIN_MEMORY_SHARE_BYTES {
+        return Err(invalid(
+            "memoryBudgetBytes",
+            format!(
+                "{} bytes left for {implicit} downstreams without memoryShareBytes is less than \
+                 {MIN_MEMORY_SHARE_BYTES} each",
+                budget - assigned
+            ),
+        ));
+    }
+    Ok(explicit.iter().map(|s| s.unwrap_or(equal)).collect())
 }
 
 /// The credentials `inCluster` or `kubeconfig` provide, if either is set.

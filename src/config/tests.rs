@@ -179,3 +179,36 @@ fn downstream_flag_is_name_equals_url() {
     );
     assert!(parse_downstream_flag("nope").is_err());
 }
+
+#[test]
+fn the_memory_budget_is_shared_between_downstreams() {
+    let three = "downstreams:\n- {name: a, url: 'http://127.0.0.1:1'}\n- {name: b, url: 'http://127.0.0.1:2'}\n- {name: c, url: 'http://127.0.0.1:3'}\n";
+    let c = config(three).unwrap();
+    assert_eq!(c.memory_budget_bytes, DEFAULT_MEMORY_BUDGET_BYTES);
+    let shares: Vec<_> = c.downstreams.iter().map(|d| d.memory_share).collect();
+    assert_eq!(shares, [DEFAULT_MEMORY_BUDGET_BYTES / 3; 3]);
+
+    // An explicit share is taken first; the others split what is left.
+    let c = config(
+        "memoryBudgetBytes: 100000000\ndownstreams:\n- {name: a, url: 'http://127.0.0.1:1', memoryShareBytes: 60000000}\n- {name: b, url: 'http://127.0.0.1:2'}\n- {name: c, url: 'http://127.0.0.1:3'}\n",
+    )
+    .unwrap();
+    let shares: Vec<_> = c.downstreams.iter().map(|d| d.memory_share).collect();
+    assert_eq!(shares, [60_000_000, 20_000_000, 20_000_000]);
+}
+
+#[test]
+fn shares_that_do_not_fit_the_budget_are_refused() {
+    let e = error(
+        "memoryBudgetBytes: 10000000\ndownstreams:\n- {name: a, url: 'http://127.0.0.1:1', memoryShareBytes: 8000000}\n- {name: b, url: 'http://127.0.0.1:2', memoryShareBytes: 8000000}\n",
+    );
+    assert!(e.contains("memoryBudgetBytes") && e.contains("16000000"), "{e}");
+    let e = error(
+        "memoryBudgetBytes: 2000000\ndownstreams:\n- {name: a, url: 'http://127.0.0.1:1'}\n- {name: b, url: 'http://127.0.0.1:2'}\n- {name: c, url: 'http://127.0.0.1:3'}\n",
+    );
+    assert!(e.contains("less than 1048576 each"), "{e}");
+    let e = error("memoryBudgetBytes: 1000\n");
+    assert!(e.contains("memoryBudgetBytes"), "{e}");
+    let e = error("downstreams:\n- {name: a, url: 'http://127.0.0.1:1', memoryShareBytes: 10}\n");
+    assert!(e.contains("downstreams[0].memoryShareBytes"), "{e}");
+}

@@ -82,6 +82,18 @@ impl DiscoveryFetcher {
         })
     }
 
+    /// What this discovery holds, for the downstream's memory share: the
+    /// legacy lists' bytes, four times over — the parsed resources, and
+    /// the aggregated renditions (v2, v2beta1) every snapshot makes of
+    /// them, are each about as large as the lists.
+    #[must_use]
+    pub fn weight(&self) -> usize {
+        let legacy = |p: &Option<PathState>| {
+            p.as_ref().map_or(0, |p| p.legacy.values().map(|r| r.weight()).sum::<usize>())
+        };
+        (legacy(&self.api) + legacy(&self.apis)).saturating_mul(4)
+    }
+
     /// One round: `/api`, then `/apis`.
     ///
     /// # Errors

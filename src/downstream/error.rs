@@ -51,6 +51,21 @@ pub enum PollError {
     /// The downstream publishes neither `/openapi/v3` nor `/openapi/v2`.
     #[error("the downstream serves neither /openapi/v3 nor /openapi/v2")]
     NothingPublished,
+    /// What the downstream serves would take more than its share of the
+    /// memory budget: refused before it is kept, the last good documents
+    /// stay.
+    #[error(
+        "{what} would take {needed} bytes, more than the {allowed} bytes left of this \
+         downstream's memory share (memoryShareBytes, memoryBudgetBytes)"
+    )]
+    Budget {
+        /// What was refused.
+        what: &'static str,
+        /// Its bytes, or a bound on them.
+        needed: usize,
+        /// What the share left for it.
+        allowed: usize,
+    },
     /// The server answered 406 to a JSON request.
     #[error("{path} refuses application/json")]
     NotAcceptable {
@@ -59,13 +74,23 @@ pub enum PollError {
     },
 }
 
+/// Refuses `needed` bytes of `what` when they are more than `allowed`.
+pub(crate) fn within(what: &'static str, needed: usize, allowed: usize) -> Result<(), PollError> {
+    if needed > allowed {
+        return Err(PollError::Budget { what, needed, allowed });
+    }
+    Ok(())
+}
+
 impl PollError {
     pub(crate) fn reason(&self) -> &'static str {
         match self {
             Self::Fetch(e) => e.reason(),
             Self::BadRoot(_) | Self::BadEntry { .. } => "bad_root",
             Self::BadDocument { .. } | Self::BadResourceList { .. } => "bad_document",
+            Self::Convert(e) if e.is_budget() => "budget",
             Self::Convert(_) | Self::Interrupted(_) => "conversion",
+            Self::Budget { .. } => "budget",
             Self::NothingPublished => "nothing_published",
             Self::NotAcceptable { .. } => "not_acceptable",
         }

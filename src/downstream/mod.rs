@@ -9,3 +9,4 @@ mod error;
 pub mod poll;
 
 pub use error::PollError;
+use error::within;

@@ -26,14 +26,14 @@ use bytes::Bytes;
 use serde::Deserialize;
 use tracing::{info, warn};
 
-use super::PollError;
 use super::discovery::DiscoveryFetcher;
+use super::{PollError, within};
 use crate::body::rendered::Rendered;
 use crate::config::DownstreamConfig;
 use crate::discovery::stale_from_openapi;
 use crate::metrics::Metrics;
 use crate::openapi::cache::ConversionCache;
-use crate::openapi::pipeline;
+use crate::openapi::pipeline::{self, Budget};
 use crate::outbound::client::{DownstreamClient, FetchError, Fetched};
 use crate::publish::Hub;
 use crate::publish::snapshot::{Contribution, OpenApiV2};
@@ -98,6 +98,9 @@ pub struct Poller {
     version: Option<Cached>,
     discovery: DiscoveryFetcher,
     failures: u32,
+    /// What this downstream's documents may hold, and what converting them
+    /// may take: its share of the memory budget.
+    share: usize,
     /// What was last handed to the hub.
     published: Option<Arc<Contribution>>,
 }
@@ -131,6 +134,7 @@ impl Poller {
             version: None,
             discovery: DiscoveryFetcher::default(),
             failures: 0,
+            share: config.memory_share,
             published: None,
         }
     }
@@ -157,7 +161,10 @@ impl Poller {
     /// One round: fetch what changed, publish the contribution.
     #[tracing::instrument(skip(self), fields(downstream = %self.name))]
     pub async fn round(&mut self) {
-        let errors = self.fetch_all().await;
+        let mut errors = self.fetch_all().await;
+        let over = self.check_share().err();
+        let over_share = over.is_some();
+        errors.extend(over);
         let ok = errors.is_empty();
         // The outcome first, then the reasons: whoever reads /metrics in
         // between never sees more errors than failed polls.
@@ -187,6 +194,21 @@ impl Poller {
             info!(downstream = %self.name, failed_polls = self.failures, "poll succeeded again");
             self.failures = 0;
         }
+        if over_share {
+            // Past its share as a whole: what was published stays (and a
+            // downstream that never fitted counts as tried, with nothing).
+            if self.published.is_none() {
+                let empty = Arc::new(Contribution {
+                    name: self.name.clone(),
+                    priority: self.priority,
+                    order: self.order,
+                    ..Contribution::default()
+                });
+                self.published = Some(Arc::clone(&empty));
+                self.hub.contribute(empty);
+            }
+            return;
+        }
         let contribution = self.contribution();
         self.metrics.downstream_documents(&self.name, contribution.openapi.len());
         // The first round always counts (it makes the proxy ready); later
@@ -197,6 +219,32 @@ impl Poller {
         let contribution = Arc::new(contribution);
         self.published = Some(Arc::clone(&contribution));
         self.hub.contribute(contribution);
+    }
+
+    /// What the OpenAPI v3 documents hold (fetched or converted).
+    fn openapi_weight(&self) -> usize {
+        let v3: usize = self.v3.values().map(|(_, r)| r.weight()).sum();
+        v3 + self.converted.values().map(|r| r.weight()).sum::<usize>()
+    }
+
+    /// What everything but the OpenAPI v3 documents holds.
+    fn other_weight(&self) -> usize {
+        let cached = |c: &Option<Cached>| c.as_ref().map_or(0, |c| c.rendered.weight());
+        cached(&self.v2)
+            + cached(&self.v2_protobuf)
+            + cached(&self.version)
+            + self.discovery.weight()
+    }
+
+    /// Refuses a contribution past the share. Each part is checked before
+    /// it is made, against what the others held then; this catches what
+    /// grew since (discovery after the documents were converted).
+    fn check_share(&self) -> Result<(), PollError> {
+        within(
+            "this downstream's documents",
+            self.openapi_weight() + self.other_weight(),
+            self.share,
+        )
     }
 
     fn contribution(&self) -> Contribution {
@@ -278,6 +326,10 @@ impl Poller {
     async fn fetch_documents(&mut self, root: RootIndex) -> Result<bool, PollError> {
         let mut next = BTreeMap::new();
         let mut first_error = None;
+        // What the documents may hold together; checked as each arrives,
+        // so a root listing a thousand large documents stops at the share.
+        let allowed = self.share.saturating_sub(self.other_weight());
+        let mut held = 0usize;
         for (key_text, entry) in root.paths {
             let url = entry.server_relative_url;
             let key = DocumentKey::parse(&key_text);
@@ -289,6 +341,8 @@ impl Poller {
                 && !hash.is_empty()
                 && *old_hash == hash
             {
+                held += rendered.weight();
+                within("the /openapi/v3 documents", held, allowed)?;
                 next.insert(key, (hash, Arc::clone(rendered)));
                 continue;
             }
@@ -304,6 +358,9 @@ impl Poller {
             };
             match fetched {
                 Ok(rendered) => {
+                    // Refused whole: the documents fetched before stay.
+                    held += rendered.weight();
+                    within("the /openapi/v3 documents", held, allowed)?;
                     next.insert(key, (hash, rendered));
                 }
                 Err(e) => {
@@ -347,8 +404,18 @@ impl Poller {
                 return Err(PollError::NotAcceptable { path: "/openapi/v2".into() });
             }
             Fetched::Body { body, etag, .. } => {
+                // The body (and its gzip rendition) is kept besides what it
+                // converts to; both within the share.
+                let protobuf = self.v2_protobuf.as_ref().map_or(0, |c| c.rendered.weight());
+                let version = self.version.as_ref().map_or(0, |c| c.rendered.weight());
+                let allowed =
+                    self.share.saturating_sub(protobuf + version + self.discovery.weight());
+                within("/openapi/v2", body.len() + body.len() / 4, allowed)?;
                 if self.mode == Mode::V2Only {
-                    self.converted = self.convert(body.clone()).await?;
+                    let converted = self.convert(body.clone()).await?;
+                    let weight: usize = converted.values().map(|r| r.weight()).sum();
+                    within("the converted documents", body.len() + weight, allowed)?;
+                    self.converted = converted;
                 } else {
                     // Served as it is; only checked to be JSON.
                     serde_json::from_slice::<serde::de::IgnoredAny>(&body).map_err(|source| {
@@ -398,8 +465,15 @@ impl Poller {
     ) -> Result<BTreeMap<DocumentKey, Arc<Rendered>>, PollError> {
         let cache = Arc::clone(&self.cache);
         let started = Instant::now();
+        // The documents' share, less the body kept beside them; gzip
+        // renditions take at most a quarter more (JSON compresses 5–10×).
+        let others = self.version.as_ref().map_or(0, |c| c.rendered.weight())
+            + self.v2_protobuf.as_ref().map_or(0, |c| c.rendered.weight())
+            + self.discovery.weight();
+        let left = self.share.saturating_sub(others + body.len() + body.len() / 4);
+        let budget = Budget { parse_bytes: self.share, output_bytes: left / 5 * 4 };
         let result = tokio::task::spawn_blocking(move || {
-            pipeline::swagger_to_openapi(&body, Some(&cache), Rendered::json)
+            pipeline::swagger_to_openapi(&body, Some(&cache), budget, Rendered::json)
                 .map(|converted| converted.documents)
                 .map_err(PollError::Convert)
         })

@@ -28,6 +28,12 @@ pub enum ParseError {
         /// What is wrong.
         kind: SyntaxErrorKind,
     },
+    /// JSON with more values than the memory it may take allows.
+    #[error("the document has more than {limit} values, more than its memory budget allows")]
+    TooLarge {
+        /// The most values allowed.
+        limit: usize,
+    },
     /// Not YAML, or YAML that JSON cannot hold, or YAML that expands past
     /// its budget.
     #[error("not a YAML document JSON can hold")]
@@ -35,7 +41,10 @@ pub enum ParseError {
 }
 
 impl ParseError {
-    fn json(bytes: &[u8], e: &SyntaxError) -> Self {
+    fn json(bytes: &[u8], e: &SyntaxError, limit: usize) -> Self {
+        if e.kind == SyntaxErrorKind::TooManyValues {
+            return Self::TooLarge { limit };
+        }
         let before = &bytes[..e.offset.min(bytes.len())];
         let line = before.iter().filter(|b| **b == b'\n').count() + 1;
         let column = before.iter().rev().take_while(|b| **b != b'\n').count() + 1;
@@ -50,7 +59,24 @@ impl ParseError {
 /// # Errors
 /// [`ParseError::Json`].
 pub fn parse_json_tree(bytes: &[u8]) -> Result<Node<'_>, ParseError> {
-    tree::parse(bytes).map_err(|e| ParseError::json(bytes, &e))
+    tree::parse(bytes).map_err(|e| ParseError::json(bytes, &e, usize::MAX))
+}
+
+/// What reading a document and converting it hold per value, worst case:
+/// the parsed tree's 32-byte node, the parser's stack growing by doubling,
+/// and the converted tree built beside it. A memory budget divided by this
+/// is how many values a document may have.
+pub const BYTES_PER_VALUE: usize = 128;
+
+/// [`parse_json_tree`] within a memory budget of `budget_bytes`: a document
+/// of more than `budget_bytes / BYTES_PER_VALUE` values is refused as it is
+/// read, before its tree outgrows the budget.
+///
+/// # Errors
+/// [`ParseError::Json`]; [`ParseError::TooLarge`] past the budget.
+pub fn parse_json_tree_within(bytes: &[u8], budget_bytes: usize) -> Result<Node<'_>, ParseError> {
+    let limit = budget_bytes / BYTES_PER_VALUE;
+    tree::parse_within(bytes, limit).map_err(|e| ParseError::json(bytes, &e, limit))
 }
 
 /// Whether `bytes` say they are JSON: their first non-blank byte opens an
@@ -135,6 +161,21 @@ mod tests {
         let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
         let e = parse_json_tree(deep.as_bytes()).unwrap_err();
         assert!(matches!(e, ParseError::Json { kind: SyntaxErrorKind::TooDeep, .. }), "{e:?}");
+    }
+
+    #[test]
+    fn a_token_dense_document_past_its_budget_is_refused_as_it_is_read() {
+        // 3 values (the array, two numbers) fit in 3 × 128 bytes; 4 do not.
+        assert!(parse_json_tree_within(b"[1,2]", 3 * BYTES_PER_VALUE).is_ok());
+        let e = parse_json_tree_within(b"[1,2,3]", 3 * BYTES_PER_VALUE).unwrap_err();
+        assert!(matches!(e, ParseError::TooLarge { limit: 3 }), "{e:?}");
+        // Keys count: `{"a":1}` is three values.
+        assert!(parse_json_tree_within(br#"{"a":1}"#, 2 * BYTES_PER_VALUE).is_err());
+        // A truncated document is refused at the budget, not read to its end.
+        let mut dense = b"{\"x\":[".to_vec();
+        dense.extend(b"1,".repeat(1_000_000));
+        let e = parse_json_tree_within(&dense, 1000 * BYTES_PER_VALUE).unwrap_err();
+        assert!(matches!(e, ParseError::TooLarge { limit: 1000 }), "{e:?}");
     }
 
     #[test]

@@ -42,6 +42,36 @@ pub enum PipelineError {
     Split(#[source] SplitError),
 }
 
+/// How much memory one conversion may take, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// What the parsed tree (and the converted one beside it) may take: a
+    /// document of more values than this allows is refused as it is read
+    /// (see [`document::BYTES_PER_VALUE`]).
+    pub parse_bytes: usize,
+    /// What the split documents may add up to, checked before the first is
+    /// rendered.
+    pub output_bytes: usize,
+}
+
+impl Budget {
+    /// No bound: for a person's own file (`convert`), whose output goes to
+    /// disk one document at a time.
+    pub const UNLIMITED: Self = Self { parse_bytes: usize::MAX, output_bytes: usize::MAX };
+}
+
+impl PipelineError {
+    /// Whether the document was refused for its [`Budget`], not for what
+    /// it says.
+    #[must_use]
+    pub fn is_budget(&self) -> bool {
+        matches!(
+            self,
+            Self::Parse(ParseError::TooLarge { .. }) | Self::Split(SplitError::TooLarge { .. })
+        )
+    }
+}
+
 /// What a conversion found besides the documents.
 #[derive(Debug, Default)]
 pub struct Summary {
@@ -73,17 +103,22 @@ pub struct Documents<T> {
 /// document is converted, and every key's components worked out, before
 /// the first document is rendered.
 ///
+/// The documents together may take `max_output` bytes (see
+/// [`split::split_rendered_each`]).
+///
 /// # Errors
 /// [`PipelineError::Convert`] when `v2` is not a convertible Swagger 2.0
-/// document, [`PipelineError::Split`] when the result cannot be split.
+/// document, [`PipelineError::Split`] when the result cannot be split or
+/// would pass `max_output`.
 pub fn convert_each(
     v2: &Node<'_>,
     size_hint: usize,
+    max_output: usize,
     each: impl FnMut(&DocumentKey, &[u8]),
 ) -> Result<Summary, PipelineError> {
     let ConvertedTree { document, notes } =
         convert::convert_tree(v2).map_err(PipelineError::Convert)?;
-    split_each(&document, notes, size_hint, each)
+    split_each(&document, notes, size_hint, max_output, each)
 }
 
 /// The second half of [`convert_each`], for a caller that also needs the
@@ -93,17 +128,19 @@ pub fn convert_each(
 /// freeing it.
 ///
 /// # Errors
-/// [`PipelineError::Split`] when the document cannot be split.
+/// [`PipelineError::Split`] when the document cannot be split or would
+/// pass `max_output`.
 pub fn split_each(
     document: &Node<'_>,
     notes: Vec<Note>,
     size_hint: usize,
+    max_output: usize,
     each: impl FnMut(&DocumentKey, &[u8]),
 ) -> Result<Summary, PipelineError> {
     let schemas =
         document.pointer("/components/schemas").and_then(Node::as_object).map_or(0, Object::len);
-    let unplaced =
-        split::split_rendered_each(document, size_hint, each).map_err(PipelineError::Split)?;
+    let unplaced = split::split_rendered_each(document, size_hint, max_output, each)
+        .map_err(PipelineError::Split)?;
     Ok(Summary { notes, unplaced, schemas })
 }
 
@@ -115,17 +152,22 @@ pub fn split_each(
 /// identity and whatever `prepare` derived (the proxy: gzip rendition,
 /// hash, ETag). The documents are the same with or without a cache.
 ///
+/// What it may take is bounded by `budget`, before the memory is taken:
+/// a downstream's document cannot make the proxy hold more than its share.
+///
 /// # Errors
 /// [`PipelineError`] for the first problem met; nothing is returned then.
 pub fn swagger_to_openapi<T>(
     body: &[u8],
     cache: Option<&ConversionCache<T>>,
+    budget: Budget,
     mut prepare: impl FnMut(Vec<u8>) -> T,
 ) -> Result<Documents<T>, PipelineError> {
-    let v2 = document::parse_json_tree(body).map_err(PipelineError::Parse)?;
+    let v2 =
+        document::parse_json_tree_within(body, budget.parse_bytes).map_err(PipelineError::Parse)?;
     let mut documents = BTreeMap::new();
     let mut reused = 0;
-    let summary = convert_each(&v2, body.len(), |key, bytes| {
+    let summary = convert_each(&v2, body.len(), budget.output_bytes, |key, bytes| {
         let prepared = match cache {
             Some(cache) => {
                 let digest: [u8; 32] = Sha256::digest(bytes).into();
@@ -153,8 +195,8 @@ mod tests {
     #[test]
     fn unchanged_parts_come_from_the_cache() {
         let cache = ConversionCache::default();
-        let first = swagger_to_openapi(WIDGETS, Some(&cache), |b| b).unwrap();
-        let second = swagger_to_openapi(WIDGETS, Some(&cache), |b| b).unwrap();
+        let first = swagger_to_openapi(WIDGETS, Some(&cache), Budget::UNLIMITED, |b| b).unwrap();
+        let second = swagger_to_openapi(WIDGETS, Some(&cache), Budget::UNLIMITED, |b| b).unwrap();
         assert_eq!(first.documents.len(), 4);
         assert_eq!((first.reused, second.reused), (0, 4));
         for (key, doc) in &first.documents {
@@ -165,8 +207,8 @@ mod tests {
     #[test]
     fn the_cache_changes_nothing_in_the_output() {
         let cache = ConversionCache::default();
-        let cached = swagger_to_openapi(WIDGETS, Some(&cache), |b| b).unwrap();
-        let plain = swagger_to_openapi(WIDGETS, None, |b| b).unwrap();
+        let cached = swagger_to_openapi(WIDGETS, Some(&cache), Budget::UNLIMITED, |b| b).unwrap();
+        let plain = swagger_to_openapi(WIDGETS, None, Budget::UNLIMITED, |b| b).unwrap();
         assert_eq!(cached.documents, plain.documents);
         assert_eq!(cached.summary.notes, plain.summary.notes);
     }
@@ -174,7 +216,7 @@ mod tests {
     #[test]
     fn a_document_that_is_not_swagger_2_is_refused() {
         for doc in [&b"{}"[..], b"{\"swagger\":\"1.2\"}", b"{\"openapi\":\"3.0.0\",\"paths\":{}}"] {
-            let err = swagger_to_openapi(doc, None, |b| b).unwrap_err();
+            let err = swagger_to_openapi(doc, None, Budget::UNLIMITED, |b| b).unwrap_err();
             assert!(
                 matches!(err, PipelineError::Convert(ConvertError::NotSwagger2 { .. })),
                 "{err}"
@@ -183,9 +225,55 @@ mod tests {
     }
 
     #[test]
+    fn one_definition_reached_from_many_keys_is_refused_before_it_multiplies() {
+        // 100 group-versions, each reaching one 10 KB definition: 1 MB of
+        // output from a document of 15 KB.
+        let paths: Vec<String> = (0..100)
+            .map(|i| format!(r##""/apis/g{i}.example.com/v1/x":{{"get":{{"responses":{{"200":{{"description":"","schema":{{"$ref":"#/definitions/Big"}}}}}}}}}}"##))
+            .collect();
+        let big = "x".repeat(10_000);
+        let doc = format!(
+            r#"{{"swagger":"2.0","paths":{{{}}},"definitions":{{"Big":{{"description":"{big}"}}}}}}"#,
+            paths.join(",")
+        );
+        let unbounded = swagger_to_openapi(doc.as_bytes(), None, Budget::UNLIMITED, |b| b).unwrap();
+        let total: usize = unbounded.documents.values().map(|d| d.len()).sum();
+        assert!(total > 1_000_000, "{total}");
+
+        let mut prepared = 0;
+        let budget = Budget { parse_bytes: usize::MAX, output_bytes: 500_000 };
+        let err = swagger_to_openapi(doc.as_bytes(), None, budget, |b| {
+            prepared += 1;
+            b
+        })
+        .unwrap_err();
+        assert_eq!(prepared, 0, "documents were made before the refusal");
+        match err {
+            PipelineError::Split(SplitError::TooLarge { documents, expected, limit }) => {
+                assert_eq!((documents, limit), (100, 500_000));
+                // The estimate is within 1% of what rendering gives.
+                assert!(expected.abs_diff(total) * 100 < total, "{expected} vs {total}");
+            }
+            other => panic!("{other}"),
+        }
+        // Enough room: the same documents as without a budget.
+        let budget = Budget { parse_bytes: usize::MAX, output_bytes: total + total / 50 };
+        let bounded = swagger_to_openapi(doc.as_bytes(), None, budget, |b| b).unwrap();
+        assert_eq!(bounded.documents, unbounded.documents);
+    }
+
+    #[test]
+    fn a_document_of_more_values_than_its_budget_is_refused() {
+        let budget =
+            Budget { parse_bytes: 10 * document::BYTES_PER_VALUE, output_bytes: usize::MAX };
+        let err = swagger_to_openapi(WIDGETS, None, budget, |b| b).unwrap_err();
+        assert!(matches!(err, PipelineError::Parse(ParseError::TooLarge { limit: 10 })), "{err}");
+    }
+
+    #[test]
     fn a_reference_to_nothing_is_named() {
         let doc = br##"{"swagger":"2.0","paths":{"/apis/a/v1/x":{"get":{"responses":{"200":{"description":"","schema":{"$ref":"#/definitions/Missing"}}}}}}}"##;
-        let err = swagger_to_openapi(doc, None, |b| b).unwrap_err().to_string();
+        let err = swagger_to_openapi(doc, None, Budget::UNLIMITED, |b| b).unwrap_err().to_string();
         assert!(err.contains("#/definitions/Missing"), "{err}");
     }
 }

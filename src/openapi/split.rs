@@ -25,7 +25,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use crate::json::tree::render::write_text;
+use crate::json::tree::render::{text_len, write_text};
 use crate::json::tree::{Node, Object, Text};
 
 use crate::json::pointer::{JsonPointer, unescape_token};
@@ -55,6 +55,19 @@ pub enum SplitError {
         reference: String,
         /// Where the `$ref` stands in the input document.
         at: JsonPointer,
+    },
+    /// The documents would add up to more bytes than the caller allows:
+    /// refused before any is rendered.
+    #[error(
+        "the {documents} documents would take {expected} bytes, more than the {limit} bytes allowed"
+    )]
+    TooLarge {
+        /// How many documents the split makes.
+        documents: usize,
+        /// Their bytes, all together.
+        expected: usize,
+        /// The most allowed.
+        limit: usize,
     },
 }
 
@@ -89,9 +102,10 @@ pub enum SplitError {
 /// foreign path into it would publish an operation under the wrong key).
 pub fn split(doc: &Value) -> Result<Split, SplitError> {
     let tree = Node::from_value(doc);
-    let (documents, unplaced) = split_with(&tree, |_, index, paths, indices, reach| {
-        index.document(paths, indices, reach).to_value()
-    })?;
+    let (documents, unplaced) =
+        split_with(&tree, usize::MAX, |_, index, paths, indices, reach| {
+            index.document(paths, indices, reach).to_value()
+        })?;
     Ok(Split { documents, unplaced })
 }
 
@@ -112,8 +126,9 @@ pub struct TreeSplit<'a> {
 /// # Errors
 /// As [`split`].
 pub fn split_tree<'a>(doc: &'a Node<'a>) -> Result<TreeSplit<'a>, SplitError> {
-    let (documents, unplaced) =
-        split_with(doc, |_, index, paths, indices, reach| index.document(paths, indices, reach))?;
+    let (documents, unplaced) = split_with(doc, usize::MAX, |_, index, paths, indices, reach| {
+        index.document(paths, indices, reach)
+    })?;
     Ok(TreeSplit { documents, unplaced })
 }
 
@@ -151,7 +166,7 @@ pub fn split_rendered(doc: &Value) -> Result<RenderedSplit, SplitError> {
 /// As [`split`].
 pub fn split_rendered_tree(doc: &Node<'_>) -> Result<RenderedSplit, SplitError> {
     let mut documents = BTreeMap::new();
-    let unplaced = split_rendered_each(doc, 0, |key, bytes| {
+    let unplaced = split_rendered_each(doc, 0, usize::MAX, |key, bytes| {
         documents.insert(key.clone(), bytes.to_vec());
     })?;
     Ok(RenderedSplit { documents, unplaced })
@@ -173,18 +188,25 @@ pub fn split_rendered_tree(doc: &Node<'_>) -> Result<RenderedSplit, SplitError> 
 /// resident size from 36 to 46 MB, and every megabyte touched is a
 /// megabyte the kernel zeroes.
 ///
+/// `max_output` bounds the bytes of all documents together. A document
+/// whose one large component is reached from every key multiplies on the
+/// way out (1 MB reached from 3,000 group-versions is 3 GB), so the sizes
+/// are added up from the components' lengths before anything is rendered,
+/// and a split past the bound is refused whole ([`SplitError::TooLarge`]).
+///
 /// # Errors
-/// As [`split`].
+/// As [`split`]; [`SplitError::TooLarge`] past `max_output`.
 pub fn split_rendered_each(
     doc: &Node<'_>,
     size_hint: usize,
+    max_output: usize,
     mut each: impl FnMut(&DocumentKey, &[u8]),
 ) -> Result<Vec<String>, SplitError> {
     let mut fragments = Fragments { arena: Vec::with_capacity(size_hint), ..Fragments::default() };
     // The largest output of a split is a part of the whole; half of it
     // covers every Kubernetes group-version, and a bigger one grows once.
     let mut scratch = Vec::with_capacity(size_hint / 2);
-    let (_, unplaced) = split_with(doc, |key, index, paths, indices, reach| {
+    let (_, unplaced) = split_with(doc, max_output, |key, index, paths, indices, reach| {
         scratch.clear();
         index.render(paths, indices, reach, &mut fragments, &mut scratch);
         each(key, &scratch);
@@ -193,9 +215,12 @@ pub fn split_rendered_each(
 }
 
 /// The splitting shared by [`split`] and [`split_rendered`]: which paths
-/// and components each key gets; `emit` turns that into an output.
+/// and components each key gets; `emit` turns that into an output. The
+/// outputs' rendered sizes together must not pass `max_output` (checked
+/// before the first is emitted; `usize::MAX` skips the check).
 fn split_with<'a, T>(
     doc: &'a Node<'a>,
+    max_output: usize,
     mut emit: impl FnMut(
         &DocumentKey,
         &Index<'a>,
@@ -246,6 +271,16 @@ fn split_with<'a, T>(
         .enumerate()
         .map(|(ordinal, indices)| graph.reach(ordinal, indices, &path_owner))
         .collect::<Result<Vec<_>, _>>()?;
+    if max_output != usize::MAX {
+        let expected = index.output_len(&path_entries, by_key.values(), &reaches);
+        if expected > max_output {
+            return Err(SplitError::TooLarge {
+                documents: by_key.len(),
+                expected,
+                limit: max_output,
+            });
+        }
+    }
     let mut documents = BTreeMap::new();
     for ((key, indices), reach) in by_key.into_iter().zip(&reaches) {
         let out = emit(&key, &index, &path_entries, &indices, reach);
@@ -566,6 +601,53 @@ fn push_key(out: &mut Vec<u8>, first: &mut bool, key: &Text<'_>) {
 }
 
 impl<'a> Index<'a> {
+    /// The rendered size of all outputs together, from the lengths of the
+    /// parts they are made of (each part measured once, not rendered): the
+    /// members every output keeps whole, each key's paths, each reached
+    /// component. Within a few bytes per section of what rendering gives;
+    /// saturating, so a hostile document cannot wrap it round.
+    fn output_len<'k>(
+        &self,
+        path_entries: &[(&Text<'a>, &Node<'a>)],
+        keys: impl Iterator<Item = &'k Vec<usize>>,
+        reaches: &[Reach],
+    ) -> usize {
+        let member = |name: &Text<'_>, value: &Node<'_>| text_len(name) + 2 + value.rendered_len();
+        let mut kept = 2;
+        for (name, value) in self.root {
+            match (self.format, name.as_str()) {
+                (_, "paths") => kept += text_len(name) + 3,
+                (Format::Swagger2, section) if self.section(section).is_some() => {
+                    kept += text_len(name) + 3;
+                }
+                (Format::OpenApi3, "components") if value.is_object() => {
+                    kept += text_len(name) + 3;
+                    for (member_name, value) in value.as_object().into_iter().flatten() {
+                        kept += match self.section(member_name) {
+                            Some(_) => text_len(member_name) + 3,
+                            None => member(member_name, value),
+                        };
+                    }
+                }
+                _ => kept += member(name, value),
+            }
+        }
+        let paths: Vec<usize> = path_entries.iter().map(|(p, v)| member(p, v)).collect();
+        let components: Vec<usize> =
+            self.components.iter().map(|c| member(c.name, c.value)).collect();
+        let mut total = 0usize;
+        for (indices, reach) in keys.zip(reaches) {
+            let paths: usize = indices.iter().filter_map(|&i| paths.get(i)).sum();
+            let reached: usize = components
+                .iter()
+                .zip(&reach.components)
+                .filter_map(|(len, reached)| reached.then_some(*len))
+                .sum();
+            total = total.saturating_add(kept + paths + reached);
+        }
+        total
+    }
+
     /// The output document for one key, serialized: the same bytes as
     /// `serde_json::to_vec(&self.document(..))`, from shared fragments.
     fn render(

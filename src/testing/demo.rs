@@ -212,7 +212,8 @@ pub fn v3_routes(documents: &BTreeMap<DocumentKey, Bytes>) -> Vec<(String, Route
 pub fn openapi_v3_documents(
     v2: &[u8],
 ) -> Result<BTreeMap<DocumentKey, Bytes>, Box<dyn std::error::Error>> {
-    let converted = pipeline::swagger_to_openapi(v2, None, Bytes::from)?;
+    let converted =
+        pipeline::swagger_to_openapi(v2, None, pipeline::Budget::UNLIMITED, Bytes::from)?;
     Ok(converted.documents.into_iter().map(|(k, v)| (k, Bytes::clone(&v))).collect())
 }
 

@@ -2,6 +2,8 @@
 //! (faster to build and link than one per file). Each module below is one
 //! topic; shared support code lives in `common/`.
 
+/// A hostile downstream next to a healthy one, against the binary: peak memory, healthy documents, SIGTERM.
+mod attacks;
 /// `openapi-proxy check`: passes on conformant servers, each rule fails on a server breaking it.
 mod check;
 /// The `convert` command as a user runs it.

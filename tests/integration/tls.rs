@@ -277,6 +277,7 @@ async fn config_validation_refuses_tls_material_that_does_not_parse() {
     let config = openapi_proxy::Config {
         listen: "127.0.0.1:0".parse().expect("address"),
         max_document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
+        memory_budget_bytes: openapi_proxy::DEFAULT_MEMORY_BUDGET_BYTES,
         discovery_v2beta1: true,
         direct_writes: true,
         downstreams: vec![verified("garbage", url, &not_pem)],

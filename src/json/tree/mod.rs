@@ -27,7 +27,7 @@ use crate::json::pointer::unescape_token;
 
 #[cfg(test)]
 use parse::MAX_DEPTH;
-pub use parse::{SyntaxError, SyntaxErrorKind, parse};
+pub use parse::{SyntaxError, SyntaxErrorKind, parse, parse_within};
 
 /// A JSON value whose strings may borrow from the text or `Value` it came
 /// from.

@@ -59,6 +59,9 @@ pub enum SyntaxErrorKind {
     /// Something follows the document.
     #[error("trailing characters")]
     TrailingCharacters,
+    /// More values than the caller's budget ([`parse_within`]) allows.
+    #[error("more values than the budget allows")]
+    TooManyValues,
 }
 
 /// Parses one JSON document; its strings without escapes borrow from
@@ -68,9 +71,32 @@ pub enum SyntaxErrorKind {
 /// [`SyntaxError`] when `bytes` is not one JSON document that
 /// `serde_json` would read.
 pub fn parse(bytes: &[u8]) -> Result<Node<'_>, SyntaxError> {
+    parse_within(bytes, usize::MAX)
+}
+
+/// [`parse`], refusing a document of more than `max_values` values (every
+/// scalar, array, object and object key counts one).
+///
+/// A tree costs 32 bytes a value whatever the text spent on it, so a
+/// token-dense document (`[1,1,1,…`) builds sixteen times its size; the
+/// count is checked as each value is read, before it is stored, which
+/// bounds what the parser ever holds to the budget times a small factor —
+/// also for a document that turns out to be truncated at its end.
+///
+/// # Errors
+/// As [`parse`]; [`SyntaxErrorKind::TooManyValues`] past the budget.
+pub fn parse_within(bytes: &[u8], max_values: usize) -> Result<Node<'_>, SyntaxError> {
     let text = std::str::from_utf8(bytes)
         .map_err(|e| SyntaxError { offset: e.valid_up_to(), kind: SyntaxErrorKind::NotUtf8 })?;
-    let mut p = Parser { text, bytes, pos: 0, depth: 0, items: Vec::new(), members: Vec::new() };
+    let mut p = Parser {
+        text,
+        bytes,
+        pos: 0,
+        depth: 0,
+        values_left: max_values,
+        items: Vec::new(),
+        members: Vec::new(),
+    };
     p.skip_whitespace();
     let node = p.value()?;
     p.skip_whitespace();
@@ -87,6 +113,8 @@ struct Parser<'a> {
     bytes: &'a [u8],
     pos: usize,
     depth: usize,
+    /// How many more values the budget allows.
+    values_left: usize,
     /// Items of the arrays being read, innermost last; each array takes
     /// its own off the top at its end, in one allocation of the right size
     /// instead of a regrowing `Vec` per array.
@@ -118,7 +146,15 @@ impl<'a> Parser<'a> {
         self.text.get(from..to).ok_or(SyntaxError { offset: from, kind: SyntaxErrorKind::NotUtf8 })
     }
 
+    /// Counts one value (or object key) against the budget.
+    fn count(&mut self) -> Result<(), SyntaxError> {
+        self.values_left =
+            self.values_left.checked_sub(1).ok_or(self.error(SyntaxErrorKind::TooManyValues))?;
+        Ok(())
+    }
+
     fn value(&mut self) -> Result<Node<'a>, SyntaxError> {
+        self.count()?;
         match self.peek() {
             None => Err(self.error(SyntaxErrorKind::UnexpectedEnd)),
             Some(b'{') => self.object(),
@@ -206,6 +242,7 @@ impl<'a> Parser<'a> {
                 Some(_) => return Err(self.error(SyntaxErrorKind::Unexpected)),
                 None => return Err(self.error(SyntaxErrorKind::UnexpectedEnd)),
             }
+            self.count()?;
             let key = self.string()?;
             self.skip_whitespace();
             match self.peek() {

@@ -49,6 +49,49 @@ impl Node<'_> {
     }
 }
 
+impl Node<'_> {
+    /// How many bytes [`Node::render`] appends, without rendering: what a
+    /// caller checks against a budget before it allocates the output.
+    #[must_use]
+    pub fn rendered_len(&self) -> usize {
+        match self {
+            Node::Null | Node::Bool(true) => 4,
+            Node::Bool(false) => 5,
+            Node::Number(Number::Integer(text)) => text.len(),
+            Node::Number(Number::Parsed(n)) => n.to_string().len(),
+            Node::String(s) => text_len(s),
+            Node::Array(items) => {
+                2 + items.len().saturating_sub(1)
+                    + items.iter().map(Node::rendered_len).sum::<usize>()
+            }
+            Node::Object(o) => {
+                2 + o.members.len().saturating_sub(1)
+                    + o.members
+                        .iter()
+                        .map(|(k, v)| text_len(k) + 1 + v.rendered_len())
+                        .sum::<usize>()
+            }
+        }
+    }
+}
+
+/// How many bytes [`write_text`] appends for `text`.
+pub(crate) fn text_len(text: &Text<'_>) -> usize {
+    if text.is_plain() {
+        return text.len() + 2;
+    }
+    let escapes: usize = text
+        .as_bytes()
+        .iter()
+        .map(|&b| match b {
+            b'"' | b'\\' | 0x08 | 0x09 | 0x0A | 0x0C | 0x0D => 1,
+            0x00..=0x1F => 5,
+            _ => 0,
+        })
+        .sum();
+    text.len() + 2 + escapes
+}
+
 /// Appends `text` as a JSON string.
 pub(crate) fn write_text(out: &mut Vec<u8>, text: &Text<'_>) {
     if text.is_plain() {

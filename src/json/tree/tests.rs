@@ -14,6 +14,9 @@ fn agrees_with_serde_json(text: &[u8]) -> Result<(), String> {
         (Ok(v), Ok(n)) => {
             let expected = serde_json::to_vec(&v).map_err(|e| e.to_string())?;
             let got = n.to_vec();
+            if n.rendered_len() != got.len() {
+                return Err(format!("rendered_len {} for {} bytes", n.rendered_len(), got.len()));
+            }
             if got != expected {
                 return Err(format!(
                     "rendered {} but serde_json wrote {}",

@@ -24,6 +24,7 @@ pub fn downstream(name: &str, url: &str, priority: i64) -> DownstreamConfig {
         token: None,
         timeout: Duration::from_secs(2),
         poll_interval: POLL,
+        memory_share: openapi_proxy::DEFAULT_MEMORY_BUDGET_BYTES,
     }
 }
 
@@ -33,6 +34,7 @@ pub fn config(downstreams: Vec<DownstreamConfig>) -> Config {
     Config {
         listen: "127.0.0.1:0".parse().expect("address"),
         max_document_bytes: openapi_proxy::DEFAULT_MAX_DOCUMENT_BYTES,
+        memory_budget_bytes: openapi_proxy::DEFAULT_MEMORY_BUDGET_BYTES,
         discovery_v2beta1: true,
         direct_writes: true,
         downstreams,
