@@ -17,7 +17,7 @@ use std::sync::Arc;
 use awc::http::header::HeaderValue;
 use bytes::Bytes;
 
-use super::PollError;
+use super::{PollError, within};
 use crate::body::rendered::Rendered;
 use crate::discovery::types::{
     APIGroupDiscovery, APIGroupDiscoveryList, APIGroupList, APIResourceList, APIVersionDiscovery,
@@ -88,13 +88,13 @@ impl DiscoveryFetcher {
     /// them, are each about as large as the lists.
     #[must_use]
     pub fn weight(&self) -> usize {
-        let legacy = |p: &Option<PathState>| {
-            p.as_ref().map_or(0, |p| p.legacy.values().map(|r| r.weight()).sum::<usize>())
-        };
-        (legacy(&self.api) + legacy(&self.apis)).saturating_mul(4)
+        path_weight(self.api.as_ref()).saturating_add(path_weight(self.apis.as_ref()))
     }
 
-    /// One round: `/api`, then `/apis`.
+    /// One round: `/api`, then `/apis`, together holding at most
+    /// `allowed` bytes (as [`DiscoveryFetcher::weight`] counts them): a
+    /// server listing hundreds of group-versions with megabytes of
+    /// resources each is refused as the lists arrive.
     ///
     /// # Errors
     /// The first failure; what failed keeps its last good state.
@@ -103,9 +103,16 @@ impl DiscoveryFetcher {
         client: &mut DownstreamClient,
         metrics: &Metrics,
         name: &str,
+        allowed: usize,
     ) -> Result<(), PollError> {
-        let api = fetch_path(client, metrics, name, "/api", self.api.as_ref()).await;
-        let apis = fetch_path(client, metrics, name, "/apis", self.apis.as_ref()).await;
+        let for_api = allowed.saturating_sub(path_weight(self.apis.as_ref()));
+        let api = fetch_path(client, metrics, name, "/api", self.api.as_ref(), for_api).await;
+        let api_weight = match &api {
+            Ok(Fetch::Changed(state, _)) => path_weight(Some(state)),
+            _ => path_weight(self.api.as_ref()),
+        };
+        let for_apis = allowed.saturating_sub(api_weight);
+        let apis = fetch_path(client, metrics, name, "/apis", self.apis.as_ref(), for_apis).await;
         // A failed `/api` or `/apis` makes the whole downstream stale; a
         // failed group-version of a legacy server only that version (it is
         // already marked in its state), but the round still fails.
@@ -130,6 +137,17 @@ impl DiscoveryFetcher {
     }
 }
 
+/// What one legacy list counts against the share: its bytes, four times
+/// over — the parsed resources, and the aggregated renditions (v2,
+/// v2beta1) each snapshot makes of them, are each about as large.
+fn list_weight(rendered: &Rendered) -> usize {
+    rendered.weight().saturating_mul(4)
+}
+
+fn path_weight(state: Option<&PathState>) -> usize {
+    state.map_or(0, |p| p.legacy.values().map(|r| list_weight(r)).sum())
+}
+
 /// What one of `/api`, `/apis` gave this round.
 enum Fetch {
     /// 304: the last answer stands.
@@ -145,6 +163,7 @@ async fn fetch_path(
     name: &str,
     path: &'static str,
     previous: Option<&PathState>,
+    allowed: usize,
 ) -> Result<Fetch, PollError> {
     let document = if path == "/api" { "discovery_api" } else { "discovery_apis" };
     let etag = previous.and_then(|p| p.etag.clone());
@@ -157,11 +176,11 @@ async fn fetch_path(
         Fetched::NotAcceptable => Err(PollError::NotAcceptable { path: path.into() }),
         Fetched::Body { body, etag, content_type } => {
             if is_aggregated(content_type.as_ref()) {
-                let state = aggregated(client, metrics, name, path, &body, etag).await?;
+                let state = aggregated(client, metrics, name, path, &body, etag, allowed).await?;
                 Ok(Fetch::Changed(state, None))
             } else {
                 let (state, failed) =
-                    legacy_only(client, metrics, name, path, &body, previous).await?;
+                    legacy_only(client, metrics, name, path, &body, previous, allowed).await?;
                 Ok(Fetch::Changed(state, failed))
             }
         }
@@ -209,7 +228,11 @@ async fn aggregated(
     path: &str,
     body: &Bytes,
     etag: Option<HeaderValue>,
+    allowed: usize,
 ) -> Result<PathState, PollError> {
+    // The aggregated list itself is parsed and kept as well.
+    let mut held = body.len().saturating_mul(2);
+    within("discovery", held, allowed)?;
     check_kind(path, body, "APIGroupDiscoveryList")?;
     let list: APIGroupDiscoveryList = serde_json::from_slice(body).map_err(|e| bad(path, e))?;
     let mut groups = list.items;
@@ -236,6 +259,8 @@ async fn aggregated(
                 // Not served (or broken): synthesize from the aggregated form.
                 Ok(None) | Err(_) => Arc::new(synthesized_legacy(&g.metadata.name, v)),
             };
+            held = held.saturating_add(list_weight(&rendered));
+            within("discovery", held, allowed)?;
             legacy.insert(lpath, rendered);
         }
     }
@@ -286,6 +311,7 @@ async fn legacy_only(
     path: &str,
     body: &Bytes,
     previous: Option<&PathState>,
+    allowed: usize,
 ) -> Result<(PathState, Option<PollError>), PollError> {
     // (group, versions) to fetch, preferred first.
     let (targets, server_addresses): (Vec<(String, Vec<String>)>, _) = if path == "/api" {
@@ -321,6 +347,7 @@ async fn legacy_only(
     let mut groups = Vec::new();
     let mut legacy = BTreeMap::new();
     let mut first_error = None;
+    let mut held = 0usize;
     for (group, versions) in targets {
         let mut entry = APIGroupDiscovery {
             metadata: ObjectMeta { name: group.clone() },
@@ -341,6 +368,9 @@ async fn legacy_only(
             };
             match fetched {
                 Ok((rendered, resources)) => {
+                    // Refused whole: the last good discovery stays.
+                    held = held.saturating_add(list_weight(&rendered));
+                    within("discovery", held, allowed)?;
                     entry.versions.push(APIVersionDiscovery {
                         version,
                         resources,
@@ -353,6 +383,8 @@ async fn legacy_only(
                     let (last, bytes) = last_good(previous, &group, &version, &lpath);
                     entry.versions.push(last);
                     if let Some(bytes) = bytes {
+                        held = held.saturating_add(list_weight(&bytes));
+                        within("discovery", held, allowed)?;
                         legacy.insert(lpath, bytes);
                     }
                     first_error.get_or_insert(e);

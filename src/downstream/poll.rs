@@ -227,6 +227,12 @@ impl Poller {
         v3 + self.converted.values().map(|r| r.weight()).sum::<usize>()
     }
 
+    /// What everything but discovery holds.
+    fn weight_besides_discovery(&self) -> usize {
+        let cached = |c: &Option<Cached>| c.as_ref().map_or(0, |c| c.rendered.weight());
+        self.openapi_weight() + cached(&self.v2) + cached(&self.v2_protobuf) + cached(&self.version)
+    }
+
     /// What everything but the OpenAPI v3 documents holds.
     fn other_weight(&self) -> usize {
         let cached = |c: &Option<Cached>| c.as_ref().map_or(0, |c| c.rendered.weight());
@@ -283,7 +289,11 @@ impl Poller {
         if let Err(e) = self.fetch_version().await {
             errors.push(e);
         }
-        if let Err(e) = self.discovery.fetch(&mut self.client, &self.metrics, &self.name).await {
+        // Discovery comes last: what the documents hold is known by then.
+        let allowed = self.share.saturating_sub(self.weight_besides_discovery());
+        if let Err(e) =
+            self.discovery.fetch(&mut self.client, &self.metrics, &self.name, allowed).await
+        {
             errors.push(e);
         }
         errors

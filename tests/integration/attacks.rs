@@ -299,3 +299,38 @@ fn a_root_listing_many_large_v3_documents() {
     routes.push(("/openapi/v3".to_owned(), Route::json(root)));
     attack("v3-200x2mb", routes, "budget", 3.0);
 }
+
+#[test]
+fn discovery_of_200_group_versions_of_2_mb_each() {
+    // A legacy server: /apis lists 200 groups, each group-version's
+    // APIResourceList is 2 MB (22,000 resources).
+    let resources: Vec<Value> = (0..22_000)
+        .map(|j| {
+            serde_json::json!({
+                "name": format!("r{j}"), "singularName": format!("r{j}"), "namespaced": true,
+                "kind": format!("R{j}"), "verbs": ["get", "list"]
+            })
+        })
+        .collect();
+    let mut routes = vec![(
+        "/openapi/v2".to_owned(),
+        Route::json(&br#"{"swagger":"2.0","info":{"title":"t","version":"1"},"paths":{}}"#[..]),
+    )];
+    // Serialized once; each group's list differs only in its groupVersion.
+    let resources = serde_json::to_string(&resources).expect("resources");
+    let mut groups = Vec::new();
+    for i in 0..200 {
+        let group = format!("g{i}.example.com");
+        let list = format!(
+            r#"{{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"{group}/v1","resources":{resources}}}"#
+        );
+        routes.push((format!("/apis/{group}/v1"), Route::json(list)));
+        let version = serde_json::json!({ "groupVersion": format!("{group}/v1"), "version": "v1" });
+        groups.push(serde_json::json!({
+            "name": group, "versions": [version], "preferredVersion": version,
+        }));
+    }
+    let apis = serde_json::json!({ "kind": "APIGroupList", "apiVersion": "v1", "groups": groups });
+    routes.push(("/apis".to_owned(), Route::json(serde_json::to_vec(&apis).expect("apis"))));
+    attack("discovery-200x2mb", routes, "budget", 3.0);
+}
