@@ -161,7 +161,11 @@ impl Poller {
     /// One round: fetch what changed, publish the contribution.
     #[tracing::instrument(skip(self), fields(downstream = %self.name))]
     pub async fn round(&mut self) {
-        let mut errors = self.fetch_all().await;
+        let mut errors = if self.published.is_none() {
+            self.first_fetch().await
+        } else {
+            self.fetch_all().await
+        };
         let over = self.check_share().err();
         let over_share = over.is_some();
         errors.extend(over);
@@ -276,6 +280,33 @@ impl Poller {
             )),
             openapi,
         }
+    }
+
+    /// The first round's fetches. A round makes many requests one after
+    /// another (a document per group-version, a list per legacy
+    /// group-version), each within `timeout`; a downstream trickling each
+    /// answer would hold readiness for all of them together. Once the
+    /// round has run for one `timeout`, the downstream counts as tried
+    /// (an empty contribution: its documents appear when the round ends),
+    /// so readiness waits at most that long for any downstream.
+    async fn first_fetch(&mut self) -> Vec<PollError> {
+        let hub = Arc::clone(&self.hub);
+        let tried = Arc::new(Contribution {
+            name: self.name.clone(),
+            priority: self.priority,
+            order: self.order,
+            ..Contribution::default()
+        });
+        let patience = self.client.timeout();
+        let fetch = self.fetch_all();
+        tokio::pin!(fetch);
+        tokio::select! {
+            errors = &mut fetch => return errors,
+            () = tokio::time::sleep(patience) => {}
+        }
+        info!(downstream = %tried.name, "first poll still running; counting this downstream as tried");
+        hub.contribute(tried);
+        fetch.await
     }
 
     async fn fetch_all(&mut self) -> Vec<PollError> {

@@ -11,7 +11,7 @@
 //! its poll loop.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use awc::http::StatusCode;
 use awc::http::header::{self, HeaderValue};
@@ -120,6 +120,12 @@ impl DownstreamClient {
         &self.base
     }
 
+    /// The limit of one request, headers and body together.
+    #[must_use]
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     /// `GET base + path` with `accept`, conditional on `etag`.
     ///
     /// `path` must start with `/`; it is appended to the configured base
@@ -135,13 +141,20 @@ impl DownstreamClient {
         etag: Option<&HeaderValue>,
     ) -> Result<Fetched, FetchError> {
         let url = format!("{}{path}", self.base);
-        let resp = match self.request(&url, accept, etag)?.send().await {
+        // One deadline for the whole request — connecting, the retry, the
+        // headers and the body together — so that `timeout` means what the
+        // configuration says, not twice or three times it.
+        let deadline = Instant::now() + self.timeout;
+        let left = || deadline.saturating_duration_since(Instant::now());
+        let resp = match self.request(&url, accept, etag)?.timeout(left()).send().await {
             // A kept-alive connection the downstream had closed: GET is
             // idempotent, so ask once more on a new connection (Go's
             // net/http does the same for requests on reused connections).
-            Err(awc::error::SendRequestError::Connect(awc::error::ConnectError::Disconnected)) => {
+            Err(awc::error::SendRequestError::Connect(awc::error::ConnectError::Disconnected))
+                if !left().is_zero() =>
+            {
                 tracing::debug!(%url, "connection closed before an answer; retrying once");
-                self.request(&url, accept, etag)?.send().await
+                self.request(&url, accept, etag)?.timeout(left()).send().await
             }
             other => other,
         };
@@ -169,9 +182,9 @@ impl DownstreamClient {
         let etag = resp.headers().get(header::ETAG).cloned();
         let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
         let announced = content_length(resp.headers());
-        // The body gets its own deadline: a server that sends headers and
-        // then stalls must not hold the poll loop forever.
-        let mut resp = resp.timeout(self.timeout);
+        // The body has what is left of the deadline: a server that sends
+        // headers and then stalls must not hold the poll loop forever.
+        let mut resp = resp.timeout(left());
         let body = read_whole_body(&mut resp, self.max_bytes, announced).await.map_err(|e| {
             let kind = match &e {
                 awc::error::PayloadError::Overflow => std::io::ErrorKind::FileTooLarge,

@@ -419,6 +419,38 @@ async fn readiness_waits_for_the_first_poll_of_every_downstream() {
     assert_eq!(proxy.get("/readyz", &[]).await.status, StatusCode::OK);
 }
 
+/// Six documents, each answered after 1.5 s (within the 2 s timeout of
+/// each request): the first round takes 9 s and more, yet the downstream
+/// counts as tried after one timeout, so readiness does not wait for it.
+#[actix_web::test]
+async fn readiness_waits_one_timeout_for_a_slow_first_round_not_all_of_it() {
+    let slow = site();
+    let mut paths = serde_json::Map::new();
+    for i in 0..6 {
+        let key = format!("apis/g{i}.example.com/v1");
+        let url = format!("/openapi/v3/{key}?hash={i:04}");
+        paths.insert(key.clone(), serde_json::json!({ "serverRelativeURL": url }));
+        let doc = format!(
+            r#"{{"openapi":"3.0.0","info":{{"title":"g{i}","version":"v1"}},"paths":{{}}}}"#
+        );
+        slow.routes.set(
+            &format!("/openapi/v3/{key}"),
+            Route::json(doc).delayed(Duration::from_millis(1500)),
+        );
+    }
+    let root = serde_json::to_vec(&serde_json::json!({ "paths": paths })).expect("root");
+    slow.routes.set("/openapi/v3", Route::json(root));
+    let started = std::time::Instant::now();
+    let proxy = TestProxy::start(vec![downstream("slow", &slow.url(), 1)]);
+    eventually("ready", || proxy.running.state.store.load().ready).await;
+    let ready_after = started.elapsed();
+    let documents = proxy.running.state.store.load().openapi.len();
+    assert!(ready_after < Duration::from_secs(6), "ready after {ready_after:?}");
+    assert!(documents < 6, "ready only once the whole round ended ({documents} documents)");
+    // The round goes on and its documents appear when it ends.
+    proxy.wait_for("the six documents", |s| s.openapi.len() == 6).await;
+}
+
 #[actix_web::test]
 async fn kubectl_reads_the_root_through_the_proxy() {
     let kubectl = crate::common::kubectl::pinned();
