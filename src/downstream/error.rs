@@ -44,8 +44,8 @@ pub enum PollError {
         #[source]
         source: LegacyError,
     },
-    /// The conversion task ended without a result (it panicked, or the
-    /// runtime is stopping).
+    /// The conversion gave no result: it passed its deadline (or the one
+    /// before it still runs), it panicked, or the runtime is stopping.
     #[error("the conversion of /openapi/v2 did not finish: {0}")]
     Interrupted(String),
     /// The downstream publishes neither `/openapi/v3` nor `/openapi/v2`.

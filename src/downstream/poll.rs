@@ -43,6 +43,12 @@ use crate::wire::media;
 /// The longest wait between polls of a failing downstream.
 const MAX_BACKOFF: Duration = Duration::from_secs(300);
 
+/// How long a conversion may take before the poll gives up on it. The
+/// memory budget already bounds the work (values, output bytes); this
+/// bounds the time of whatever the budget does not foresee. Kubernetes'
+/// whole-cluster document converts in about 30 ms.
+const CONVERSION_DEADLINE: Duration = Duration::from_secs(60);
+
 #[derive(Deserialize)]
 struct RootIndex {
     paths: BTreeMap<String, RootEntry>,
@@ -103,6 +109,10 @@ pub struct Poller {
     share: usize,
     /// What was last handed to the hub.
     published: Option<Arc<Contribution>>,
+    /// A conversion that passed its deadline and still runs on the
+    /// blocking pool: no other starts for this downstream until it ends,
+    /// so a hostile document cannot occupy more than one thread.
+    overdue: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Poller {
@@ -136,6 +146,7 @@ impl Poller {
             failures: 0,
             share: config.memory_share,
             published: None,
+            overdue: None,
         }
     }
 
@@ -493,7 +504,12 @@ impl Poller {
             Ok(Fetched::NotModified) => {}
             // Not every server has a protobuf rendition; JSON clients are
             // served either way, so this is no failure of the downstream.
-            Ok(Fetched::NotFound | Fetched::NotAcceptable) | Err(_) => self.v2_protobuf = None,
+            Ok(Fetched::NotFound | Fetched::NotAcceptable) => self.v2_protobuf = None,
+            // A failed request says nothing about the rendition: last good
+            // wins, as for every other document.
+            Err(e) => {
+                tracing::debug!(downstream = %self.name, error = %crate::error_chain(&e), "protobuf /openapi/v2 failed; keeping the last one");
+            }
         }
     }
 
@@ -513,13 +529,32 @@ impl Poller {
             + self.discovery.weight();
         let left = self.share.saturating_sub(others + body.len() + body.len() / 4);
         let budget = Budget { parse_bytes: self.share, output_bytes: left / 5 * 4 };
-        let result = tokio::task::spawn_blocking(move || {
-            pipeline::swagger_to_openapi(&body, Some(&cache), budget, Rendered::json)
-                .map(|converted| converted.documents)
-                .map_err(PollError::Convert)
-        })
-        .await
-        .map_err(|e| PollError::Interrupted(e.to_string()))?;
+        if self.overdue.as_ref().is_some_and(|h| !h.is_finished()) {
+            return Err(PollError::Interrupted(
+                "the previous conversion passed its deadline and is still running".into(),
+            ));
+        }
+        self.overdue = None;
+        let (done, result) = tokio::sync::oneshot::channel();
+        let task = tokio::task::spawn_blocking(move || {
+            let converted =
+                pipeline::swagger_to_openapi(&body, Some(&cache), budget, Rendered::json)
+                    .map(|converted| converted.documents)
+                    .map_err(PollError::Convert);
+            // The poll may have stopped waiting.
+            let _ = done.send(converted);
+        });
+        let result = match tokio::time::timeout(CONVERSION_DEADLINE, result).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => Err(PollError::Interrupted("the conversion task ended".into())),
+            Err(_) => {
+                self.overdue = Some(task);
+                Err(PollError::Interrupted(format!(
+                    "the conversion took more than {}s",
+                    CONVERSION_DEADLINE.as_secs()
+                )))
+            }
+        };
         self.metrics.conversion(&self.name, started.elapsed());
         self.cache.prune();
         self.metrics.conversion_cache(self.cache.len());
