@@ -17,6 +17,9 @@
 //!   poll loop runs it when a downstream's v2 document changed but none of
 //!   its documents did (each document's bytes copied and digested, found in
 //!   the cache, nothing prepared again).
+//! - `pipeline_tree_cached_budget`: the same within a downstream's default
+//!   memory share when two downstreams are configured (64 MiB): the parse
+//!   counts values, and the split's output is sized before it is rendered.
 //!
 //! The `Value` API, for callers that want `serde_json::Value`s (the same
 //! converter and splitter, behind a borrow into a tree and back):
@@ -103,8 +106,12 @@ fn pipeline_tree(bytes: &[u8]) -> (usize, Node<'_>) {
 
 /// The pipeline as a poll loop runs it with a cache; returns the total
 /// size of the documents.
-fn pipeline_tree_cached(bytes: &[u8], cache: &ConversionCache<Vec<u8>>) -> usize {
-    let converted = op::swagger_to_openapi(bytes, Some(cache), op::Budget::UNLIMITED, |b| b)
+fn pipeline_tree_cached(
+    bytes: &[u8],
+    cache: &ConversionCache<Vec<u8>>,
+    budget: op::Budget,
+) -> usize {
+    let converted = op::swagger_to_openapi(bytes, Some(cache), budget, |b| b)
         .expect("the bench input converts");
     converted.documents.values().map(|d| d.len()).sum()
 }
@@ -174,9 +181,14 @@ fn stages(c: &mut Criterion) {
     });
 
     let cache = ConversionCache::default();
-    pipeline_tree_cached(&bytes, &cache);
+    pipeline_tree_cached(&bytes, &cache, op::Budget::UNLIMITED);
     bench(c, "pipeline_tree_cached", bytes.len(), |b| {
-        b.iter(|| pipeline_tree_cached(black_box(&bytes), &cache));
+        b.iter(|| pipeline_tree_cached(black_box(&bytes), &cache, op::Budget::UNLIMITED));
+    });
+    let share = op::DEFAULT_MEMORY_BUDGET_BYTES / 2;
+    let budget = op::Budget { parse_bytes: share, output_bytes: share / 2 };
+    bench(c, "pipeline_tree_cached_budget", bytes.len(), |b| {
+        b.iter(|| pipeline_tree_cached(black_box(&bytes), &cache, budget));
     });
 
     bench(c, "proxy_value", bytes.len(), |b| b.iter(|| proxy_value(black_box(&bytes))));

@@ -102,10 +102,12 @@ pub enum SplitError {
 /// foreign path into it would publish an operation under the wrong key).
 pub fn split(doc: &Value) -> Result<Split, SplitError> {
     let tree = Node::from_value(doc);
-    let (documents, unplaced) =
-        split_with(&tree, usize::MAX, |_, index, paths, indices, reach| {
-            index.document(paths, indices, reach).to_value()
-        })?;
+    let (documents, unplaced) = split_with(
+        &tree,
+        usize::MAX,
+        &mut Fragments::default(),
+        |_, index, paths, indices, reach, _| index.document(paths, indices, reach).to_value(),
+    )?;
     Ok(Split { documents, unplaced })
 }
 
@@ -126,9 +128,12 @@ pub struct TreeSplit<'a> {
 /// # Errors
 /// As [`split`].
 pub fn split_tree<'a>(doc: &'a Node<'a>) -> Result<TreeSplit<'a>, SplitError> {
-    let (documents, unplaced) = split_with(doc, usize::MAX, |_, index, paths, indices, reach| {
-        index.document(paths, indices, reach)
-    })?;
+    let (documents, unplaced) = split_with(
+        doc,
+        usize::MAX,
+        &mut Fragments::default(),
+        |_, index, paths, indices, reach, _| index.document(paths, indices, reach),
+    )?;
     Ok(TreeSplit { documents, unplaced })
 }
 
@@ -206,27 +211,36 @@ pub fn split_rendered_each(
     // The largest output of a split is a part of the whole; half of it
     // covers every Kubernetes group-version, and a bigger one grows once.
     let mut scratch = Vec::with_capacity(size_hint / 2);
-    let (_, unplaced) = split_with(doc, max_output, |key, index, paths, indices, reach| {
-        scratch.clear();
-        index.render(paths, indices, reach, &mut fragments, &mut scratch);
-        each(key, &scratch);
-    })?;
+    let (_, unplaced) = split_with(
+        doc,
+        max_output,
+        &mut fragments,
+        |key, index, paths, indices, reach, fragments| {
+            scratch.clear();
+            index.render(paths, indices, reach, fragments, &mut scratch);
+            each(key, &scratch);
+        },
+    )?;
     Ok(unplaced)
 }
 
 /// The splitting shared by [`split`] and [`split_rendered`]: which paths
 /// and components each key gets; `emit` turns that into an output. The
 /// outputs' rendered sizes together must not pass `max_output` (checked
-/// before the first is emitted; `usize::MAX` skips the check).
+/// before the first is emitted; `usize::MAX` skips the check). The check
+/// serializes the shared parts into `fragments`, where rendering finds
+/// them, so sizing costs little more than rendering does anyway.
 fn split_with<'a, T>(
     doc: &'a Node<'a>,
     max_output: usize,
+    fragments: &mut Fragments,
     mut emit: impl FnMut(
         &DocumentKey,
         &Index<'a>,
         &[(&'a Text<'a>, &'a Node<'a>)],
         &[usize],
         &Reach,
+        &mut Fragments,
     ) -> T,
 ) -> Result<(BTreeMap<DocumentKey, T>, Vec<String>), SplitError> {
     let root = doc.as_object().ok_or(SplitError::UnknownFormat)?;
@@ -272,7 +286,7 @@ fn split_with<'a, T>(
         .map(|(ordinal, indices)| graph.reach(ordinal, indices, &path_owner))
         .collect::<Result<Vec<_>, _>>()?;
     if max_output != usize::MAX {
-        let expected = index.output_len(&path_entries, by_key.values(), &reaches);
+        let expected = index.output_len(&path_entries, by_key.values(), &reaches, fragments);
         if expected > max_output {
             return Err(SplitError::TooLarge {
                 documents: by_key.len(),
@@ -283,7 +297,7 @@ fn split_with<'a, T>(
     }
     let mut documents = BTreeMap::new();
     for ((key, indices), reach) in by_key.into_iter().zip(&reaches) {
-        let out = emit(&key, &index, &path_entries, &indices, reach);
+        let out = emit(&key, &index, &path_entries, &indices, reach, fragments);
         documents.insert(key, out);
     }
     Ok((documents, unplaced))
@@ -572,6 +586,34 @@ impl Fragments {
         out.extend_from_slice(arena.get(range.clone()).unwrap_or_default());
     }
 
+    /// Serializes component `id` into the arena (once) and gives its
+    /// length.
+    fn component_len(&mut self, id: usize, value: &Node<'_>) -> usize {
+        let arena = &mut self.arena;
+        self.components
+            .entry(id)
+            .or_insert_with(|| {
+                let start = arena.len();
+                value.render(arena);
+                start..arena.len()
+            })
+            .len()
+    }
+
+    /// Serializes a member kept whole into the arena (once) and gives its
+    /// length.
+    fn member_len(&mut self, key: (bool, &str), value: &Node<'_>) -> usize {
+        let arena = &mut self.arena;
+        self.members
+            .entry((key.0, key.1.to_owned()))
+            .or_insert_with(|| {
+                let start = arena.len();
+                value.render(arena);
+                start..arena.len()
+            })
+            .len()
+    }
+
     fn component(&mut self, id: usize, value: &Node<'_>, out: &mut Vec<u8>) {
         let mut range = self.components.get(&id).cloned();
         let fresh = range.is_none();
@@ -602,17 +644,18 @@ fn push_key(out: &mut Vec<u8>, first: &mut bool, key: &Text<'_>) {
 
 impl<'a> Index<'a> {
     /// The rendered size of all outputs together, from the lengths of the
-    /// parts they are made of (each part measured once, not rendered): the
-    /// members every output keeps whole, each key's paths, each reached
-    /// component. Within a few bytes per section of what rendering gives;
-    /// saturating, so a hostile document cannot wrap it round.
+    /// parts they are made of: the members every output keeps whole and
+    /// each reached component are serialized into `fragments` (where
+    /// rendering takes them from), each key's paths measured. Within a few
+    /// bytes per section of what rendering gives; saturating, so a hostile
+    /// document cannot wrap it round.
     fn output_len<'k>(
         &self,
         path_entries: &[(&Text<'a>, &Node<'a>)],
         keys: impl Iterator<Item = &'k Vec<usize>>,
         reaches: &[Reach],
+        fragments: &mut Fragments,
     ) -> usize {
-        let member = |name: &Text<'_>, value: &Node<'_>| text_len(name) + 2 + value.rendered_len();
         let mut kept = 2;
         for (name, value) in self.root {
             match (self.format, name.as_str()) {
@@ -622,27 +665,36 @@ impl<'a> Index<'a> {
                 }
                 (Format::OpenApi3, "components") if value.is_object() => {
                     kept += text_len(name) + 3;
-                    for (member_name, value) in value.as_object().into_iter().flatten() {
-                        kept += match self.section(member_name) {
-                            Some(_) => text_len(member_name) + 3,
-                            None => member(member_name, value),
-                        };
+                    for (member, value) in value.as_object().into_iter().flatten() {
+                        kept += text_len(member)
+                            + match self.section(member) {
+                                Some(_) => 3,
+                                None => 2 + fragments.member_len((true, member), value),
+                            };
                     }
                 }
-                _ => kept += member(name, value),
+                _ => kept += text_len(name) + 2 + fragments.member_len((false, name), value),
             }
         }
-        let paths: Vec<usize> = path_entries.iter().map(|(p, v)| member(p, v)).collect();
-        let components: Vec<usize> =
-            self.components.iter().map(|c| member(c.name, c.value)).collect();
+        let mut components: Vec<Option<usize>> = vec![None; self.components.len()];
         let mut total = 0usize;
         for (indices, reach) in keys.zip(reaches) {
-            let paths: usize = indices.iter().filter_map(|&i| paths.get(i)).sum();
-            let reached: usize = components
+            let paths: usize = indices
                 .iter()
-                .zip(&reach.components)
-                .filter_map(|(len, reached)| reached.then_some(*len))
+                .filter_map(|&i| path_entries.get(i))
+                .map(|(p, v)| text_len(p) + 2 + v.rendered_len())
                 .sum();
+            let mut reached = 0usize;
+            for (id, _) in reach.components.iter().enumerate().filter(|(_, r)| **r) {
+                let (Some(slot), Some(c)) = (components.get_mut(id), self.components.get(id))
+                else {
+                    continue;
+                };
+                let len = *slot.get_or_insert_with(|| {
+                    text_len(c.name) + 2 + fragments.component_len(id, c.value)
+                });
+                reached = reached.saturating_add(len);
+            }
             total = total.saturating_add(kept + paths + reached);
         }
         total
