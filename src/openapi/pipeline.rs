@@ -47,7 +47,7 @@ pub enum PipelineError {
 pub struct Budget {
     /// What the parsed tree (and the converted one beside it) may take: a
     /// document of more values than this allows is refused as it is read
-    /// (see [`document::BYTES_PER_VALUE`]).
+    /// (`BYTES_PER_VALUE` in `json/document.rs` says how values are counted).
     pub parse_bytes: usize,
     /// What the split documents may add up to, checked before the first is
     /// rendered.
@@ -104,7 +104,7 @@ pub struct Documents<T> {
 /// the first document is rendered.
 ///
 /// The documents together may take `max_output` bytes (see
-/// [`split::split_rendered_each`]).
+/// `split_rendered_each` in `openapi/split.rs`).
 ///
 /// # Errors
 /// [`PipelineError::Convert`] when `v2` is not a convertible Swagger 2.0
