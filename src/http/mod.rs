@@ -9,6 +9,7 @@
 pub mod direct;
 mod discovery;
 mod health;
+mod lockstep;
 mod openapi;
 mod reply;
 mod router;

@@ -1,8 +1,8 @@
 //! The actix-server stack the proxy listens with: plain HTTP through the
 //! direct writer (or actix-http alone when `directWrites` is off), HTTPS
 //! and HTTP/2 through rustls and actix-http, every connection behind the
-//! stall guard, and every limit set deliberately rather than left to
-//! actix's defaults.
+//! stall guard, every HTTP/1 connection actix-http serves in [`Lockstep`],
+//! and every limit set deliberately rather than left to actix's defaults.
 
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -19,6 +19,7 @@ use actix_web::rt::net::TcpStream;
 use crate::config::Config;
 use crate::config::serving;
 use crate::http::direct::{Connection, DirectWriter, Rewind};
+use crate::http::lockstep::{self, Decoding, Lockstep};
 use crate::http::stall::StallGuard;
 use crate::http::{self, AppState};
 
@@ -44,10 +45,12 @@ pub enum ListenError {
 /// timeouts"; `serving` says why each).
 ///
 /// Built from actix-server and actix-http rather than actix-web's
-/// `HttpServer` for one reason: every HTTP/1 connection goes through a
-/// [`StallGuard`], which closes a connection whose request head (or whose
-/// reader) stalls on *any* request, not only the first, as actix-http's
-/// own timer does. What `HttpServer` adds besides is re-done here:
+/// `HttpServer` because each connection is wrapped: every HTTP/1
+/// connection goes through a [`StallGuard`], which closes a connection
+/// whose request head (or whose reader) stalls on *any* request, not only
+/// the first, as actix-http's own timer does; and actix-http gets its
+/// HTTP/1 requests one at a time through [`Lockstep`]. What `HttpServer`
+/// adds besides is re-done here:
 /// workers, backlog, connections per worker, signals, shutdown timeout,
 /// the TLS acceptor with its handshake timeout.
 pub(crate) fn http_server(
@@ -69,10 +72,15 @@ pub(crate) fn http_server(
     let guard = limits.request_timeout;
     let builder = match &config.serving.tls {
         None if !config.direct_writes => builder.listen("openapi-proxy", listener, move || {
-            fn_service(move |io: TcpStream| async move {
-                let peer = io.peer_addr().ok();
-                let _ = io.set_nodelay(true);
-                Ok((StallGuard::new(io, guard, true), Protocol::Http1, peer))
+            let decoding = Decoding::new();
+            fn_service(move |io: TcpStream| {
+                let decoding = decoding.clone();
+                async move {
+                    let peer = io.peer_addr().ok();
+                    let _ = io.set_nodelay(true);
+                    let io = Lockstep::http1(StallGuard::new(io, guard, true), &decoding);
+                    Ok((io, Protocol::Http1, peer))
+                }
             })
             .and_then(http_service(&state, &limits, addr, &stopping))
         }),
@@ -92,6 +100,7 @@ pub(crate) fn http_server(
             let mut acceptor = actix_tls::accept::rustls_0_23::Acceptor::new(tls);
             acceptor.set_handshake_timeout(limits.tls_handshake_timeout);
             builder.listen("openapi-proxy-tls", listener, move || {
+                let decoding = Decoding::new();
                 acceptor
                     .clone()
                     .map_err(|e| {
@@ -100,11 +109,19 @@ pub(crate) fn http_server(
                     .and_then(fn_service(
                         move |io: actix_tls::accept::rustls_0_23::TlsStream<
                             actix_web::rt::net::TcpStream,
-                        >| async move {
-                            let peer = io.get_ref().0.peer_addr().ok();
-                            let h2 = io.get_ref().1.alpn_protocol() == Some(b"h2".as_slice());
-                            let protocol = if h2 { Protocol::Http2 } else { Protocol::Http1 };
-                            Ok((StallGuard::new(io, guard, !h2), protocol, peer))
+                        >| {
+                            let decoding = decoding.clone();
+                            async move {
+                                let peer = io.get_ref().0.peer_addr().ok();
+                                let h2 = io.get_ref().1.alpn_protocol() == Some(b"h2".as_slice());
+                                let io = StallGuard::new(io, guard, !h2);
+                                let (io, protocol) = if h2 {
+                                    (Lockstep::http2(io), Protocol::Http2)
+                                } else {
+                                    (Lockstep::http1(io, &decoding), Protocol::Http1)
+                                };
+                                Ok((io, protocol, peer))
+                            }
                         },
                     ))
                     .and_then(http_service(&state, &limits, addr, &stopping).map_err(|e| {
@@ -126,7 +143,7 @@ fn plain_service<F>(
 ) -> impl ServiceFactory<TcpStream, Config = (), Response = (), Error = (), InitError = ()>
 where
     F: ServiceFactory<
-            (StallGuard<Rewind<TcpStream>>, Protocol, Option<SocketAddr>),
+            (Lockstep<StallGuard<Rewind<TcpStream>>>, Protocol, Option<SocketAddr>),
             Config = (),
             Response = (),
             Error = actix_http::error::DispatchError,
@@ -136,18 +153,24 @@ where
     fn_factory(move || {
         let http = http.new_service(());
         let direct = direct.clone();
+        let decoding = Decoding::new();
         async move {
             let http = Rc::new(http.await?);
             Ok(fn_service(move |io: TcpStream| {
                 let http = Rc::clone(&http);
                 let direct = direct.clone();
+                let decoding = decoding.clone();
                 async move {
                     let peer = io.peer_addr().ok();
                     let _ = io.set_nodelay(true);
                     match direct.serve(io).await {
                         Connection::Closed => Ok(()),
                         Connection::HandOff(io) => http
-                            .call((StallGuard::new(io, guard, true), Protocol::Http1, peer))
+                            .call((
+                                Lockstep::http1(StallGuard::new(io, guard, true), &decoding),
+                                Protocol::Http1,
+                                peer,
+                            ))
                             .await
                             .map_err(
                                 |e| tracing::debug!(error = %e, "connection ended with an error"),
@@ -159,15 +182,15 @@ where
     })
 }
 
-/// actix-http's service over a guarded stream, answering with the app
-/// `http::configure` builds.
+/// actix-http's service over a guarded stream in lockstep, answering with
+/// the app `http::configure` builds.
 fn http_service<T>(
     state: &AppState,
     limits: &serving::Limits,
     addr: SocketAddr,
     stopping: &actix_server::GracefulShutdownSignal,
 ) -> impl ServiceFactory<
-    (StallGuard<T>, Protocol, Option<SocketAddr>),
+    (Lockstep<StallGuard<T>>, Protocol, Option<SocketAddr>),
     Config = (),
     Response = (),
     Error = actix_http::error::DispatchError,
@@ -183,6 +206,12 @@ where
         .map_err(|e| e.error_response());
     let stopping = stopping.clone();
     HttpService::build()
+        // How the service finds the connection's `Turns` to report to.
+        .on_connect_ext(|io: &Lockstep<StallGuard<T>>, data| {
+            if let Some(turns) = io.turns() {
+                data.insert(turns);
+            }
+        })
         .graceful_shutdown_signal(move || {
             let stopping = stopping.clone();
             async move { stopping.notified().await }
@@ -191,7 +220,7 @@ where
         .client_request_timeout(limits.request_timeout)
         .client_disconnect_timeout(serving::DISCONNECT_TIMEOUT)
         .local_addr(addr)
-        .finish(map_config(app, |()| AppConfig::default()))
+        .finish(lockstep::reporting(map_config(app, |()| AppConfig::default())))
 }
 
 /// A listening socket with the configured backlog (std's `bind` would
