@@ -28,6 +28,10 @@
 //! After a request that asks to close, nothing more is let through: the
 //! dispatcher closes the connection after answering it.
 //!
+//! The bookkeeping also says when the connection is idle between requests,
+//! which [`Slots`](super::slots) needs to evict idle connections; an
+//! evicted idle connection reads as ended, and actix-http closes it.
+//!
 //! HTTP/2 has no such problem (each stream carries its own request) and
 //! passes through untouched.
 
@@ -43,6 +47,8 @@ use actix_service::{Service, ServiceFactory, apply_fn_factory};
 use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_util::codec::Decoder;
+
+use super::slots::Slot;
 
 /// What one read from the stream may take (actix-http reads 32 KiB at a
 /// time; requests here are a few hundred bytes).
@@ -96,12 +102,14 @@ impl Decoding {
 }
 
 /// A connection's byte stream as actix-http reads it: one HTTP/1 request
-/// at a time (see the module's documentation).
+/// at a time (see the module's documentation); it also holds the
+/// connection's [`Slot`].
 #[derive(Debug)]
 pub struct Lockstep<S> {
     inner: S,
     /// `None` for HTTP/2: everything passes through.
     gate: Option<Gate>,
+    slot: Slot,
 }
 
 /// The HTTP/1 bookkeeping. Offsets count bytes from the start of the
@@ -133,11 +141,13 @@ struct Gate {
     passthrough: bool,
     /// The stream has ended.
     eof: bool,
+    /// A write is waiting for the client to read.
+    write_blocked: bool,
 }
 
 impl<S> Lockstep<S> {
-    /// An HTTP/1 connection's `inner` for actix-http.
-    pub(crate) fn http1(inner: S, decoding: &Decoding) -> Self {
+    /// An HTTP/1 connection's `inner` for actix-http, holding `slot`.
+    pub(crate) fn http1(inner: S, slot: Slot, decoding: &Decoding) -> Self {
         let gate = Gate {
             turns: Rc::default(),
             codec: Codec::new(decoding.0.clone()),
@@ -151,13 +161,14 @@ impl<S> Lockstep<S> {
             closing: false,
             passthrough: false,
             eof: false,
+            write_blocked: false,
         };
-        Self { inner, gate: Some(gate) }
+        Self { inner, gate: Some(gate), slot }
     }
 
-    /// An HTTP/2 connection's `inner`, passed through.
-    pub(crate) fn http2(inner: S) -> Self {
-        Self { inner, gate: None }
+    /// An HTTP/2 connection's `inner`, passed through, holding `slot`.
+    pub(crate) fn http2(inner: S, slot: Slot) -> Self {
+        Self { inner, gate: None, slot }
     }
 
     /// What the service reports its answers to (for the connection's
@@ -165,9 +176,36 @@ impl<S> Lockstep<S> {
     pub(crate) fn turns(&self) -> Option<Rc<Turns>> {
         self.gate.as_ref().map(|g| Rc::clone(&g.turns))
     }
+
+    /// Tells the slot whether the connection is idle; when it is and was
+    /// evicted, has the task polled again, to end the stream.
+    fn refresh(&self, cx: &Context<'_>) {
+        let Some(gate) = &self.gate else { return };
+        if gate.is_idle() {
+            self.slot.idle();
+            if self.slot.is_evicted() {
+                cx.waker().wake_by_ref();
+            }
+        } else {
+            self.slot.busy();
+        }
+    }
 }
 
 impl Gate {
+    /// Between requests: one was answered and written whole (answers are
+    /// whole `Bytes`, so a flush that completes after the answer ends it),
+    /// nothing of a next one has arrived, and the connection stays open.
+    fn is_idle(&self) -> bool {
+        self.completed > 0
+            && self.between
+            && !self.closing
+            && !self.passthrough
+            && self.turns.answered.get() >= self.completed
+            && self.held.is_empty()
+            && !self.write_blocked
+    }
+
     /// Whether bytes of the next request may be given.
     fn allowed(&self) -> bool {
         self.passthrough
@@ -235,7 +273,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Lockstep<S> {
         if buf.remaining() == 0 {
             return Poll::Ready(Ok(()));
         }
-        loop {
+        let polled = loop {
             if !gate.allowed() {
                 gate.turns.park(cx);
                 break Poll::Pending;
@@ -259,6 +297,11 @@ impl<S: AsyncRead + Unpin> AsyncRead for Lockstep<S> {
                     gate.scan.extend_from_slice(&gate.held[start..]);
                 }
                 Poll::Ready(Err(e)) => break Poll::Ready(Err(e)),
+                Poll::Pending if this.slot.is_evicted() && gate.is_idle() => {
+                    // Idle and evicted: the stream ends here for actix-http,
+                    // which closes the connection.
+                    gate.eof = true;
+                }
                 Poll::Pending => {
                     // Waiting for the client with nothing held: keep no
                     // buffer (most connections wait most of the time).
@@ -266,10 +309,23 @@ impl<S: AsyncRead + Unpin> AsyncRead for Lockstep<S> {
                         gate.held = BytesMut::new();
                         gate.scan = BytesMut::new();
                     }
+                    this.slot.wake_on_eviction(cx);
                     break Poll::Pending;
                 }
             }
+        };
+        this.refresh(cx);
+        polled
+    }
+}
+
+impl<S: AsyncWrite + Unpin> Lockstep<S> {
+    fn wrote<T>(&mut self, polled: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
+        if let Some(gate) = &mut self.gate {
+            gate.write_blocked = polled.is_pending();
+            self.slot.busy();
         }
+        polled
     }
 }
 
@@ -279,7 +335,9 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Lockstep<S> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_write(cx, buf);
+        this.wrote(polled)
     }
 
     fn poll_write_vectored(
@@ -287,7 +345,9 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Lockstep<S> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        this.wrote(polled)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -295,7 +355,13 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Lockstep<S> {
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_flush(cx);
+        if let Some(gate) = &mut this.gate {
+            gate.write_blocked = polled.is_pending();
+        }
+        this.refresh(cx);
+        polled
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -338,12 +404,15 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
     use super::*;
+    use crate::http::slots::Slots;
 
     /// A lockstep stream over one end of a pipe; the other end is the
     /// client.
-    fn lockstep() -> (Lockstep<DuplexStream>, DuplexStream) {
+    async fn lockstep() -> (Lockstep<DuplexStream>, DuplexStream, Rc<Slots>) {
         let (server, client) = tokio::io::duplex(64 * 1024);
-        (Lockstep::http1(server, &Decoding::new()), client)
+        let slots = Slots::new(1);
+        let slot = slots.enter().await;
+        (Lockstep::http1(server, slot, &Decoding::new()), client, slots)
     }
 
     /// What actix-http could read now, without waiting.
@@ -368,7 +437,7 @@ mod tests {
 
     #[actix_web::test]
     async fn pipelined_requests_are_given_one_per_answer() {
-        let (mut io, mut client) = lockstep();
+        let (mut io, mut client, _slots) = lockstep().await;
         let turns = io.turns().expect("HTTP/1");
         client.write_all(format!("{CHUNKED}{GET}{HEAD}").as_bytes()).await.expect("write");
         assert_eq!(readable_now(&mut io).await, CHUNKED, "the first request, body and all");
@@ -384,7 +453,7 @@ mod tests {
 
     #[actix_web::test]
     async fn a_request_split_over_reads_is_given_as_it_comes() {
-        let (mut io, mut client) = lockstep();
+        let (mut io, mut client, _slots) = lockstep().await;
         let turns = io.turns().expect("HTTP/1");
         let (first, rest) = CHUNKED.split_at(40);
         client.write_all(first.as_bytes()).await.expect("write");
@@ -398,7 +467,7 @@ mod tests {
 
     #[actix_web::test]
     async fn nothing_is_given_after_a_request_that_closes() {
-        let (mut io, mut client) = lockstep();
+        let (mut io, mut client, _slots) = lockstep().await;
         let turns = io.turns().expect("HTTP/1");
         client.write_all(format!("{CLOSE}{GET}").as_bytes()).await.expect("write");
         assert_eq!(readable_now(&mut io).await, CLOSE);
@@ -408,7 +477,7 @@ mod tests {
 
     #[actix_web::test]
     async fn a_stream_that_does_not_parse_is_passed_on_for_actix_to_answer() {
-        let (mut io, mut client) = lockstep();
+        let (mut io, mut client, _slots) = lockstep().await;
         client
             .write_all(format!("GET / HTTP/1.1\r\nBad Header\r\n\r\n{GET}").as_bytes())
             .await
@@ -418,9 +487,25 @@ mod tests {
     }
 
     #[actix_web::test]
+    async fn idle_once_the_answer_is_flushed_and_an_evicted_idle_stream_ends() {
+        let (mut io, mut client, slots) = lockstep().await;
+        let turns = io.turns().expect("HTTP/1");
+        client.write_all(GET.as_bytes()).await.expect("write");
+        assert_eq!(readable_now(&mut io).await, GET);
+        turns.answered();
+        io.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n").await.expect("answer");
+        io.flush().await.expect("flush");
+        // Idle now: a connection waiting for the only slot evicts it.
+        let mut waiting = std::pin::pin!(slots.enter());
+        assert!(futures_util::FutureExt::now_or_never(waiting.as_mut()).is_none());
+        assert_eq!(readable_now(&mut io).await, "<EOF>");
+    }
+
+    #[actix_web::test]
     async fn http2_passes_through() {
         let (server, mut client) = tokio::io::duplex(1024);
-        let mut io = Lockstep::http2(server);
+        let slot = Slots::new(1).enter().await;
+        let mut io = Lockstep::http2(server, slot);
         assert!(io.turns().is_none());
         client.write_all(format!("{GET}{HEAD}").as_bytes()).await.expect("write");
         assert_eq!(readable_now(&mut io).await, format!("{GET}{HEAD}"));

@@ -14,6 +14,7 @@ mod openapi;
 mod reply;
 mod router;
 pub(crate) mod server;
+mod slots;
 pub mod stall;
 pub mod tls;
 

@@ -350,3 +350,132 @@ async fn connection_close_closes_on_actix_http_alone() {
 async fn connection_close_closes_over_tls() {
     connection_close_closes(Transport::Tls).await;
 }
+
+/// Connections one worker serves in the eviction tests (one worker, so
+/// which connection is idle longest is known).
+const LIMIT: usize = 8;
+
+async fn at_a_limit_of_eight(transport: Transport) -> Served {
+    Served::start_with(transport, |cfg| {
+        cfg.serving.limits.workers = 1;
+        cfg.serving.limits.max_connections = LIMIT;
+    })
+    .await
+}
+
+/// A kept-alive GET /healthz on `conn`, answered.
+fn healthz(conn: &mut Conn, what: &str) {
+    conn.send(&head("GET", "/healthz", &[]));
+    let r = conn.response("GET").unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"ok"[..]), "{what}: {r:?}");
+}
+
+/// At the connection limit with every connection idle between requests,
+/// a new client is served at once (not after the keep-alive timeout, 90 s),
+/// and the connection idle longest is the one closed for it.
+async fn idle_connections_make_room(transport: Transport) {
+    let served = at_a_limit_of_eight(transport).await;
+    served
+        .talk(move |d| {
+            let mut idle: Vec<Conn> = (0..LIMIT)
+                .map(|i| {
+                    let mut c = d.dial();
+                    healthz(&mut c, &format!("idle connection {i}"));
+                    c
+                })
+                .collect();
+            for newcomer in 0..2 {
+                // Answered within the read timeout (a liveness bound, far
+                // below the keep-alive timeout it would wait for).
+                let mut c = d.dial();
+                healthz(&mut c, &format!("newcomer {newcomer}, at the limit"));
+                // Its slot was freed by the connection idle longest.
+                let ending = idle[newcomer].ending(Duration::from_secs(5));
+                assert_eq!(ending, Ending::Eof, "{transport:?}: idle connection {newcomer}");
+                idle.push(c);
+            }
+            // The others were left alone.
+            for (i, c) in idle.iter_mut().enumerate().skip(2) {
+                healthz(c, &format!("connection {i}, kept"));
+            }
+        })
+        .await;
+}
+
+#[actix_web::test]
+async fn idle_connections_make_room_at_the_limit_on_the_direct_writer() {
+    idle_connections_make_room(Transport::Direct).await;
+}
+
+#[actix_web::test]
+async fn idle_connections_make_room_at_the_limit_after_the_hand_over() {
+    idle_connections_make_room(Transport::HandedOver).await;
+}
+
+#[actix_web::test]
+async fn idle_connections_make_room_at_the_limit_on_actix_http_alone() {
+    idle_connections_make_room(Transport::ActixOnly).await;
+}
+
+#[actix_web::test]
+async fn idle_connections_make_room_at_the_limit_over_tls() {
+    idle_connections_make_room(Transport::Tls).await;
+}
+
+/// At the limit with every connection in the middle of a request, none is
+/// closed for a new client: it waits until one has been answered, and that
+/// one, idle then, makes room.
+async fn busy_connections_are_never_evicted(transport: Transport) {
+    let served = at_a_limit_of_eight(transport).await;
+    served
+        .talk(move |d| {
+            let mut busy: Vec<Conn> = (0..LIMIT)
+                .map(|_| {
+                    let mut c = d.dial();
+                    c.send(b"GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+                    c
+                })
+                .collect();
+            let mut newcomer = d.connect();
+            newcomer.send(&head("GET", "/healthz", &[]));
+            // Not served while every slot is busy (a wait that can only
+            // miss a wrong answer, never invent one).
+            assert_eq!(newcomer.ending(Duration::from_millis(300)), Ending::Open);
+            // One request completes; answered, that connection is idle and
+            // makes room for the waiting one.
+            busy[3].send(b"\r\n");
+            let r = busy[3].response("GET").expect("the completed request is answered");
+            assert_eq!(r.status, 200, "{r:?}");
+            let r = newcomer.response("GET").expect("the newcomer is served");
+            assert_eq!(r.status, 200, "{r:?}");
+            assert_eq!(busy[3].ending(Duration::from_secs(5)), Ending::Eof);
+            // The others were in the middle of a request all along, and
+            // finish it.
+            for (i, c) in busy.iter_mut().enumerate().filter(|(i, _)| *i != 3) {
+                c.send(b"\r\n");
+                let r = c.response("GET").unwrap_or_else(|e| panic!("busy connection {i}: {e}"));
+                assert_eq!(r.status, 200, "busy connection {i}: {r:?}");
+            }
+        })
+        .await;
+}
+
+#[actix_web::test]
+async fn busy_connections_are_never_evicted_on_the_direct_writer() {
+    busy_connections_are_never_evicted(Transport::Direct).await;
+}
+
+#[actix_web::test]
+async fn busy_connections_are_never_evicted_after_the_hand_over() {
+    busy_connections_are_never_evicted(Transport::HandedOver).await;
+}
+
+#[actix_web::test]
+async fn busy_connections_are_never_evicted_on_actix_http_alone() {
+    busy_connections_are_never_evicted(Transport::ActixOnly).await;
+}
+
+#[actix_web::test]
+async fn busy_connections_are_never_evicted_over_tls() {
+    busy_connections_are_never_evicted(Transport::Tls).await;
+}
