@@ -502,6 +502,26 @@ mod tests {
     }
 
     #[actix_web::test]
+    async fn an_answer_the_client_does_not_read_keeps_the_connection_busy() {
+        let (server, mut client) = tokio::io::duplex(256);
+        let slots = Slots::new(1);
+        let slot = slots.enter().await;
+        let mut io = Lockstep::http1(server, slot, &Decoding::new());
+        let turns = io.turns().expect("HTTP/1");
+        client.write_all(GET.as_bytes()).await.expect("write");
+        assert_eq!(readable_now(&mut io).await, GET);
+        turns.answered();
+        let answer = [b'x'; 4096];
+        let write = futures_util::FutureExt::now_or_never(io.write_all(&answer));
+        assert!(write.is_none(), "the pipe is full");
+        // Polled to read meanwhile (a timer, a signal): still busy.
+        assert_eq!(readable_now(&mut io).await, "");
+        let mut waiting = std::pin::pin!(slots.enter());
+        assert!(futures_util::FutureExt::now_or_never(waiting.as_mut()).is_none());
+        assert_eq!(readable_now(&mut io).await, "", "not evicted in the middle of an answer");
+    }
+
+    #[actix_web::test]
     async fn http2_passes_through() {
         let (server, mut client) = tokio::io::duplex(1024);
         let slot = Slots::new(1).enter().await;

@@ -8,12 +8,14 @@
 //! the next response instead of passing unnoticed; each response is
 //! compared with the answer to the same request sent alone.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use openapi_proxy::testing::demo::{DemoSites, start_demo_sites};
-use openapi_proxy::{Config, ServingTls};
+use bytes::Bytes;
+use openapi_proxy::testing::demo::{DemoSites, Routes, start_demo_sites, start_site, v3_routes};
+use openapi_proxy::{Config, DocumentKey, ServingTls};
 
 use crate::common::http1::{self, Conn, Ending, Response, head};
 use crate::common::proxy::{TestProxy, config, downstream};
@@ -40,8 +42,7 @@ enum Transport {
 
 /// A proxy in front of the demo downstreams, serving `transport`.
 struct Served {
-    /// Kept for its lifetime: the proxy serves until the test ends.
-    _proxy: TestProxy,
+    proxy: TestProxy,
     dialer: Dialer,
     _sites: DemoSites,
     _pki: Option<Pki>,
@@ -83,7 +84,7 @@ impl Served {
             .await;
         let tls = pki.as_ref().map(|p| http1::tls_client(&p.ca));
         let dialer = Dialer { addr: proxy.running.addr, tls, transport };
-        Self { _proxy: proxy, dialer, _sites: sites, _pki: pki }
+        Self { proxy, dialer, _sites: sites, _pki: pki }
     }
 
     /// Runs `talk` on the blocking pool (the proxy runs on this thread).
@@ -114,7 +115,17 @@ impl Dialer {
     /// A fresh connection; for [`Transport::HandedOver`], one already
     /// handed over to actix-http.
     fn dial(&self) -> Conn {
-        let mut conn = self.connect();
+        self.hand_over(self.connect())
+    }
+
+    /// [`Dialer::dial`] with a receive window of a few KiB.
+    fn dial_small_window(&self) -> Conn {
+        let tcp = http1::connect_small_window(self.addr);
+        self.hand_over(Conn::over(tcp, self.tls.as_ref()))
+    }
+
+    /// For [`Transport::HandedOver`], hands `conn` over to actix-http.
+    fn hand_over(&self, mut conn: Conn) -> Conn {
         if self.transport == Transport::HandedOver {
             conn.send(&chunked_empty(&head("GET", "/healthz", &["Transfer-Encoding: chunked"])));
             let r = conn.response("GET").expect("the hand-over request is answered");
@@ -356,11 +367,15 @@ async fn connection_close_closes_over_tls() {
 const LIMIT: usize = 8;
 
 async fn at_a_limit_of_eight(transport: Transport) -> Served {
-    Served::start_with(transport, |cfg| {
-        cfg.serving.limits.workers = 1;
-        cfg.serving.limits.max_connections = LIMIT;
-    })
-    .await
+    Served::start_with(transport, limit_of_eight).await
+}
+
+fn limit_of_eight(cfg: &mut Config) {
+    cfg.serving.limits.workers = 1;
+    cfg.serving.limits.max_connections = LIMIT;
+    // Connections wait in the middle of a request on purpose; a loaded
+    // machine must not time them out meanwhile.
+    cfg.serving.limits.request_timeout = Duration::from_secs(120);
 }
 
 /// A kept-alive GET /healthz on `conn`, answered.
@@ -478,4 +493,77 @@ async fn busy_connections_are_never_evicted_on_actix_http_alone() {
 #[actix_web::test]
 async fn busy_connections_are_never_evicted_over_tls() {
     busy_connections_are_never_evicted(Transport::Tls).await;
+}
+
+/// A document larger than the socket buffers between a client that does
+/// not read and the proxy (Linux grows a send buffer to
+/// `net.ipv4.tcp_wmem`'s maximum, 4 MiB by default; the client's receive
+/// buffer is a few KiB).
+const BIG: &str = "apis/big.example.com/v1";
+
+fn big_document() -> Bytes {
+    let padding = "x".repeat(8 << 20);
+    Bytes::from(format!(
+        r#"{{"openapi":"3.0.0","info":{{"title":"big","version":"v1"}},"paths":{{}},"x-padding":"{padding}"}}"#
+    ))
+}
+
+/// A connection in the middle of writing an answer its client does not
+/// read yet is not idle, however long ago its request came: at the limit,
+/// a new client gets the place of a connection idle since later, and the
+/// writing one is left to finish (and stays open). Run on actix-http's
+/// transports, where idleness is inferred from the stream (the direct
+/// writer is idle only inside its wait for a next request), with and
+/// without TLS's own buffering.
+async fn connections_writing_an_answer_are_never_evicted(transport: Transport) {
+    let key = DocumentKey::parse(BIG).expect("key");
+    let big = start_site(Routes::default()).expect("site");
+    big.routes.replace(v3_routes(&BTreeMap::from([(key, big_document())])));
+    let url = big.url();
+    let served = Served::start_with(transport, |cfg| {
+        limit_of_eight(cfg);
+        cfg.downstreams.push(downstream("big", &url, 3));
+    })
+    .await;
+    served.proxy.wait_for("the big document is published", |s| s.openapi.contains_key(BIG)).await;
+    served
+        .talk(move |d| {
+            let mut reader = d.dial_small_window();
+            reader.send(&head("GET", &format!("/openapi/v3/{BIG}"), &[]));
+            // The answer has begun: its head is here, megabytes of body are
+            // stuck behind the small window.
+            let mut answer = reader.response_head().expect("the big answer's head");
+            assert_eq!(answer.status, 200, "{answer:?}");
+            let mut idle = d.dial();
+            healthz(&mut idle, "the idle connection");
+            let mut busy: Vec<Conn> = (2..LIMIT)
+                .map(|_| {
+                    let mut c = d.dial();
+                    c.send(b"GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+                    c
+                })
+                .collect();
+            let mut newcomer = d.connect();
+            healthz(&mut newcomer, "the newcomer, while the big answer is unread");
+            assert_eq!(idle.ending(Duration::from_secs(5)), Ending::Eof, "the idle one made room");
+            reader.response_body(&mut answer, "GET").expect("the big answer's body");
+            assert_eq!(answer.body.len(), big_document().len());
+            healthz(&mut reader, "the connection that wrote the big answer");
+            for (i, c) in busy.iter_mut().enumerate() {
+                c.send(b"\r\n");
+                let r = c.response("GET").unwrap_or_else(|e| panic!("busy connection {i}: {e}"));
+                assert_eq!(r.status, 200, "busy connection {i}: {r:?}");
+            }
+        })
+        .await;
+}
+
+#[actix_web::test]
+async fn connections_writing_an_answer_are_never_evicted_on_actix_http_alone() {
+    connections_writing_an_answer_are_never_evicted(Transport::ActixOnly).await;
+}
+
+#[actix_web::test]
+async fn connections_writing_an_answer_are_never_evicted_over_tls() {
+    connections_writing_an_answer_are_never_evicted(Transport::Tls).await;
 }

@@ -87,19 +87,28 @@ pub enum Ending {
 impl Conn {
     /// A plain connection to `addr`.
     pub fn plain(addr: SocketAddr) -> Self {
-        let tcp = connect(addr);
-        let stream = tcp.try_clone().expect("clone the socket");
-        Self { reader: BufReader::new(Box::new(stream)), tcp }
+        Self::over(connect(addr), None)
     }
 
     /// A TLS connection to `addr` (as `127.0.0.1`), trusting `client`'s
     /// roots; no ALPN, so the server speaks HTTP/1.1.
     pub fn tls(addr: SocketAddr, client: &Arc<rustls::ClientConfig>) -> Self {
-        let tcp = connect(addr);
-        let name = ServerName::try_from("127.0.0.1").expect("server name");
-        let tls = rustls::ClientConnection::new(Arc::clone(client), name).expect("TLS client");
-        let stream = rustls::StreamOwned::new(tls, tcp.try_clone().expect("clone the socket"));
-        Self { reader: BufReader::new(Box::new(stream)), tcp }
+        Self::over(connect(addr), Some(client))
+    }
+
+    /// A connection over `tcp`, in TLS with `tls` when given.
+    pub fn over(tcp: TcpStream, tls: Option<&Arc<rustls::ClientConfig>>) -> Self {
+        let stream = tcp.try_clone().expect("clone the socket");
+        let stream: Box<dyn Stream> = match tls {
+            None => Box::new(stream),
+            Some(client) => {
+                let name = ServerName::try_from("127.0.0.1").expect("server name");
+                let tls =
+                    rustls::ClientConnection::new(Arc::clone(client), name).expect("TLS client");
+                Box::new(rustls::StreamOwned::new(tls, stream))
+            }
+        };
+        Self { reader: BufReader::new(stream), tcp }
     }
 
     /// Writes `bytes` (one or several requests) at once.
@@ -114,6 +123,17 @@ impl Conn {
     /// # Errors
     /// What is wrong with the bytes, and where.
     pub fn response(&mut self, method: &str) -> Result<Response, String> {
+        let mut response = self.response_head()?;
+        self.response_body(&mut response, method)?;
+        Ok(response)
+    }
+
+    /// The status line and headers of the next response; its body is
+    /// left to [`Conn::response_body`].
+    ///
+    /// # Errors
+    /// What is wrong with the bytes, and where.
+    pub fn response_head(&mut self) -> Result<Response, String> {
         let status_line = self.line().map_err(|e| format!("status line: {e}"))?;
         let status = status_of(&status_line)?;
         let mut headers = Vec::new();
@@ -124,13 +144,22 @@ impl Conn {
             }
             headers.push(header_line(&line)?);
         }
-        let mut response = Response { status_line, status, headers, body: Vec::new() };
+        Ok(Response { status_line, status, headers, body: Vec::new() })
+    }
+
+    /// The body of `response`, whose head was read, the answer to a
+    /// `method` request.
+    ///
+    /// # Errors
+    /// What is wrong with the bytes, and where.
+    pub fn response_body(&mut self, response: &mut Response, method: &str) -> Result<(), String> {
+        let status = response.status;
         if method == "HEAD" || (100..200).contains(&status) || status == 204 || status == 304 {
-            return Ok(response);
+            return Ok(());
         }
-        let chunked = framing_header(&response, "transfer-encoding")?;
-        let length = framing_header(&response, "content-length")?;
-        response.body = match (chunked, length) {
+        let chunked = framing_header(response, "transfer-encoding")?;
+        let length = framing_header(response, "content-length")?;
+        let body = match (chunked, length) {
             (Some(_), Some(_)) => {
                 return Err(format!("both Transfer-Encoding and Content-Length: {response:?}"));
             }
@@ -149,7 +178,8 @@ impl Conn {
                 return Err(format!("a kept-alive response without framing: {response:?}"));
             }
         };
-        Ok(response)
+        response.body = body;
+        Ok(())
     }
 
     /// What comes next within `wait`: the end of the connection, more
@@ -213,7 +243,21 @@ impl Conn {
 }
 
 fn connect(addr: SocketAddr) -> TcpStream {
-    let tcp = TcpStream::connect(addr).expect("connect to the proxy");
+    timeouts(TcpStream::connect(addr).expect("connect to the proxy"))
+}
+
+/// A socket to `addr` with a receive buffer as small as the kernel allows
+/// (a few KiB): a client that does not read soon blocks the server's
+/// writes.
+pub fn connect_small_window(addr: SocketAddr) -> TcpStream {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None).expect("socket");
+    socket.set_recv_buffer_size(4096).expect("receive buffer");
+    socket.connect(&addr.into()).expect("connect to the proxy");
+    timeouts(socket.into())
+}
+
+fn timeouts(tcp: TcpStream) -> TcpStream {
     tcp.set_read_timeout(Some(LIVENESS)).expect("read timeout");
     tcp.set_write_timeout(Some(LIVENESS)).expect("write timeout");
     tcp.set_nodelay(true).expect("nodelay");
