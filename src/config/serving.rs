@@ -6,7 +6,9 @@
 //! opens connections and never finishes a request head (slowloris) is cut
 //! off after [`Limits::request_timeout`]; idle keep-alive connections after
 //! [`Limits::keep_alive`]; at most [`Limits::max_connections`] connections
-//! are served at once, later ones wait in the kernel's accept backlog.
+//! are served at once — when all are taken, the longest-idle kept-alive
+//! connection is closed for a new one (`http::slots`), and without an idle
+//! one later connections wait.
 //! Request heads are bounded by actix itself (128 KiB, 96 header lines →
 //! 431), which is not configurable.
 //!
@@ -120,8 +122,8 @@ impl Default for Limits {
 }
 
 impl Limits {
-    /// The per-worker connection limit actix takes: the total shared out,
-    /// at least one each.
+    /// The connections one worker serves at once: the total shared out, at
+    /// least one each.
     #[must_use]
     pub fn max_connections_per_worker(&self) -> usize {
         (self.max_connections / self.workers.max(1)).max(1)

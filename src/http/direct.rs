@@ -22,8 +22,9 @@
 //! Timeouts mirror the actix side: a request head must arrive within the
 //! request timeout of its first byte (of the connection, for the first
 //! request); an idle kept-alive connection closes after the keep-alive
-//! timeout, or when a graceful stop begins; a response write that makes no
-//! progress for the request timeout drops the connection.
+//! timeout, when a graceful stop begins, or when it is evicted to make room
+//! for a new connection ([`slots`](super::slots)); a response write that
+//! makes no progress for the request timeout drops the connection.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -42,6 +43,7 @@ use tokio::time::{Instant, Sleep};
 use super::AppState;
 use super::reply::{DateCache, Method, Reply, Request, accepts_gzip, http_date, join_value};
 use super::router;
+use super::slots::Slot;
 
 /// The largest request head read here; a longer one is handed to actix-http,
 /// which applies its own limits (431 past 128 KiB).
@@ -159,8 +161,9 @@ impl DirectWriter {
         Self { state, request_timeout, keep_alive, stopping }
     }
 
-    /// Serves `io` until it closes or needs actix-http.
-    pub async fn serve(&self, mut io: TcpStream) -> Connection {
+    /// Serves `io`, which holds `slot`, until it closes or needs
+    /// actix-http.
+    pub(crate) async fn serve(&self, mut io: TcpStream, slot: &Slot) -> Connection {
         let mut buf = BytesMut::with_capacity(4096);
         let mut head = Vec::with_capacity(512);
         // The first head is due a request timeout after the connection.
@@ -174,7 +177,8 @@ impl DirectWriter {
             // per request makes it yield now and then.
             tokio::task::consume_budget().await;
             // A whole head is buffered (pipelining), or read one.
-            let next = self.read_request(&mut io, &mut buf, &mut clock, stop.as_mut(), first).await;
+            let next =
+                self.read_request(&mut io, &mut buf, &mut clock, stop.as_mut(), slot, first).await;
             let (len, reply, head_only, close) = match next {
                 Ok((len, Next::Answer { reply, head_only, close })) => {
                     (len, reply, head_only, close)
@@ -213,6 +217,7 @@ impl DirectWriter {
         buf: &mut BytesMut,
         clock: &mut Clock,
         mut stop: Pin<&mut (dyn Future<Output = ()> + '_)>,
+        slot: &Slot,
         first: bool,
     ) -> Result<(usize, Next), Closed> {
         // Due a request timeout after the connection for the first
@@ -242,13 +247,21 @@ impl DirectWriter {
             let ready = match deadline {
                 Some(at) => clock.wait(at, io.readable(), None).await.ok_or(Closed::HeadTimeout)?,
                 None => {
-                    // Idle between requests; a stop closes the connection.
+                    // Idle between requests; a stop or an eviction closes
+                    // the connection (a request that arrives meanwhile is
+                    // served first: `wait` prefers it).
                     let Some(keep_alive) = self.keep_alive else { return Err(Closed::Quietly) };
                     let at = Instant::now() + keep_alive;
-                    clock
-                        .wait(at, io.readable(), Some(stop.as_mut()))
-                        .await
-                        .ok_or(Closed::Quietly)?
+                    slot.idle();
+                    let mut leave = std::pin::pin!(async {
+                        tokio::select! {
+                            () = stop.as_mut() => {}
+                            () = slot.evicted() => {}
+                        }
+                    });
+                    let woke = clock.wait(at, io.readable(), Some(leave.as_mut())).await;
+                    slot.busy();
+                    woke.ok_or(Closed::Quietly)?
                 }
             };
             ready.map_err(|_| Closed::Quietly)?;

@@ -9,10 +9,12 @@
 pub mod direct;
 mod discovery;
 mod health;
+mod lockstep;
 mod openapi;
 mod reply;
 mod router;
 pub(crate) mod server;
+mod slots;
 pub mod stall;
 pub mod tls;
 

@@ -1,8 +1,9 @@
 //! The actix-server stack the proxy listens with: plain HTTP through the
 //! direct writer (or actix-http alone when `directWrites` is off), HTTPS
-//! and HTTP/2 through rustls and actix-http, every connection behind the
-//! stall guard, and every limit set deliberately rather than left to
-//! actix's defaults.
+//! and HTTP/2 through rustls and actix-http, every connection in a
+//! [`Slot`](super::slots) of its worker and behind the stall guard, every
+//! HTTP/1 connection actix-http serves in [`Lockstep`], and every limit set
+//! deliberately rather than left to actix's defaults.
 
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -19,6 +20,8 @@ use actix_web::rt::net::TcpStream;
 use crate::config::Config;
 use crate::config::serving;
 use crate::http::direct::{Connection, DirectWriter, Rewind};
+use crate::http::lockstep::{self, Decoding, Lockstep};
+use crate::http::slots::Slots;
 use crate::http::stall::StallGuard;
 use crate::http::{self, AppState};
 
@@ -44,12 +47,15 @@ pub enum ListenError {
 /// timeouts"; `serving` says why each).
 ///
 /// Built from actix-server and actix-http rather than actix-web's
-/// `HttpServer` for one reason: every HTTP/1 connection goes through a
-/// [`StallGuard`], which closes a connection whose request head (or whose
-/// reader) stalls on *any* request, not only the first, as actix-http's
-/// own timer does. What `HttpServer` adds besides is re-done here:
-/// workers, backlog, connections per worker, signals, shutdown timeout,
-/// the TLS acceptor with its handshake timeout.
+/// `HttpServer` because each connection is wrapped: every HTTP/1
+/// connection goes through a [`StallGuard`], which closes a connection
+/// whose request head (or whose reader) stalls on *any* request, not only
+/// the first, as actix-http's own timer does; actix-http gets its HTTP/1
+/// requests one at a time through [`Lockstep`]; and every connection takes
+/// a slot of its worker's [`Slots`], which evict idle connections for new
+/// ones at the connection limit. What `HttpServer` adds besides is re-done
+/// here: workers, backlog, connections per worker, signals, shutdown
+/// timeout, the TLS acceptor with its handshake timeout.
 pub(crate) fn http_server(
     config: &Config,
     state: &AppState,
@@ -58,9 +64,13 @@ pub(crate) fn http_server(
     let listener = listener(config.listen)
         .map_err(|source| ListenError::Bind { addr: config.listen, source })?;
     let addr = listener.local_addr().unwrap_or(config.listen);
+    let capacity = limits.max_connections_per_worker();
     let builder = actix_server::Server::build()
         .workers(limits.workers)
-        .max_concurrent_connections(limits.max_connections_per_worker())
+        // One more than a worker serves: that one waits in `Slots::enter`,
+        // and evicts an idle connection, instead of waiting unseen in the
+        // backlog.
+        .max_concurrent_connections(capacity + 1)
         .shutdown_timeout(serving::SHUTDOWN_TIMEOUT_SECS);
     // Tells kept-alive connections to close when a stop begins, so an idle
     // one does not hold the stop for the whole shutdown timeout.
@@ -69,10 +79,18 @@ pub(crate) fn http_server(
     let guard = limits.request_timeout;
     let builder = match &config.serving.tls {
         None if !config.direct_writes => builder.listen("openapi-proxy", listener, move || {
-            fn_service(move |io: TcpStream| async move {
-                let peer = io.peer_addr().ok();
-                let _ = io.set_nodelay(true);
-                Ok((StallGuard::new(io, guard, true), Protocol::Http1, peer))
+            let slots = Slots::new(capacity);
+            let decoding = Decoding::new();
+            fn_service(move |io: TcpStream| {
+                let slots = Rc::clone(&slots);
+                let decoding = decoding.clone();
+                async move {
+                    let slot = slots.enter().await;
+                    let peer = io.peer_addr().ok();
+                    let _ = io.set_nodelay(true);
+                    let io = Lockstep::http1(StallGuard::new(io, guard, true), slot, &decoding);
+                    Ok((io, Protocol::Http1, peer))
+                }
             })
             .and_then(http_service(&state, &limits, addr, &stopping))
         }),
@@ -84,7 +102,8 @@ pub(crate) fn http_server(
                 stopping.clone(),
             );
             builder.listen("openapi-proxy", listener, move || {
-                plain_service(direct.clone(), http_service(&state, &limits, addr, &stopping), guard)
+                let http = http_service(&state, &limits, addr, &stopping);
+                plain_service(direct.clone(), http, guard, capacity)
             })
         }
         Some(files) => {
@@ -92,6 +111,8 @@ pub(crate) fn http_server(
             let mut acceptor = actix_tls::accept::rustls_0_23::Acceptor::new(tls);
             acceptor.set_handshake_timeout(limits.tls_handshake_timeout);
             builder.listen("openapi-proxy-tls", listener, move || {
+                let slots = Slots::new(capacity);
+                let decoding = Decoding::new();
                 acceptor
                     .clone()
                     .map_err(|e| {
@@ -100,11 +121,23 @@ pub(crate) fn http_server(
                     .and_then(fn_service(
                         move |io: actix_tls::accept::rustls_0_23::TlsStream<
                             actix_web::rt::net::TcpStream,
-                        >| async move {
-                            let peer = io.get_ref().0.peer_addr().ok();
-                            let h2 = io.get_ref().1.alpn_protocol() == Some(b"h2".as_slice());
-                            let protocol = if h2 { Protocol::Http2 } else { Protocol::Http1 };
-                            Ok((StallGuard::new(io, guard, !h2), protocol, peer))
+                        >| {
+                            let slots = Rc::clone(&slots);
+                            let decoding = decoding.clone();
+                            async move {
+                                // After the handshake: a connection that never
+                                // finishes one never takes a slot.
+                                let slot = slots.enter().await;
+                                let peer = io.get_ref().0.peer_addr().ok();
+                                let h2 = io.get_ref().1.alpn_protocol() == Some(b"h2".as_slice());
+                                let io = StallGuard::new(io, guard, !h2);
+                                let (io, protocol) = if h2 {
+                                    (Lockstep::http2(io, slot), Protocol::Http2)
+                                } else {
+                                    (Lockstep::http1(io, slot, &decoding), Protocol::Http1)
+                                };
+                                Ok((io, protocol, peer))
+                            }
                         },
                     ))
                     .and_then(http_service(&state, &limits, addr, &stopping).map_err(|e| {
@@ -117,16 +150,18 @@ pub(crate) fn http_server(
     Ok((builder.run(), addr))
 }
 
-/// A plain-HTTP connection: served by the [`DirectWriter`] while its
-/// requests are ordinary, then by actix-http (`http`) if one is not.
+/// A plain-HTTP connection, in one of a worker's `capacity` slots: served
+/// by the [`DirectWriter`] while its requests are ordinary, then by
+/// actix-http (`http`) if one is not.
 fn plain_service<F>(
     direct: DirectWriter,
     http: F,
     guard: std::time::Duration,
+    capacity: usize,
 ) -> impl ServiceFactory<TcpStream, Config = (), Response = (), Error = (), InitError = ()>
 where
     F: ServiceFactory<
-            (StallGuard<Rewind<TcpStream>>, Protocol, Option<SocketAddr>),
+            (Lockstep<StallGuard<Rewind<TcpStream>>>, Protocol, Option<SocketAddr>),
             Config = (),
             Response = (),
             Error = actix_http::error::DispatchError,
@@ -136,18 +171,27 @@ where
     fn_factory(move || {
         let http = http.new_service(());
         let direct = direct.clone();
+        let slots = Slots::new(capacity);
+        let decoding = Decoding::new();
         async move {
             let http = Rc::new(http.await?);
             Ok(fn_service(move |io: TcpStream| {
                 let http = Rc::clone(&http);
                 let direct = direct.clone();
+                let slots = Rc::clone(&slots);
+                let decoding = decoding.clone();
                 async move {
+                    let slot = slots.enter().await;
                     let peer = io.peer_addr().ok();
                     let _ = io.set_nodelay(true);
-                    match direct.serve(io).await {
+                    match direct.serve(io, &slot).await {
                         Connection::Closed => Ok(()),
                         Connection::HandOff(io) => http
-                            .call((StallGuard::new(io, guard, true), Protocol::Http1, peer))
+                            .call((
+                                Lockstep::http1(StallGuard::new(io, guard, true), slot, &decoding),
+                                Protocol::Http1,
+                                peer,
+                            ))
                             .await
                             .map_err(
                                 |e| tracing::debug!(error = %e, "connection ended with an error"),
@@ -159,15 +203,15 @@ where
     })
 }
 
-/// actix-http's service over a guarded stream, answering with the app
-/// `http::configure` builds.
+/// actix-http's service over a guarded stream in lockstep, answering with
+/// the app `http::configure` builds.
 fn http_service<T>(
     state: &AppState,
     limits: &serving::Limits,
     addr: SocketAddr,
     stopping: &actix_server::GracefulShutdownSignal,
 ) -> impl ServiceFactory<
-    (StallGuard<T>, Protocol, Option<SocketAddr>),
+    (Lockstep<StallGuard<T>>, Protocol, Option<SocketAddr>),
     Config = (),
     Response = (),
     Error = actix_http::error::DispatchError,
@@ -183,6 +227,12 @@ where
         .map_err(|e| e.error_response());
     let stopping = stopping.clone();
     HttpService::build()
+        // How the service finds the connection's `Turns` to report to.
+        .on_connect_ext(|io: &Lockstep<StallGuard<T>>, data| {
+            if let Some(turns) = io.turns() {
+                data.insert(turns);
+            }
+        })
         .graceful_shutdown_signal(move || {
             let stopping = stopping.clone();
             async move { stopping.notified().await }
@@ -191,7 +241,7 @@ where
         .client_request_timeout(limits.request_timeout)
         .client_disconnect_timeout(serving::DISCONNECT_TIMEOUT)
         .local_addr(addr)
-        .finish(map_config(app, |()| AppConfig::default()))
+        .finish(lockstep::reporting(map_config(app, |()| AppConfig::default())))
 }
 
 /// A listening socket with the configured backlog (std's `bind` would

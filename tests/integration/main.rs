@@ -20,6 +20,8 @@ mod deploy;
 mod discovery;
 /// The downstream fault matrix: every fault, on the OpenAPI and discovery paths, leaves the last good documents served.
 mod faults;
+/// HTTP/1.1 framing on every transport: pipelined HEADs and GETs, `Connection: close`, idle connections at the limit.
+mod framing;
 /// Committed fixtures and their expected conversions, byte for byte.
 mod golden;
 /// The real kubectl sees the same API through the proxy as against the downstream directly.

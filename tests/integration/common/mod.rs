@@ -2,6 +2,8 @@
 
 /// A downstream that misbehaves below HTTP (refuses, stalls, streams forever, HTTP/1.0).
 pub mod fault;
+/// HTTP/1.1 responses read strictly off a plain or TLS connection.
+pub mod http1;
 /// Structural JSON comparison with allow-lists.
 pub mod json_diff;
 /// The pinned kubectl.
