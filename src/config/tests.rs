@@ -36,6 +36,30 @@ fn unknown_fields_are_refused_with_their_name() {
     assert!(e.to_string().contains("tokn"), "{e}");
 }
 
+/// Every duration of the file is bounded at load, naming its field: a
+/// value too long for a timer used to be accepted and fail later, at
+/// every use (`Instant` overflow).
+#[test]
+fn durations_longer_than_a_day_are_refused_naming_their_field() {
+    let huge = "2562047788015215h";
+    let message = |field: &str| format!("{field}: \"{huge}\" is longer than the maximum, 24h");
+    assert_eq!(error(&format!("pollInterval: {huge}")), message("pollInterval"));
+    for field in ["timeout", "pollInterval"] {
+        assert_eq!(
+            error(&format!("downstreams:\n- {{name: a, url: 'http://x', {field}: {huge}}}")),
+            message(&format!("downstreams[0].{field}"))
+        );
+        assert_eq!(
+            error(&format!("downstreams:\n- {{name: a, url: 'http://x', {field}: 25h}}")),
+            format!("downstreams[0].{field}: \"25h\" is longer than the maximum, 24h")
+        );
+    }
+    let c = config("pollInterval: 24h\ndownstreams:\n- {name: a, url: 'http://x', timeout: 24h}")
+        .unwrap();
+    assert_eq!(c.downstreams[0].poll_interval, MAX_DURATION);
+    assert_eq!(c.downstreams[0].timeout, MAX_DURATION);
+}
+
 #[test]
 fn bad_values_name_their_field() {
     assert_eq!(
