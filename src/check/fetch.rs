@@ -18,6 +18,7 @@ use bytes::Bytes;
 
 use crate::outbound::body::{content_length, read_whole_body};
 use crate::outbound::client::{ClientError, http_client};
+use crate::outbound::redact::redact_url;
 use crate::outbound::tls::TlsConfig;
 use crate::outbound::token::bearer;
 
@@ -43,9 +44,14 @@ pub struct FetchOptions {
 /// Why the checker could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchSetupError {
-    /// The URL is not `http://` or `https://`, or carries a query.
+    /// The URL is not `http://` or `https://`, or carries a query (the
+    /// URL as shown: a password hidden).
     #[error("{0:?} must be an http:// or https:// URL without query or fragment")]
     Url(String),
+    /// The URL carries a user name or password (shown hidden): the checker
+    /// would not send them, and they must not end up in the report.
+    #[error("{0:?} carries credentials; use --token-file")]
+    Credentials(String),
     /// TLS material could not be loaded.
     #[error("TLS setup")]
     Tls(#[source] ClientError),
@@ -154,7 +160,10 @@ impl Fetcher {
             && !base.contains(['?', '#'])
             && base.split_once("://").is_some_and(|(_, rest)| !rest.is_empty());
         if !valid {
-            return Err(FetchSetupError::Url(options.base));
+            return Err(FetchSetupError::Url(redact_url(&options.base).into_owned()));
+        }
+        if base.split_once("://").is_some_and(|(_, rest)| rest.contains('@')) {
+            return Err(FetchSetupError::Credentials(redact_url(&options.base).into_owned()));
         }
         options.base = base;
         let tls = TlsConfig {
@@ -236,4 +245,43 @@ impl Fetcher {
 fn read_token(path: &std::path::Path) -> Result<HeaderValue, FetchSetupError> {
     let err = |source| FetchSetupError::Token { path: path.display().to_string(), source };
     bearer(&std::fs::read_to_string(path).map_err(err)?).map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup_error(base: &str) -> String {
+        let options = FetchOptions {
+            base: base.to_owned(),
+            ca_file: None,
+            insecure: false,
+            token_file: None,
+            timeout: Duration::from_secs(1),
+            deadline: Duration::from_secs(1),
+            max_bytes: 1024,
+        };
+        match Fetcher::new(options) {
+            Ok(_) => panic!("{base} was accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// The URL is quoted in the error, in the report and in every
+    /// finding: a password in it must never be.
+    #[test]
+    fn a_url_with_credentials_is_refused_without_showing_them() {
+        assert_eq!(
+            setup_error("http://user:hunter2@127.0.0.1:8001"),
+            "\"http://user:***@127.0.0.1:8001\" carries credentials; use --token-file"
+        );
+        assert_eq!(
+            setup_error("https://user:hun/ter2@host"),
+            "\"https://user:***@host\" carries credentials; use --token-file"
+        );
+        assert_eq!(
+            setup_error("http://user:hunter2@host/?q"),
+            "\"http://user:***@host/?q\" must be an http:// or https:// URL without query or fragment"
+        );
+    }
 }

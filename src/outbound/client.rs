@@ -20,6 +20,7 @@ use bytes::Bytes;
 use crate::outbound::body::{content_length, read_whole_body};
 use crate::outbound::credentials::BearerToken;
 pub use crate::outbound::error::{ClientError, FetchError};
+use crate::outbound::redact::redact_url;
 use crate::outbound::tls::{TlsConfig, tls_config};
 use crate::outbound::token::Token;
 
@@ -59,6 +60,11 @@ impl Fetched {
 /// A client bound to one downstream's base URL.
 pub struct DownstreamClient {
     base: String,
+    /// `base` as logs and errors show it ([`redact_url`]). The
+    /// configuration refuses URLs with credentials, so this is `base`
+    /// unless the client was built some other way; it is kept apart so that
+    /// no message can ever carry a password.
+    shown: String,
     client: awc::Client,
     token: Option<Token>,
     max_bytes: usize,
@@ -86,6 +92,7 @@ impl DownstreamClient {
         let token = token.map(Token::new).transpose()?;
         Ok(Self {
             base: base.to_owned(),
+            shown: redact_url(base).into_owned(),
             client,
             token,
             max_bytes,
@@ -114,10 +121,10 @@ impl DownstreamClient {
         Ok(req)
     }
 
-    /// The base URL (for logs).
+    /// The base URL as logs and errors show it (a password hidden).
     #[must_use]
     pub fn base(&self) -> &str {
-        &self.base
+        &self.shown
     }
 
     /// `GET base + path` with `accept`, conditional on `etag`.
@@ -134,14 +141,16 @@ impl DownstreamClient {
         accept: &str,
         etag: Option<&HeaderValue>,
     ) -> Result<Fetched, FetchError> {
-        let url = format!("{}{path}", self.base);
-        let resp = match self.request(&url, accept, etag)?.send().await {
+        let target = format!("{}{path}", self.base);
+        // What errors and logs name: the same URL, a password hidden.
+        let url = format!("{}{path}", self.shown);
+        let resp = match self.request(&target, accept, etag)?.send().await {
             // A kept-alive connection the downstream had closed: GET is
             // idempotent, so ask once more on a new connection (Go's
             // net/http does the same for requests on reused connections).
             Err(awc::error::SendRequestError::Connect(awc::error::ConnectError::Disconnected)) => {
                 tracing::debug!(%url, "connection closed before an answer; retrying once");
-                self.request(&url, accept, etag)?.send().await
+                self.request(&target, accept, etag)?.send().await
             }
             other => other,
         };
@@ -228,5 +237,24 @@ mod tests {
         assert_eq!(body(std::io::ErrorKind::TimedOut).reason(), "timeout");
         assert_eq!(body(std::io::ErrorKind::FileTooLarge).reason(), "too_large");
         assert_eq!(body(std::io::ErrorKind::UnexpectedEof).reason(), "body");
+    }
+
+    /// Errors and logs name the URL a request went to: never with the
+    /// password of a base URL that carries one.
+    #[actix_web::test]
+    async fn errors_name_the_url_without_its_password() {
+        let mut client = DownstreamClient::new(
+            "http://user:hunter2@127.0.0.1:1",
+            &TlsConfig::default(),
+            None,
+            Duration::from_secs(2),
+            1024,
+        )
+        .expect("client");
+        assert_eq!(client.base(), "http://user:***@127.0.0.1:1");
+        let e = client.get("/openapi/v3", "application/json", None).await.expect_err("refused");
+        let chain = crate::error_chain(&e);
+        assert!(!chain.contains("hunter2"), "{chain}");
+        assert!(chain.contains("http://user:***@127.0.0.1:1/openapi/v3"), "{chain}");
     }
 }
