@@ -20,7 +20,7 @@ use crate::outbound::body::{content_length, read_whole_body};
 use crate::outbound::client::{ClientError, http_client};
 use crate::outbound::redact::redact_url;
 use crate::outbound::tls::TlsConfig;
-use crate::outbound::token::bearer;
+use crate::outbound::token::{bearer, read_token_file};
 
 /// How the checker reaches the server.
 #[derive(Debug, Clone)]
@@ -244,7 +244,7 @@ impl Fetcher {
 
 fn read_token(path: &std::path::Path) -> Result<HeaderValue, FetchSetupError> {
     let err = |source| FetchSetupError::Token { path: path.display().to_string(), source };
-    bearer(&std::fs::read_to_string(path).map_err(err)?).map_err(err)
+    bearer(&read_token_file(path).map_err(err)?).map_err(err)
 }
 
 #[cfg(test)]

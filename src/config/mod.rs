@@ -4,8 +4,9 @@
 //! Two steps (ripgrep's low-level/high-level split): [`RawConfig`] is what
 //! serde reads, unknown fields refused; [`Config::from_raw`] checks
 //! everything once — URLs parse, names are unique, durations are positive
-//! and at most a day ([`MAX_DURATION`]), files named for TLS and tokens exist — and reports the first problem
-//! with the field it is in. After that nothing re-parses strings.
+//! and at most a day ([`MAX_DURATION`](duration::MAX_DURATION)), files
+//! named for TLS and tokens exist — and reports the first problem with the
+//! field it is in. After that nothing re-parses strings.
 //!
 //! Defaults live here and nowhere else.
 //!
@@ -18,7 +19,7 @@ mod duration;
 mod error;
 pub mod serving;
 
-pub use duration::{MAX_DURATION, parse_duration};
+pub use duration::parse_duration;
 pub use error::ConfigError;
 
 use std::net::SocketAddr;

@@ -56,8 +56,8 @@ fn durations_longer_than_a_day_are_refused_naming_their_field() {
     }
     let c = config("pollInterval: 24h\ndownstreams:\n- {name: a, url: 'http://x', timeout: 24h}")
         .unwrap();
-    assert_eq!(c.downstreams[0].poll_interval, MAX_DURATION);
-    assert_eq!(c.downstreams[0].timeout, MAX_DURATION);
+    assert_eq!(c.downstreams[0].poll_interval, duration::MAX_DURATION);
+    assert_eq!(c.downstreams[0].timeout, duration::MAX_DURATION);
 }
 
 /// `url: http://user:pass@host` was refused with the password quoted in
