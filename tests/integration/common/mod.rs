@@ -6,6 +6,8 @@ pub mod fault;
 pub mod json_diff;
 /// The pinned kubectl.
 pub mod kubectl;
+/// A child process's peak memory and bytes read, from `/proc`.
+pub mod memory;
 /// Capturing the proxy's log lines per test.
 pub mod logs;
 /// The proxy under test and fake downstreams.
