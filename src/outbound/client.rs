@@ -59,9 +59,10 @@ impl Fetched {
 
 /// A client bound to one downstream's base URL.
 pub struct DownstreamClient {
-    base: String,
-    /// `base` as logs and errors show it ([`redact_url`]). The
-    /// configuration refuses URLs with credentials, so this is `base`
+    /// The base URL requests go to.
+    endpoint: String,
+    /// `endpoint` as logs and errors show it ([`redact_url`]). The
+    /// configuration refuses URLs with credentials, so this is `endpoint`
     /// unless the client was built some other way; it is kept apart so that
     /// no message can ever carry a password.
     shown: String,
@@ -91,7 +92,7 @@ impl DownstreamClient {
             http_client(tls, timeout, concat!("openapi-proxy/", env!("CARGO_PKG_VERSION")))?;
         let token = token.map(Token::new).transpose()?;
         Ok(Self {
-            base: base.to_owned(),
+            endpoint: base.to_owned(),
             shown: redact_url(base).into_owned(),
             client,
             token,
@@ -141,7 +142,7 @@ impl DownstreamClient {
         accept: &str,
         etag: Option<&HeaderValue>,
     ) -> Result<Fetched, FetchError> {
-        let target = format!("{}{path}", self.base);
+        let target = format!("{}{path}", self.endpoint);
         // What errors and logs name: the same URL, a password hidden.
         let url = format!("{}{path}", self.shown);
         let resp = match self.request(&target, accept, etag)?.send().await {

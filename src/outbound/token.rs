@@ -110,8 +110,8 @@ mod tests {
     }
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir()
-            .join(format!("openapi-proxy-token-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("openapi-proxy-token-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("scratch dir");
         dir.join("token")
     }
@@ -122,8 +122,7 @@ mod tests {
     fn a_rotated_token_is_sent_even_when_the_file_keeps_its_mtime() {
         let path = scratch("mtime");
         std::fs::write(&path, "token-one\n").expect("write");
-        let mtime: SystemTime =
-            std::fs::metadata(&path).and_then(|m| m.modified()).expect("mtime");
+        let mtime: SystemTime = std::fs::metadata(&path).and_then(|m| m.modified()).expect("mtime");
         let mut token = file_token(&path);
         assert_eq!(token.header().expect("header"), "Bearer token-one");
         std::fs::write(&path, "token-two\n").expect("rotate");
