@@ -14,6 +14,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 
 use super::fetch::{Exchange, Fetcher, Request};
+use crate::wire::name::{is_group_name, is_group_or_core, is_version_name};
 
 /// client-go's Accept for `/api` and `/apis` (docs/wire.md#b-6-1).
 pub const CLIENT_GO_ACCEPT: &str = crate::wire::media::CLIENT_GO_DISCOVERY_ACCEPT;
@@ -349,6 +350,13 @@ async fn probe(fetcher: &Fetcher, key: &str, hash: String) -> Probes {
     }
 }
 
+/// The exchange of a request not sent: a group or version name that
+/// Kubernetes would refuse is listed (docs/wire.md#a-7), and a path built
+/// from it could lead anywhere on the server.
+fn not_requested(request: Request, why: String) -> Exchange {
+    Exchange { request, outcome: Err(format!("not requested: {why}")) }
+}
+
 /// Fetches the discovery evidence.
 pub async fn gather_discovery(fetcher: &Fetcher) -> DiscoveryEvidence {
     let aggregated = ("Accept", CLIENT_GO_ACCEPT);
@@ -428,7 +436,12 @@ pub async fn gather_discovery(fetcher: &Fetcher) -> DiscoveryEvidence {
     let json = ("Accept", "application/json");
     let groups = futures_util::stream::iter(group_names)
         .map(|g| async move {
-            let ex = fetcher.send(Request::get(&format!("/apis/{g}"), &[json])).await;
+            let request = Request::get(&format!("/apis/{g}"), &[json]);
+            let ex = if is_group_name(&g) {
+                fetcher.send(request).await
+            } else {
+                not_requested(request, format!("{g:?} is not a valid group name"))
+            };
             (g, ex)
         })
         .buffered(CONCURRENCY)
@@ -437,7 +450,12 @@ pub async fn gather_discovery(fetcher: &Fetcher) -> DiscoveryEvidence {
     let resource_lists = futures_util::stream::iter(current)
         .map(|(g, v)| async move {
             let path = if g.is_empty() { format!("/api/{v}") } else { format!("/apis/{g}/{v}") };
-            let ex = fetcher.send(Request::get(&path, &[json])).await;
+            let request = Request::get(&path, &[json]);
+            let ex = if is_group_or_core(&g) && is_version_name(&v) {
+                fetcher.send(request).await
+            } else {
+                not_requested(request, format!("{g:?}/{v:?} is not a valid group-version"))
+            };
             ((g, v), ex)
         })
         .buffered(CONCURRENCY)

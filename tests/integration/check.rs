@@ -540,3 +540,38 @@ fn the_readme_lists_exactly_the_rule_ids() {
     let ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
     assert_eq!(listed, ids, "README's rule table must list the rule ids in table order");
 }
+
+/// `check` against a server listing names Kubernetes would refuse
+/// (docs/wire.md#a-4, #a-7): the root key is a root-shape failure, and the
+/// hostile group is never requested (its path would reach a secret).
+#[actix_web::test]
+async fn names_kubernetes_would_refuse_fail_root_shape_and_are_never_requested() {
+    let hostile = "../../api/v1/namespaces/kube-system/secrets?x=";
+    let s = site();
+    let doc = Bytes::from_static(
+        b"{\"openapi\":\"3.0.0\",\"info\":{\"title\":\"t\",\"version\":\"v\"},\"paths\":{}}",
+    );
+    let key = "apis/a%2Fb.example.com/v1";
+    let root = serde_json::json!({"paths": {key: {
+        "serverRelativeURL": format!("/openapi/v3/{key}?hash={}", sha512_hex(&doc))}}});
+    s.routes.set("/openapi/v3", Route::json(serde_json::to_vec(&root).expect("JSON")));
+    s.routes.set(&format!("/openapi/v3/{key}"), Route::json(doc));
+    let list = serde_json::json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": [{
+        "name": hostile, "versions": [{"groupVersion": format!("{hostile}/v1"), "version": "v1"}],
+        "preferredVersion": {"groupVersion": format!("{hostile}/v1"), "version": "v1"}}]});
+    s.routes.set("/apis", Route::json(serde_json::to_vec(&list).expect("JSON")));
+    s.routes.set("/api/v1/namespaces/kube-system/secrets", Route::json(&b"{}"[..]));
+
+    let report = check_server(&s.url()).await;
+    let Some(Outcome::Fail(findings)) = report.outcome("B-11.1/root-shape") else {
+        panic!("root-shape did not fail:\n{}", text(&report));
+    };
+    assert!(
+        findings.iter().any(|f| f.at == format!("body /paths/{}", key.replace('/', "~1"))
+            && f.found == format!("{key:?}")),
+        "{}",
+        text(&report)
+    );
+    let asked: Vec<String> = s.routes.seen().into_iter().map(|r| r.uri).collect();
+    assert!(asked.iter().all(|u| !u.contains("secrets")), "{asked:#?}");
+}

@@ -52,6 +52,14 @@ fn root_shape(e: &Evidence, _: Profile) -> Outcome {
             let at = format!("body /paths/{}", token(key));
             if key.is_empty() || key.starts_with('/') {
                 j.fail(Some(&o.root), &at, "a key without leading slash", format!("{key:?}"));
+            } else if crate::wire::DocumentKey::parse(key).is_none() {
+                // docs/wire.md#a-4: what openapi-proxy refuses to publish.
+                j.fail(
+                    Some(&o.root),
+                    &at,
+                    "a key Kubernetes could publish (valid group and version names, URL-safe segments)",
+                    format!("{key:?}"),
+                );
             }
             let Some(m) = entry.as_object() else {
                 j.fail(Some(&o.root), &at, "an object", entry.to_string());
