@@ -210,13 +210,15 @@ fn hash_matches_body(e: &Evidence, _: Profile) -> Outcome {
         let mut j = Judge::new();
         let mut seen = 0;
         for d in &o.documents {
-            let (Some(ex), Some(hash)) = (&d.exchange, &d.hash) else { continue };
-            let Some(resp) = ex.outcome.as_ref().ok().filter(|r| r.status == 200) else {
+            let (Some(ex), Some(hash), Some(body)) = (&d.exchange, &d.hash, &d.body) else {
                 continue;
             };
+            if ex.outcome.as_ref().ok().is_none_or(|r| r.status != 200) {
+                continue;
+            }
             seen += 1;
-            let actual = sha512_hex(&resp.body);
-            if &actual != hash {
+            let actual = &body.sha512;
+            if actual != hash {
                 j.fail(
                     Some(ex),
                     "query hash",
