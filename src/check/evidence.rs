@@ -7,13 +7,20 @@
 //! matters, then every group and group-version discovery lists. Rules are
 //! pure functions of this value, which is what makes each of them
 //! unit-testable and lets one run print evidence for all of them.
+//!
+//! Documents can be many and large, so their bodies are not part of it:
+//! each is examined as it arrives ([`BodyFacts`]) and dropped; the probes
+//! keep only their bodies' lengths. What stays is a few hundred bytes per
+//! document, whatever the server publishes.
 
 use std::time::SystemTime;
 
 use futures_util::StreamExt;
 use serde_json::Value;
 
+use super::facts::{BodyFacts, DocumentFacts};
 use super::fetch::{Exchange, Fetcher, Request};
+use crate::wire::name::{is_group_name, is_group_or_core, is_version_name};
 
 /// client-go's Accept for `/api` and `/apis` (docs/wire.md#b-6-1).
 pub const CLIENT_GO_ACCEPT: &str = crate::wire::media::CLIENT_GO_DISCOVERY_ACCEPT;
@@ -67,9 +74,12 @@ pub struct Document {
     pub url: Option<String>,
     /// The `?hash=` value of that URL, when it has one.
     pub hash: Option<String>,
-    /// `GET url` with `Accept: application/json`; `None` when the URL was
-    /// not requested (absent, or not under `/openapi/v3/` on this server).
+    /// `GET url` with `Accept: application/json`, without its body (see
+    /// `body`); `None` when the URL was not requested (absent, or not under
+    /// `/openapi/v3/` on this server).
     pub exchange: Option<Exchange>,
+    /// What the body showed, when there was a response.
+    pub body: Option<BodyFacts>,
 }
 
 impl Document {
@@ -77,6 +87,17 @@ impl Document {
     #[must_use]
     pub fn is_group_version(&self) -> bool {
         crate::wire::GroupVersion::from_key(&self.key).is_some()
+    }
+
+    /// The exchange and what the body holds, when the document answered
+    /// 200 with a JSON body.
+    #[must_use]
+    pub fn served(&self) -> Option<(&Exchange, &DocumentFacts)> {
+        let ex = self.exchange.as_ref()?;
+        if ex.outcome.as_ref().ok()?.status != 200 {
+            return None;
+        }
+        Some((ex, self.body.as_ref()?.json.as_ref().ok()?))
     }
 }
 
@@ -286,13 +307,16 @@ pub async fn gather_openapi(fetcher: &Fetcher) -> OpenApiEvidence {
     }
     let documents: Vec<Document> = futures_util::stream::iter(listed)
         .map(|(key, url, hash)| async move {
-            let exchange = match url.as_deref() {
+            let (exchange, body) = match url.as_deref() {
                 Some(u) if u.starts_with("/openapi/v3/") => {
-                    Some(fetcher.send(Request::get(u, &[("Accept", "application/json")])).await)
+                    let request = Request::get(u, &[("Accept", "application/json")]);
+                    let (exchange, body) =
+                        fetcher.send_digest(request, |body| BodyFacts::of(body)).await;
+                    (Some(exchange), body)
                 }
-                _ => None,
+                _ => (None, None),
             };
-            Document { key, url, hash, exchange }
+            Document { key, url, hash, exchange, body }
         })
         .buffered(CONCURRENCY)
         .collect()
@@ -328,25 +352,33 @@ async fn probe(fetcher: &Fetcher, key: &str, hash: String) -> Probes {
     let inm = format!("\"{hash}\"");
     let json = ("Accept", "application/json");
     let lower_q = format!("{PROTOBUF};q=0.5, application/json");
+    // The rules look at the probes' statuses, headers and body lengths:
+    // a probe answered with the whole document does not keep it.
+    let send = |path: &str, headers: &[(&str, &str)]| {
+        let request = Request::get(path, headers);
+        async move { fetcher.send_digest(request, |_| ()).await.0 }
+    };
     Probes {
         key: key.to_owned(),
-        wrong_hash: fetcher.send(Request::get(&format!("{path}?hash={WRONG_HASH}"), &[json])).await,
-        no_hash: fetcher.send(Request::get(&path, &[json])).await,
-        if_none_match_json: fetcher
-            .send(Request::get(&with_hash, &[json, ("If-None-Match", &inm)]))
+        wrong_hash: send(&format!("{path}?hash={WRONG_HASH}"), &[json]).await,
+        no_hash: send(&path, &[json]).await,
+        if_none_match_json: send(&with_hash, &[json, ("If-None-Match", &inm)]).await,
+        if_none_match_protobuf: send(&with_hash, &[("Accept", PROTOBUF), ("If-None-Match", &inm)])
             .await,
-        if_none_match_protobuf: fetcher
-            .send(Request::get(&with_hash, &[("Accept", PROTOBUF), ("If-None-Match", &inm)]))
-            .await,
-        protobuf_at: fetcher.send(Request::get(&with_hash, &[("Accept", PROTOBUF_AT)])).await,
-        protobuf_dot: fetcher.send(Request::get(&with_hash, &[("Accept", PROTOBUF)])).await,
-        protobuf_lower_q: fetcher.send(Request::get(&with_hash, &[("Accept", &lower_q)])).await,
-        text_html: fetcher.send(Request::get(&with_hash, &[("Accept", "text/html")])).await,
-        application_test: fetcher
-            .send(Request::get(&with_hash, &[("Accept", "application/test")]))
-            .await,
+        protobuf_at: send(&with_hash, &[("Accept", PROTOBUF_AT)]).await,
+        protobuf_dot: send(&with_hash, &[("Accept", PROTOBUF)]).await,
+        protobuf_lower_q: send(&with_hash, &[("Accept", &lower_q)]).await,
+        text_html: send(&with_hash, &[("Accept", "text/html")]).await,
+        application_test: send(&with_hash, &[("Accept", "application/test")]).await,
         hash,
     }
+}
+
+/// The exchange of a request not sent: a group or version name that
+/// Kubernetes would refuse is listed (docs/wire.md#a-7), and a path built
+/// from it could lead anywhere on the server.
+fn not_requested(request: Request, why: String) -> Exchange {
+    Exchange { request, outcome: Err(format!("not requested: {why}")) }
 }
 
 /// Fetches the discovery evidence.
@@ -428,7 +460,12 @@ pub async fn gather_discovery(fetcher: &Fetcher) -> DiscoveryEvidence {
     let json = ("Accept", "application/json");
     let groups = futures_util::stream::iter(group_names)
         .map(|g| async move {
-            let ex = fetcher.send(Request::get(&format!("/apis/{g}"), &[json])).await;
+            let request = Request::get(&format!("/apis/{g}"), &[json]);
+            let ex = if is_group_name(&g) {
+                fetcher.send(request).await
+            } else {
+                not_requested(request, format!("{g:?} is not a valid group name"))
+            };
             (g, ex)
         })
         .buffered(CONCURRENCY)
@@ -437,7 +474,12 @@ pub async fn gather_discovery(fetcher: &Fetcher) -> DiscoveryEvidence {
     let resource_lists = futures_util::stream::iter(current)
         .map(|(g, v)| async move {
             let path = if g.is_empty() { format!("/api/{v}") } else { format!("/apis/{g}/{v}") };
-            let ex = fetcher.send(Request::get(&path, &[json])).await;
+            let request = Request::get(&path, &[json]);
+            let ex = if is_group_or_core(&g) && is_version_name(&v) {
+                fetcher.send(request).await
+            } else {
+                not_requested(request, format!("{g:?}/{v:?} is not a valid group-version"))
+            };
             ((g, v), ex)
         })
         .buffered(CONCURRENCY)

@@ -7,10 +7,17 @@
 //! - Each request has a timeout, each body a size limit enforced while it
 //!   streams, and the whole run a deadline: a server that stalls makes rules
 //!   fail with that evidence instead of hanging the command.
+//! - Memory is bounded in total, not only per body: bodies being read at
+//!   once share [`READ_BUDGET`], and the bodies kept as evidence share
+//!   [`KEEP_BUDGET`] (a body beyond it is evidence of its own, an error
+//!   saying so). Documents and probes are not kept at all:
+//!   [`Fetcher::send_digest`] hands each body to a function that takes what
+//!   the rules need, then drops it.
 //! - TLS reuses the proxy's downstream setup (CA bundle, skipping
 //!   verification); the bearer token is sent but never shown in evidence.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use awc::http::header::{self, HeaderValue};
@@ -18,8 +25,21 @@ use bytes::Bytes;
 
 use crate::outbound::body::{content_length, read_whole_body};
 use crate::outbound::client::{ClientError, http_client};
+use crate::outbound::redact::redact_url;
 use crate::outbound::tls::TlsConfig;
-use crate::outbound::token::bearer;
+use crate::outbound::token::{bearer, read_token_file};
+
+/// Bytes of response bodies read at once, all requests together. Eight
+/// requests are in flight; this keeps eight large documents from being
+/// buffered side by side (a body of unknown length reserves `--max-bytes`,
+/// and no body more than the whole budget).
+pub const READ_BUDGET: usize = 64 * 1024 * 1024;
+/// Bytes of response bodies kept as evidence (the OpenAPI root and the
+/// discovery documents; OpenAPI documents and probes are not kept). A real
+/// cluster's discovery is a few MB.
+pub const KEEP_BUDGET: usize = 128 * 1024 * 1024;
+/// The unit [`READ_BUDGET`] is counted in.
+const PERMIT_BYTES: usize = 64 * 1024;
 
 /// How the checker reaches the server.
 #[derive(Debug, Clone)]
@@ -43,9 +63,14 @@ pub struct FetchOptions {
 /// Why the checker could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchSetupError {
-    /// The URL is not `http://` or `https://`, or carries a query.
+    /// The URL is not `http://` or `https://`, or carries a query (the
+    /// URL as shown: a password hidden).
     #[error("{0:?} must be an http:// or https:// URL without query or fragment")]
     Url(String),
+    /// The URL carries a user name or password (shown hidden): the checker
+    /// would not send them, and they must not end up in the report.
+    #[error("{0:?} carries credentials; use --token-file")]
+    Credentials(String),
     /// TLS material could not be loaded.
     #[error("TLS setup")]
     Tls(#[source] ClientError),
@@ -100,8 +125,11 @@ pub struct Response {
     pub status: u16,
     /// Headers, names lower-case, in wire order (repeated names kept).
     pub headers: Vec<(String, String)>,
-    /// Body bytes.
+    /// Body bytes; empty when the body was not kept
+    /// ([`Fetcher::send_digest`]).
     pub body: Bytes,
+    /// How many bytes the body had, kept or not.
+    pub length: usize,
 }
 
 impl Response {
@@ -141,6 +169,16 @@ pub struct Fetcher {
     client: awc::Client,
     token: Option<HeaderValue>,
     started: Instant,
+    /// [`READ_BUDGET`] in units of [`PERMIT_BYTES`].
+    reading: tokio::sync::Semaphore,
+    /// Bytes of bodies kept so far.
+    kept: AtomicUsize,
+}
+
+/// A response whose body is still held, with its share of [`READ_BUDGET`].
+struct Received<'a> {
+    response: Response,
+    _reading: Option<tokio::sync::SemaphorePermit<'a>>,
 }
 
 impl Fetcher {
@@ -154,7 +192,10 @@ impl Fetcher {
             && !base.contains(['?', '#'])
             && base.split_once("://").is_some_and(|(_, rest)| !rest.is_empty());
         if !valid {
-            return Err(FetchSetupError::Url(options.base));
+            return Err(FetchSetupError::Url(redact_url(&options.base).into_owned()));
+        }
+        if base.split_once("://").is_some_and(|(_, rest)| rest.contains('@')) {
+            return Err(FetchSetupError::Credentials(redact_url(&options.base).into_owned()));
         }
         options.base = base;
         let tls = TlsConfig {
@@ -172,7 +213,14 @@ impl Fetcher {
             None => None,
             Some(path) => Some(read_token(path)?),
         };
-        Ok(Self { options, client, token, started: Instant::now() })
+        Ok(Self {
+            options,
+            client,
+            token,
+            started: Instant::now(),
+            reading: tokio::sync::Semaphore::new(READ_BUDGET / PERMIT_BYTES),
+            kept: AtomicUsize::new(0),
+        })
     }
 
     /// The base URL.
@@ -181,13 +229,51 @@ impl Fetcher {
         &self.options.base
     }
 
-    /// Sends `request` and reads the whole response.
+    /// Sends `request` and reads the whole response, keeping its body as
+    /// evidence while [`KEEP_BUDGET`] lasts; past it the exchange is an
+    /// error saying so.
     pub async fn send(&self, request: Request) -> Exchange {
-        let outcome = self.try_send(&request).await;
+        let outcome = match self.try_send(&request).await {
+            Ok(received) => {
+                let response = received.response;
+                let total = self.kept.fetch_add(response.length, Ordering::Relaxed);
+                if total.saturating_add(response.length) > KEEP_BUDGET {
+                    self.kept.fetch_sub(response.length, Ordering::Relaxed);
+                    Err(format!(
+                        "status {}: body of {} bytes not kept: check keeps at most {KEEP_BUDGET} bytes of response bodies in all",
+                        response.status, response.length
+                    ))
+                } else {
+                    Ok(response)
+                }
+            }
+            Err(why) => Err(why),
+        };
         Exchange { request, outcome }
     }
 
-    async fn try_send(&self, request: &Request) -> Result<Response, String> {
+    /// Sends `request`, reads the whole response, and hands the body to
+    /// `digest`, which takes from it what the rules need; the exchange
+    /// keeps the status, headers and length, not the body. `None` when
+    /// there was no response.
+    pub async fn send_digest<T>(
+        &self,
+        request: Request,
+        digest: impl FnOnce(&Bytes) -> T,
+    ) -> (Exchange, Option<T>) {
+        let (outcome, digested) = match self.try_send(&request).await {
+            Ok(received) => {
+                let mut response = received.response;
+                let digested = digest(&response.body);
+                response.body = Bytes::new();
+                (Ok(response), Some(digested))
+            }
+            Err(why) => (Err(why), None),
+        };
+        (Exchange { request, outcome }, digested)
+    }
+
+    async fn try_send(&self, request: &Request) -> Result<Received<'_>, String> {
         if !request.path.starts_with('/') {
             return Err(format!("{:?} is not a server-relative path; not requested", request.path));
         }
@@ -220,6 +306,7 @@ impl Fetcher {
             })
             .collect();
         let announced = content_length(resp.headers());
+        let reading = self.reserve(announced).await;
         let mut resp = resp.timeout(timeout);
         let body = read_whole_body(&mut resp, self.options.max_bytes, announced).await.map_err(
             |e| match e {
@@ -229,11 +316,62 @@ impl Fetcher {
                 other => format!("status {status}: reading the body: {other}"),
             },
         )?;
-        Ok(Response { status, headers, body })
+        let length = body.len();
+        Ok(Received { response: Response { status, headers, body, length }, _reading: reading })
+    }
+
+    /// Waits for the share of [`READ_BUDGET`] a body of `announced` bytes
+    /// needs (`--max-bytes` when unknown, the whole budget at most).
+    async fn reserve(&self, announced: Option<u64>) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        let max = self.options.max_bytes;
+        let bytes = announced.map_or(max, |n| usize::try_from(n).unwrap_or(max)).min(max);
+        let permits = bytes.min(READ_BUDGET).div_ceil(PERMIT_BYTES);
+        // The semaphore is never closed; without a permit the body is read
+        // unaccounted rather than not at all.
+        self.reading.acquire_many(u32::try_from(permits).unwrap_or(u32::MAX)).await.ok()
     }
 }
 
 fn read_token(path: &std::path::Path) -> Result<HeaderValue, FetchSetupError> {
     let err = |source| FetchSetupError::Token { path: path.display().to_string(), source };
-    bearer(&std::fs::read_to_string(path).map_err(err)?).map_err(err)
+    bearer(&read_token_file(path).map_err(err)?).map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup_error(base: &str) -> String {
+        let options = FetchOptions {
+            base: base.to_owned(),
+            ca_file: None,
+            insecure: false,
+            token_file: None,
+            timeout: Duration::from_secs(1),
+            deadline: Duration::from_secs(1),
+            max_bytes: 1024,
+        };
+        match Fetcher::new(options) {
+            Ok(_) => panic!("{base} was accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// The URL is quoted in the error, in the report and in every
+    /// finding: a password in it must never be.
+    #[test]
+    fn a_url_with_credentials_is_refused_without_showing_them() {
+        assert_eq!(
+            setup_error("http://user:hunter2@127.0.0.1:8001"),
+            "\"http://user:***@127.0.0.1:8001\" carries credentials; use --token-file"
+        );
+        assert_eq!(
+            setup_error("https://user:hun/ter2@host"),
+            "\"https://user:***@host\" carries credentials; use --token-file"
+        );
+        assert_eq!(
+            setup_error("http://user:hunter2@host/?q"),
+            "\"http://user:***@host/?q\" must be an http:// or https:// URL without query or fragment"
+        );
+    }
 }

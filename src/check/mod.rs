@@ -3,15 +3,17 @@
 //! `kubectl proxy`), an aggregated API server, or openapi-proxy itself.
 //!
 //! The run has two phases. [`evidence`] fetches, once, everything the rules
-//! need (read-only `GET`s to the given server only, bounded by [`fetch`]);
-//! then every [`Rule`] of [`rules::RULES`] is a pure function of that
-//! evidence, so each rule is unit-testable and one run prints evidence for
+//! need (read-only `GET`s to the given server only, bounded by [`fetch`],
+//! documents reduced to their [`facts`] as they arrive so that memory stays
+//! bounded however many and large they are); then every [`Rule`] of
+//! [`rules::RULES`] is a pure function of that evidence, so each rule is unit-testable and one run prints evidence for
 //! all of them. Each rule has a stable id and names the section of `docs/wire.md`
 //! it checks; a rule whose precondition is absent (a server with no
 //! group-version documents, say) is *not applicable*, never counted as
 //! passed.
 
 pub mod evidence;
+pub mod facts;
 pub mod fetch;
 pub mod report;
 pub mod rules;

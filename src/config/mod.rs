@@ -3,9 +3,10 @@
 //!
 //! Two steps (ripgrep's low-level/high-level split): [`RawConfig`] is what
 //! serde reads, unknown fields refused; [`Config::from_raw`] checks
-//! everything once — URLs parse, names are unique, durations are positive,
-//! files named for TLS and tokens exist — and reports the first problem
-//! with the field it is in. After that nothing re-parses strings.
+//! everything once — URLs parse, names are unique, durations are positive
+//! and at most a day ([`MAX_DURATION`](duration::MAX_DURATION)), files
+//! named for TLS and tokens exist — and reports the first problem with the
+//! field it is in. After that nothing re-parses strings.
 //!
 //! Defaults live here and nowhere else.
 //!
@@ -28,6 +29,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::outbound::credentials::{self, BearerToken, Credentials, Environment, PemSource};
+use crate::outbound::redact::redact_url;
 pub use crate::outbound::tls::TlsConfig;
 use serving::{RawLimits, RawServingTls, Serving};
 
@@ -416,21 +418,26 @@ fn resolve_credentials(
 }
 
 /// Checks a downstream base URL: `http` or `https`, a host, no query or
-/// fragment, no credentials; returns it without trailing slash.
+/// fragment, no credentials; returns it without trailing slash. Messages
+/// quote the URL with its password hidden ([`redact_url`]): the file may
+/// be shared, the error ends up in logs.
 fn validate_url(url: &str) -> Result<String, String> {
-    let uri: awc::http::Uri = url.parse().map_err(|e| format!("{url:?} is not a URL ({e})"))?;
+    let shown = redact_url(url);
+    let uri: awc::http::Uri = url.parse().map_err(|e| format!("{shown:?} is not a URL ({e})"))?;
     match uri.scheme_str() {
         Some("http" | "https") => {}
-        _ => return Err(format!("{url:?} must start with http:// or https://")),
+        _ => return Err(format!("{shown:?} must start with http:// or https://")),
     }
     let Some(authority) = uri.authority() else {
-        return Err(format!("{url:?} has no host"));
+        return Err(format!("{shown:?} has no host"));
     };
     if authority.as_str().contains('@') {
-        return Err(format!("{url:?} carries credentials; use tokenFile or a client certificate"));
+        return Err(format!(
+            "{shown:?} carries credentials; use tokenFile or a client certificate"
+        ));
     }
     if uri.query().is_some() || url.contains('#') {
-        return Err(format!("{url:?} must not have a query or fragment"));
+        return Err(format!("{shown:?} must not have a query or fragment"));
     }
     Ok(url.trim_end_matches('/').to_owned())
 }
@@ -440,7 +447,8 @@ fn validate_url(url: &str) -> Result<String, String> {
 /// # Errors
 /// When there is no `=`.
 pub fn parse_downstream_flag(flag: &str) -> Result<RawDownstream, String> {
-    let (name, url) = flag.split_once('=').ok_or_else(|| format!("{flag:?} is not NAME=URL"))?;
+    let (name, url) =
+        flag.split_once('=').ok_or_else(|| format!("{:?} is not NAME=URL", redact_url(flag)))?;
     Ok(RawDownstream {
         name: Some(name.to_owned()),
         url: Some(url.to_owned()),

@@ -250,6 +250,24 @@ mod tests {
         );
     }
 
+    /// A `requestTimeout` or `keepAlive` near `u64::MAX` seconds was
+    /// accepted, and then every connection panicked adding it to an
+    /// `Instant` while the process stayed up.
+    #[test]
+    fn timeouts_too_long_for_a_timer_are_refused_naming_the_field() {
+        for (field, label) in [
+            ("requestTimeout", "limits.requestTimeout (--request-timeout)"),
+            ("keepAlive", "limits.keepAlive (--keep-alive)"),
+            ("tlsHandshakeTimeout", "limits.tlsHandshakeTimeout"),
+        ] {
+            assert_eq!(
+                limits(&format!("{{{field}: 2562047788015215h}}")).unwrap_err(),
+                format!("{label}: \"2562047788015215h\" is longer than the maximum, 24h")
+            );
+            assert!(limits(&format!("{{{field}: 24h}}")).is_ok(), "{field}: a day is allowed");
+        }
+    }
+
     #[test]
     fn tls_needs_both_files_and_names_the_flag() {
         let only_cert = RawServingTls { cert_file: Some("/etc/hosts".into()), key_file: None };

@@ -36,6 +36,50 @@ fn unknown_fields_are_refused_with_their_name() {
     assert!(e.to_string().contains("tokn"), "{e}");
 }
 
+/// Every duration of the file is bounded at load, naming its field: a
+/// value too long for a timer used to be accepted and fail later, at
+/// every use (`Instant` overflow).
+#[test]
+fn durations_longer_than_a_day_are_refused_naming_their_field() {
+    let huge = "2562047788015215h";
+    let message = |field: &str| format!("{field}: \"{huge}\" is longer than the maximum, 24h");
+    assert_eq!(error(&format!("pollInterval: {huge}")), message("pollInterval"));
+    for field in ["timeout", "pollInterval"] {
+        assert_eq!(
+            error(&format!("downstreams:\n- {{name: a, url: 'http://x', {field}: {huge}}}")),
+            message(&format!("downstreams[0].{field}"))
+        );
+        assert_eq!(
+            error(&format!("downstreams:\n- {{name: a, url: 'http://x', {field}: 25h}}")),
+            format!("downstreams[0].{field}: \"25h\" is longer than the maximum, 24h")
+        );
+    }
+    let c = config("pollInterval: 24h\ndownstreams:\n- {name: a, url: 'http://x', timeout: 24h}")
+        .unwrap();
+    assert_eq!(c.downstreams[0].poll_interval, duration::MAX_DURATION);
+    assert_eq!(c.downstreams[0].timeout, duration::MAX_DURATION);
+}
+
+/// `url: http://user:pass@host` was refused with the password quoted in
+/// the error; so was a URL that did not even parse.
+#[test]
+fn refused_urls_never_show_their_password() {
+    for (url, shown) in [
+        ("http://user:hunter2@host", "http://user:***@host"),
+        ("https://admin:hunter2@10.0.0.1:6443/", "https://admin:***@10.0.0.1:6443/"),
+        ("http://user:hun ter2@host", "http://user:***@host"),
+        ("http://user:hunter2@host/?q=1", "http://user:***@host/?q=1"),
+        ("ftp://user:hunter2@host", "ftp://user:***@host"),
+        ("https://hunter2@host", "https://***@host"),
+    ] {
+        let e = error(&format!("downstreams:\n- {{name: a, url: '{url}'}}"));
+        assert!(!e.contains("hunter2"), "{url}: {e}");
+        assert!(e.starts_with(&format!("downstreams[0].url: {shown:?} ")), "{url}: {e}");
+    }
+    let e = parse_downstream_flag("http://user:hunter2@host").unwrap_err();
+    assert_eq!(e, "\"http://user:***@host\" is not NAME=URL");
+}
+
 #[test]
 fn bad_values_name_their_field() {
     assert_eq!(
@@ -62,7 +106,7 @@ fn bad_values_name_their_field() {
     );
     assert_eq!(
         error("downstreams:\n- {name: a, url: 'http://u:p@x'}"),
-        "downstreams[0].url: \"http://u:p@x\" carries credentials; use tokenFile or a client certificate"
+        "downstreams[0].url: \"http://u:***@x\" carries credentials; use tokenFile or a client certificate"
     );
     assert_eq!(
         error("downstreams:\n- {name: a, url: 'http://x', insecureSkipTlsVerify: true}"),

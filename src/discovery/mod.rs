@@ -4,6 +4,8 @@
 //!
 //! - [`types`]: the wire types, field for field as Kubernetes writes them.
 //! - [`legacy`]: legacy ↔ aggregated conversion (B-4.10).
+//! - [`names`]: group and version names a downstream lists, kept only when
+//!   valid (Part A item 7).
 //! - [`version`]: Kubernetes version preference (B-4.8).
 //! - [`merge`] (here): every downstream's discovery → one ordered model,
 //!   with `Stale` for downstreams that cannot be reached (Part A item 8).
@@ -11,6 +13,7 @@
 //!   once per snapshot.
 
 pub mod legacy;
+pub mod names;
 pub mod types;
 pub mod version;
 

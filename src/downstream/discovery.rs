@@ -10,8 +10,12 @@
 //! group-version's legacy `APIResourceList` is kept — the downstream's own
 //! bytes when it serves them — because it carries `storageVersionHash`,
 //! which the aggregated form drops.
+//!
+//! Group and version names are checked before anything is requested or
+//! kept ([`crate::discovery::names`]): an invalid one is dropped, and
+//! logged once per downstream and name.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use awc::http::header::HeaderValue;
@@ -19,6 +23,7 @@ use bytes::Bytes;
 
 use super::{PollError, within};
 use crate::body::rendered::Rendered;
+use crate::discovery::names::{self, Refused};
 use crate::discovery::types::{
     APIGroupDiscovery, APIGroupDiscoveryList, APIGroupList, APIResourceList, APIVersionDiscovery,
     APIVersions, CURRENT, GroupVersionKind, ObjectMeta, STALE, ServerAddressByClientCIDR,
@@ -45,7 +50,15 @@ pub struct DiscoveryFetcher {
     api: Option<PathState>,
     apis: Option<PathState>,
     fresh: bool,
+    /// Names already warned about: a legacy downstream lists them again
+    /// every round, and one line per name is enough.
+    warned: BTreeSet<Refused>,
 }
+
+/// How many refused names are remembered (and warned about) per
+/// downstream: a downstream inventing new names every round must not grow
+/// the set, or the log, without end.
+const MAX_WARNED: usize = 256;
 
 /// Whether a Content-Type names aggregated discovery (v2 or v2beta1):
 /// base `application/json` and `g`, `v`, `as` as expected, in any order,
@@ -105,14 +118,20 @@ impl DiscoveryFetcher {
         name: &str,
         allowed: usize,
     ) -> Result<(), PollError> {
+        let mut refused = Vec::new();
         let for_api = allowed.saturating_sub(path_weight(self.apis.as_ref()));
-        let api = fetch_path(client, metrics, name, "/api", self.api.as_ref(), for_api).await;
+        let api =
+            fetch_path(client, metrics, name, "/api", self.api.as_ref(), for_api, &mut refused)
+                .await;
         let api_weight = match &api {
             Ok(Fetch::Changed(state, _)) => path_weight(Some(state)),
             _ => path_weight(self.api.as_ref()),
         };
         let for_apis = allowed.saturating_sub(api_weight);
-        let apis = fetch_path(client, metrics, name, "/apis", self.apis.as_ref(), for_apis).await;
+        let apis =
+            fetch_path(client, metrics, name, "/apis", self.apis.as_ref(), for_apis, &mut refused)
+                .await;
+        self.warn_refused(name, refused);
         // A failed `/api` or `/apis` makes the whole downstream stale; a
         // failed group-version of a legacy server only that version (it is
         // already marked in its state), but the round still fails.
@@ -134,6 +153,21 @@ impl DiscoveryFetcher {
         }
         self.fresh = first_error.is_none();
         first_error.or(partial).map_or(Ok(()), Err)
+    }
+
+    /// One warning per refused name not warned about before.
+    fn warn_refused(&mut self, downstream: &str, refused: Vec<Refused>) {
+        for r in refused {
+            if self.warned.len() >= MAX_WARNED || self.warned.contains(&r) {
+                continue;
+            }
+            tracing::warn!(
+                downstream = %downstream,
+                name = %r,
+                "discovery lists a name Kubernetes would refuse; not requested, not served"
+            );
+            self.warned.insert(r);
+        }
     }
 }
 
@@ -164,6 +198,7 @@ async fn fetch_path(
     path: &'static str,
     previous: Option<&PathState>,
     allowed: usize,
+    refused: &mut Vec<Refused>,
 ) -> Result<Fetch, PollError> {
     let document = if path == "/api" { "discovery_api" } else { "discovery_apis" };
     let etag = previous.and_then(|p| p.etag.clone());
@@ -176,11 +211,13 @@ async fn fetch_path(
         Fetched::NotAcceptable => Err(PollError::NotAcceptable { path: path.into() }),
         Fetched::Body { body, etag, content_type } => {
             if is_aggregated(content_type.as_ref()) {
-                let state = aggregated(client, metrics, name, path, &body, etag, allowed).await?;
+                let state =
+                    aggregated(client, metrics, name, path, &body, etag, allowed, refused).await?;
                 Ok(Fetch::Changed(state, None))
             } else {
                 let (state, failed) =
-                    legacy_only(client, metrics, name, path, &body, previous, allowed).await?;
+                    legacy_only(client, metrics, name, path, &body, previous, allowed, refused)
+                        .await?;
                 Ok(Fetch::Changed(state, failed))
             }
         }
@@ -229,6 +266,7 @@ async fn aggregated(
     body: &Bytes,
     etag: Option<HeaderValue>,
     allowed: usize,
+    refused: &mut Vec<Refused>,
 ) -> Result<PathState, PollError> {
     // The aggregated list itself is parsed and kept as well.
     let mut held = body.len().saturating_mul(2);
@@ -239,6 +277,7 @@ async fn aggregated(
     let core = path == "/api";
     // /api holds the core group only, /apis named groups only (B-4.7).
     groups.retain(|g| g.metadata.name.is_empty() == core);
+    names::retain_valid_groups(&mut groups, refused);
     for g in &mut groups {
         for v in &mut g.versions {
             v.freshness = CURRENT.to_owned();
@@ -312,9 +351,10 @@ async fn legacy_only(
     body: &Bytes,
     previous: Option<&PathState>,
     allowed: usize,
+    refused: &mut Vec<Refused>,
 ) -> Result<(PathState, Option<PollError>), PollError> {
     // (group, versions) to fetch, preferred first.
-    let (targets, server_addresses): (Vec<(String, Vec<String>)>, _) = if path == "/api" {
+    let (mut targets, server_addresses): (Vec<(String, Vec<String>)>, _) = if path == "/api" {
         check_kind(path, body, "APIVersions")?;
         let v: APIVersions = serde_json::from_slice(body).map_err(|e| bad(path, e))?;
         (vec![(String::new(), v.versions)], v.server_address_by_client_cidrs)
@@ -344,6 +384,7 @@ async fn legacy_only(
             .collect();
         (targets, Vec::new())
     };
+    names::retain_valid_targets(&mut targets, refused);
     let mut groups = Vec::new();
     let mut legacy = BTreeMap::new();
     let mut first_error = None;

@@ -15,8 +15,12 @@ pub enum PollError {
     /// The root index is not `{"paths":{…}}`.
     #[error("the /openapi/v3 root index is not valid")]
     BadRoot(#[source] serde_json::Error),
-    /// A root entry names a key or URL we refuse to follow.
-    #[error("root entry {key:?} has an unusable serverRelativeURL {url:?}")]
+    /// A root entry names a key or URL we refuse to follow: a key that is
+    /// not one Kubernetes could publish (`DocumentKey::parse`), or a URL
+    /// that is not `/openapi/v3/<key>`. Both are quoted escaped.
+    #[error(
+        "root entry {key:?} (serverRelativeURL {url:?}) refused: not a valid document key, or not a URL under /openapi/v3/ for it"
+    )]
     BadEntry {
         /// The key.
         key: String,

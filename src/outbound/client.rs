@@ -20,6 +20,7 @@ use bytes::Bytes;
 use crate::outbound::body::{content_length, read_whole_body};
 use crate::outbound::credentials::BearerToken;
 pub use crate::outbound::error::{ClientError, FetchError};
+use crate::outbound::redact::redact_url;
 use crate::outbound::tls::{TlsConfig, tls_config};
 use crate::outbound::token::Token;
 
@@ -58,7 +59,13 @@ impl Fetched {
 
 /// A client bound to one downstream's base URL.
 pub struct DownstreamClient {
-    base: String,
+    /// The base URL requests go to.
+    endpoint: String,
+    /// `endpoint` as logs and errors show it ([`redact_url`]). The
+    /// configuration refuses URLs with credentials, so this is `endpoint`
+    /// unless the client was built some other way; it is kept apart so that
+    /// no message can ever carry a password.
+    shown: String,
     client: awc::Client,
     token: Option<Token>,
     max_bytes: usize,
@@ -85,7 +92,8 @@ impl DownstreamClient {
             http_client(tls, timeout, concat!("openapi-proxy/", env!("CARGO_PKG_VERSION")))?;
         let token = token.map(Token::new).transpose()?;
         Ok(Self {
-            base: base.to_owned(),
+            endpoint: base.to_owned(),
+            shown: redact_url(base).into_owned(),
             client,
             token,
             max_bytes,
@@ -114,10 +122,10 @@ impl DownstreamClient {
         Ok(req)
     }
 
-    /// The base URL (for logs).
+    /// The base URL as logs and errors show it (a password hidden).
     #[must_use]
     pub fn base(&self) -> &str {
-        &self.base
+        &self.shown
     }
 
     /// The limit of one request, headers and body together.
@@ -140,13 +148,15 @@ impl DownstreamClient {
         accept: &str,
         etag: Option<&HeaderValue>,
     ) -> Result<Fetched, FetchError> {
-        let url = format!("{}{path}", self.base);
+        let target = format!("{}{path}", self.endpoint);
+        // What errors and logs name: the same URL, a password hidden.
+        let url = format!("{}{path}", self.shown);
         // One deadline for the whole request — connecting, the retry, the
         // headers and the body together — so that `timeout` means what the
         // configuration says, not twice or three times it.
         let deadline = Instant::now() + self.timeout;
         let left = || deadline.saturating_duration_since(Instant::now());
-        let resp = match self.request(&url, accept, etag)?.timeout(left()).send().await {
+        let resp = match self.request(&target, accept, etag)?.timeout(left()).send().await {
             // A kept-alive connection the downstream had closed: GET is
             // idempotent, so ask once more on a new connection (Go's
             // net/http does the same for requests on reused connections).
@@ -154,7 +164,7 @@ impl DownstreamClient {
                 if !left().is_zero() =>
             {
                 tracing::debug!(%url, "connection closed before an answer; retrying once");
-                self.request(&url, accept, etag)?.timeout(left()).send().await
+                self.request(&target, accept, etag)?.timeout(left()).send().await
             }
             other => other,
         };
@@ -241,5 +251,24 @@ mod tests {
         assert_eq!(body(std::io::ErrorKind::TimedOut).reason(), "timeout");
         assert_eq!(body(std::io::ErrorKind::FileTooLarge).reason(), "too_large");
         assert_eq!(body(std::io::ErrorKind::UnexpectedEof).reason(), "body");
+    }
+
+    /// Errors and logs name the URL a request went to: never with the
+    /// password of a base URL that carries one.
+    #[actix_web::test]
+    async fn errors_name_the_url_without_its_password() {
+        let mut client = DownstreamClient::new(
+            "http://user:hunter2@127.0.0.1:1",
+            &TlsConfig::default(),
+            None,
+            Duration::from_secs(2),
+            1024,
+        )
+        .expect("client");
+        assert_eq!(client.base(), "http://user:***@127.0.0.1:1");
+        let e = client.get("/openapi/v3", "application/json", None).await.expect_err("refused");
+        let chain = crate::error_chain(&e);
+        assert!(!chain.contains("hunter2"), "{chain}");
+        assert!(chain.contains("http://user:***@127.0.0.1:1/openapi/v3"), "{chain}");
     }
 }

@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use super::name::{is_group_name, is_version_name};
+
 /// A group and a version; `group` is empty for the core group.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct GroupVersion {
@@ -34,13 +36,14 @@ impl GroupVersion {
 
     /// Reads a document key or discovery path without its leading slash
     /// (`api/v1`, `apis/apps/v1`); `None` for any other key (`apis/apps`,
-    /// `version`, `api/v1/x`).
+    /// `version`, `api/v1/x`), and for a group or version that is not a
+    /// valid name ([`crate::wire::name`]): keys come from downstreams.
     #[must_use]
     pub fn from_key(key: &str) -> Option<Self> {
         let mut it = key.split('/');
         match (it.next(), it.next(), it.next(), it.next()) {
-            (Some("api"), Some(v), None, _) if !v.is_empty() => Some(Self::new("", v)),
-            (Some("apis"), Some(g), Some(v), None) if !g.is_empty() && !v.is_empty() => {
+            (Some("api"), Some(v), None, _) if is_version_name(v) => Some(Self::new("", v)),
+            (Some("apis"), Some(g), Some(v), None) if is_group_name(g) && is_version_name(v) => {
                 Some(Self::new(g, v))
             }
             _ => None,
@@ -104,9 +107,20 @@ mod tests {
 
     #[test]
     fn only_group_version_keys_are_group_versions() {
-        for key in
-            ["api", "apis", "apis/apps", "version", "api/v1/x", "apis//v1", "apis/a/", "api/"]
-        {
+        for key in [
+            "api",
+            "apis",
+            "apis/apps",
+            "version",
+            "api/v1/x",
+            "apis//v1",
+            "apis/a/",
+            "api/",
+            "apis/a?b/v1",
+            "apis/A/v1",
+            "api/V1",
+            "apis/a/v1?x",
+        ] {
             assert_eq!(GroupVersion::from_key(key), None, "{key}");
         }
     }

@@ -16,10 +16,20 @@
 //!   `/openid/v1/jwks/` → `openid/v1/jwks`). For a non-Kubernetes API this
 //!   gives one document per static path prefix, which is deterministic and
 //!   keeps related operations together.
+//!
+//! A key is a name a downstream chose (a root key of its `/openapi/v3`, a
+//! path of its Swagger document) that we publish in a URL, so it must be
+//! one Kubernetes could have published (docs/wire.md#a-4): the group and
+//! version in `api/<version>`, `apis/<group>` and `apis/<group>/<version>`
+//! are valid names ([`super::name`]), and every other segment is made of
+//! characters a URL path carries as they are — no `?`, `#`, `%`, space or
+//! non-ASCII. Anything else has no key: [`DocumentKey::parse`] refuses it,
+//! [`DocumentKey::from_path`] leaves the path unplaced.
 
 use std::fmt;
 
 use super::GroupVersion;
+use super::name::{is_group_name, is_version_name};
 
 /// The URL key of one published document, without leading or trailing
 /// slash (`apis/apps/v1`).
@@ -40,15 +50,16 @@ impl DocumentKey {
             _ => usize::MAX,
         };
         let key: Vec<&str> = segments.iter().copied().take(take).take_while(literal).collect();
-        key.iter().all(|s| safe_segment(s)).then(|| Self(key.join("/")))
+        valid_segments(&key).then(|| Self(key.join("/")))
     }
 
     /// Wraps a key that is already in canonical form (no leading or
-    /// trailing slash, no empty segment); `None` otherwise.
+    /// trailing slash, no empty segment) and names what Kubernetes could
+    /// publish (see the module's documentation); `None` otherwise.
     #[must_use]
     pub fn parse(key: &str) -> Option<Self> {
-        let valid = !key.is_empty() && key.split('/').all(safe_segment);
-        valid.then(|| Self(key.to_owned()))
+        let segments: Vec<&str> = key.split('/').collect();
+        valid_segments(&segments).then(|| Self(key.to_owned()))
     }
 
     /// True for keys that name a group-version (`api/v1`,
@@ -71,12 +82,35 @@ impl DocumentKey {
     }
 }
 
-/// A key segment must be usable as a URL path segment and as a file name
-/// below an output directory: not empty, not `.` or `..`, no backslash or
-/// NUL. A hostile document's paths (`/../../etc/x`) must not become keys
-/// that `convert --out` would write outside its directory.
+/// Whether `segments` make a key: each one safe, and the group and version
+/// of `api/…` and `apis/…` keys valid names. `api` takes at most a version
+/// and `apis` at most a group and a version, as in Kubernetes.
+fn valid_segments(segments: &[&str]) -> bool {
+    if segments.is_empty() || !segments.iter().all(|s| safe_segment(s)) {
+        return false;
+    }
+    match segments {
+        ["api"] | ["apis"] => true,
+        ["api", version] => is_version_name(version),
+        ["apis", group] => is_group_name(group),
+        ["apis", group, version] => is_group_name(group) && is_version_name(version),
+        ["api" | "apis", ..] => false,
+        _ => true,
+    }
+}
+
+/// A key segment must be usable as a URL path segment as it is, and as a
+/// file name below an output directory: not empty, not `.` or `..`, and
+/// only RFC 3986 `pchar`s that need no percent-encoding (letters, digits,
+/// `-._~!$&'()*+,;=:@`). A hostile document's paths (`/../../etc/x`) must
+/// not become keys that `convert --out` would write outside its directory,
+/// and a `?`, `#`, `%` or space would give a URL that does not lead back to
+/// the key.
 fn safe_segment(s: &str) -> bool {
-    !s.is_empty() && s != "." && s != ".." && !s.contains(['\\', '\0'])
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&b))
 }
 
 impl fmt::Display for DocumentKey {
@@ -139,6 +173,57 @@ mod tests {
         assert_eq!(key("/a\\b"), None);
         assert!(DocumentKey::parse("apis/../x").is_none());
         assert!(DocumentKey::parse("apis//x").is_none());
+    }
+
+    /// Root keys with `?`, `#`, a space or `%` gave URLs that 404, and a
+    /// group named like a path was requested as written.
+    #[test]
+    fn keys_that_are_not_url_safe_or_not_kubernetes_names_are_refused() {
+        for k in [
+            "apis/a?b/v1",
+            "apis/a#b/v1",
+            "apis/a b/v1",
+            "apis/a%2Fb/v1",
+            "version?x",
+            "logs#x",
+            "open id",
+            "caf%C3%A9",
+            "café",
+            "apis/Apps/v1",
+            "apis/apps/V1",
+            "apis/apps/1",
+            "apis/a_b",
+            "api/v1/pods",
+            "apis/apps/v1/deployments",
+            "api/",
+            "../../api/v1/namespaces/kube-system/secrets?x=",
+            "apis/../../api/v1/namespaces/kube-system/secrets?x=/v1",
+        ] {
+            assert!(DocumentKey::parse(k).is_none(), "{k:?}");
+        }
+        for path in ["/apis/a b/v1/x", "/apis/A/v1/x", "/api/V1/pods", "/x%2Fy", "/a?b", "/é"] {
+            assert_eq!(key(path), None, "{path:?}");
+        }
+    }
+
+    #[test]
+    fn every_key_kubernetes_publishes_is_accepted() {
+        for k in [
+            "api",
+            "api/v1",
+            "apis",
+            "apis/apps",
+            "apis/apps/v1",
+            "apis/networking.k8s.io/v1beta1",
+            "apis/cluster.x-k8s.io/v1alpha4",
+            "version",
+            "logs",
+            "openid/v1/jwks",
+            ".well-known/openid-configuration",
+            "a~b/c:d@e",
+        ] {
+            assert_eq!(DocumentKey::parse(k).map(|d| d.0).as_deref(), Some(k), "{k}");
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The Kubernetes wire vocabulary, pure: which documents exist and how they
-//! are named ([`key`]), group-versions ([`GroupVersion`]), every media type
+//! are named ([`key`]), group-versions ([`GroupVersion`]) and which group
+//! and version names are valid ([`name`]), every media type
 //! and `Accept` list the proxy sends or serves ([`media`]), and `Accept` /
 //! `If-None-Match` negotiation ([`negotiate`]).
 //!
@@ -9,6 +10,7 @@
 mod group_version;
 pub mod key;
 pub mod media;
+pub mod name;
 pub mod negotiate;
 
 pub use group_version::GroupVersion;

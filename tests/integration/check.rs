@@ -540,3 +540,133 @@ fn the_readme_lists_exactly_the_rule_ids() {
     let ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
     assert_eq!(listed, ids, "README's rule table must list the rule ids in table order");
 }
+
+/// `check` against a server listing names Kubernetes would refuse
+/// (docs/wire.md#a-4, #a-7): the root key is a root-shape failure, and the
+/// hostile group is never requested (its path would reach a secret).
+#[actix_web::test]
+async fn names_kubernetes_would_refuse_fail_root_shape_and_are_never_requested() {
+    let hostile = "../../api/v1/namespaces/kube-system/secrets?x=";
+    let s = site();
+    let doc = Bytes::from_static(
+        b"{\"openapi\":\"3.0.0\",\"info\":{\"title\":\"t\",\"version\":\"v\"},\"paths\":{}}",
+    );
+    let key = "apis/a%2Fb.example.com/v1";
+    let root = serde_json::json!({"paths": {key: {
+        "serverRelativeURL": format!("/openapi/v3/{key}?hash={}", sha512_hex(&doc))}}});
+    s.routes.set("/openapi/v3", Route::json(serde_json::to_vec(&root).expect("JSON")));
+    s.routes.set(&format!("/openapi/v3/{key}"), Route::json(doc));
+    let list = serde_json::json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": [{
+        "name": hostile, "versions": [{"groupVersion": format!("{hostile}/v1"), "version": "v1"}],
+        "preferredVersion": {"groupVersion": format!("{hostile}/v1"), "version": "v1"}}]});
+    s.routes.set("/apis", Route::json(serde_json::to_vec(&list).expect("JSON")));
+    s.routes.set("/api/v1/namespaces/kube-system/secrets", Route::json(&b"{}"[..]));
+
+    let report = check_server(&s.url()).await;
+    let Some(Outcome::Fail(findings)) = report.outcome("B-11.1/root-shape") else {
+        panic!("root-shape did not fail:\n{}", text(&report));
+    };
+    assert!(
+        findings.iter().any(|f| f.at == format!("body /paths/{}", key.replace('/', "~1"))
+            && f.found == format!("{key:?}")),
+        "{}",
+        text(&report)
+    );
+    let asked: Vec<String> = s.routes.seen().into_iter().map(|r| r.uri).collect();
+    assert!(asked.iter().all(|u| !u.contains("secrets")), "{asked:#?}");
+}
+
+// ---------------------------------------------------------------------------
+// Memory
+
+/// An OpenAPI 3.0 document of about `bytes` bytes, made cheaply: a few
+/// schemas referring to each other, and one long description carrying the
+/// size.
+fn large_document(bytes: usize) -> Bytes {
+    let head = r##"{"openapi":"3.0.0","info":{"title":"large","version":"v1"},"paths":{},"components":{"schemas":{"A":{"type":"object","properties":{"b":{"$ref":"#/components/schemas/B"}}},"B":{"type":"object","description":""##;
+    let tail = r#""}}}}"#;
+    let mut out = Vec::with_capacity(bytes);
+    out.extend_from_slice(head.as_bytes());
+    out.resize(bytes.saturating_sub(tail.len()).max(out.len()), b'x');
+    out.extend_from_slice(tail.as_bytes());
+    Bytes::from(out)
+}
+
+/// `check` against a server listing 100 documents of 30 MB grew to 6 GB:
+/// each body was capped, the total was not (every body was kept, and every
+/// document rule parsed all of them at once). Here 32 documents of 4 MB
+/// (128 MB in all, more than the bound) must be checked in a small,
+/// bounded amount of memory. The checker is held at its last request
+/// (answered late) while its peak resident set is read.
+#[actix_web::test]
+async fn check_memory_stays_bounded_whatever_the_documents_add_up_to() {
+    use crate::common::memory::peak_rss_kib;
+
+    const DOCUMENTS: usize = 32;
+    const SIZE: usize = 4 * 1024 * 1024;
+    let body = large_document(SIZE);
+    let hash = sha512_hex(&body);
+    let s = site();
+    let mut paths = serde_json::Map::new();
+    for i in 0..DOCUMENTS {
+        let key = format!("apis/g{i}.example.com/v1");
+        paths.insert(
+            key.clone(),
+            serde_json::json!({"serverRelativeURL": format!("/openapi/v3/{key}?hash={hash}")}),
+        );
+        let mut route = Route::status(StatusCode::OK);
+        route.content_type = "application/json";
+        route.body = body.clone();
+        route.etag = Some(quoted(&hash));
+        s.routes.set(&format!("/openapi/v3/{key}"), route);
+    }
+    let root = serde_json::json!({ "paths": paths });
+    s.routes.set("/openapi/v3", Route::json(serde_json::to_vec(&root).expect("JSON")));
+    let last = format!("/openapi/v3/{}", check::evidence::UNKNOWN_KEY);
+    s.routes.set(&last, Route::status(StatusCode::NOT_FOUND).delayed(Duration::from_secs(2)));
+
+    // Output to files: a pipe nobody reads while the test samples would
+    // stall the command once the report outgrows the pipe's buffer.
+    let dir = crate::common::validators::scratch_dir("check-memory");
+    let (stdout, stderr) = (dir.join("stdout"), dir.join("stderr"));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
+        .args(["check", &s.url(), "--only", "openapi", "--output", "json", "--timeout", "60s"])
+        .stdout(std::fs::File::create(&stdout).expect("stdout file"))
+        .stderr(std::fs::File::create(&stderr).expect("stderr file"))
+        .spawn()
+        .expect("the binary runs");
+    let pid = child.id();
+    // VmHWM is the peak so far, and gone once the process has exited: it
+    // is sampled until then, and at least once while the last request
+    // waits (after every document was fetched and judged).
+    let mut peak_kib = 0;
+    let mut held = false;
+    let deadline = std::time::Instant::now() + Duration::from_secs(300);
+    while child.try_wait().expect("wait").is_none() {
+        if let Some(kib) = peak_rss_kib(pid) {
+            peak_kib = peak_kib.max(kib);
+            held |= s.routes.seen().iter().any(|r| r.uri == last);
+        }
+        assert!(std::time::Instant::now() < deadline, "check did not finish");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(held, "no sample while check waited for its last request");
+    let report: Value = serde_json::from_slice(&std::fs::read(&stdout).expect("report"))
+        .unwrap_or_else(|e| {
+            panic!("{e}: {}", std::fs::read_to_string(&stderr).unwrap_or_default())
+        });
+    let outcome = |id: &str| {
+        report["rules"].as_array().expect("rules").iter().find(|r| r["id"] == id).expect(id)
+            ["result"]
+            .clone()
+    };
+    // Every document was read and judged, not skipped.
+    assert_eq!(outcome("B-11.3/hash-matches-body"), "pass", "{report:#}");
+    assert_eq!(outcome("doc/refs-closed"), "pass", "{report:#}");
+    assert_eq!(outcome("doc/valid-openapi-3.0"), "pass", "{report:#}");
+    // The binary itself (about 20 MiB for a debug build), eight documents
+    // read at once and one examined: 59 MiB measured; keeping every body
+    // and parsing them all at once took 335 MiB here.
+    let bound_kib = 112 * 1024;
+    assert!(peak_kib < bound_kib, "peak RSS {peak_kib} KiB checking {DOCUMENTS} × {SIZE} bytes");
+}

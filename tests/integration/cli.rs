@@ -255,3 +255,68 @@ async fn convert_out_writes_the_bytes_the_proxy_serves_for_kubernetes_1_35() {
     let input = crate::common::shared::shared_testdata("kubernetes-1.35/swagger.json");
     convert_out_matches_what_the_proxy_serves(&input, "cli-same-1.35").await;
 }
+
+/// `--max-input-bytes`' default: 64 MiB.
+const DEFAULT_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// `convert /dev/zero` and `convert - < /dev/zero` stop at the default
+/// `--max-input-bytes` with an error that names it, and exit 3.
+#[test]
+fn an_endless_input_stops_at_the_default_limit_as_a_file_or_on_stdin() {
+    let file = convert(&["/dev/zero", "--whole", "/dev/null"], None);
+    let zero = std::fs::File::open("/dev/zero").expect("/dev/zero");
+    let stdin = Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
+        .args(["convert", "-", "--whole", "/dev/null"])
+        .stdin(Stdio::from(zero))
+        .output()
+        .expect("binary runs");
+    for (name, o) in [("/dev/zero", file), ("-", stdin)] {
+        assert_eq!(o.status.code(), Some(3), "{name}: {}", stderr(&o));
+        assert_eq!(
+            stderr(&o),
+            format!(
+                "error: {name} is larger than --max-input-bytes ({DEFAULT_LIMIT} bytes); refused\n"
+            )
+        );
+    }
+}
+
+/// An input of unknown size (a pipe, a device) was read into one buffer
+/// grown by doubling, whose smaller copies the allocator kept:
+/// `convert /dev/zero` peaked at about 3.4 times the limit (221 MiB for
+/// 64 MiB). Here the command is held with exactly the limit read, waiting
+/// for more, and its peak must be that much and little else.
+#[test]
+fn reading_an_input_of_unknown_size_costs_about_its_size() {
+    use crate::common::memory::{bytes_read, peak_rss_kib};
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
+        .args(["convert", "-", "--whole", "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    let pid = child.id();
+    let mut input = child.stdin.take().expect("stdin");
+    let zeros = vec![0u8; 1024 * 1024];
+    for _ in 0..DEFAULT_LIMIT / 1024 / 1024 {
+        input.write_all(&zeros).expect("the command reads its input");
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while bytes_read(pid).unwrap_or(0) < DEFAULT_LIMIT {
+        assert!(std::time::Instant::now() < deadline, "the command did not read its input");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let peak_kib = peak_rss_kib(pid).expect("VmHWM of the running command");
+    // One byte more and the end: refused.
+    input.write_all(b"x").expect("write");
+    drop(input);
+    let o = child.wait_with_output().expect("binary finishes");
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is larger than --max-input-bytes"), "{}", stderr(&o));
+    // The limit, plus the binary itself (about 20 MiB for a debug build)
+    // and a chunk: well below the doubling buffer's 2 to 3 times.
+    let bound_kib = DEFAULT_LIMIT / 1024 + 40 * 1024;
+    assert!(peak_kib < bound_kib, "peak RSS {peak_kib} KiB holding a 64 MiB input");
+}

@@ -631,3 +631,42 @@ async fn a_graceful_stop_closes_idle_kept_alive_connections_at_once() {
     assert!(started.elapsed() < Duration::from_secs(5), "stopping took {:?}", started.elapsed());
     drop(idle);
 }
+
+/// A `--keep-alive` or `--request-timeout` too long for a timer
+/// (2562047788015215h fits a `Duration` but not `Instant::now() + d`) was
+/// accepted: the proxy started, and then every client connection panicked
+/// while the process stayed up. It must be refused before anything
+/// listens, naming the flag.
+#[test]
+fn serving_timeouts_too_long_for_a_timer_are_refused_at_startup() {
+    for (flag, field) in [
+        ("--keep-alive", "limits.keepAlive (--keep-alive)"),
+        ("--request-timeout", "limits.requestTimeout (--request-timeout)"),
+    ] {
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
+            .args(["serve", "--listen", "127.0.0.1:0", flag, "2562047788015215h"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the binary starts");
+        let mut child = Child(child);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(status) = child.0.try_wait().expect("wait") {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "{flag}: the proxy started serving");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        child.0.stderr.take().expect("piped").read_to_string(&mut stderr).expect("stderr");
+        assert_eq!(status.code(), Some(2), "{flag}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{field}: \"2562047788015215h\" is longer than the maximum, 24h"
+            )),
+            "{flag}: {stderr}"
+        );
+    }
+}

@@ -232,3 +232,34 @@ users: [{{name: proxy, user: {{tokenFile: token}}}}]
         "{seen:?}"
     );
 }
+
+/// A token file rewritten in place whose modification time did not change
+/// (rewritten within the clock's resolution, or copied with `cp -p`): the
+/// old token was sent for every following poll. The rotated one must be.
+#[actix_web::test]
+async fn a_rotated_token_file_is_followed_even_when_its_mtime_is_unchanged() {
+    let ds = crate::common::proxy::widgets_site();
+    let dir = crate::common::validators::scratch_dir("token-same-mtime");
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, "token-one\n").expect("write token");
+    let mtime = std::fs::metadata(&token_file).and_then(|m| m.modified()).expect("mtime");
+    let yaml = format!(
+        "downstreams:\n- name: widgets\n  url: {}\n  tokenFile: {}\n",
+        ds.url(),
+        token_file.display()
+    );
+    let proxy = TestProxy::start(downstreams(&yaml, &outside_a_pod()));
+    wait_for_widgets(&proxy).await;
+    assert!(authorizations(&ds.routes).iter().all(|a| a.as_deref() == Some("Bearer token-one")));
+
+    std::fs::write(&token_file, "token-two\n").expect("rotate token");
+    std::fs::File::options()
+        .write(true)
+        .open(&token_file)
+        .and_then(|f| f.set_modified(mtime))
+        .expect("restore the mtime");
+    eventually("the rotated token is sent", || {
+        authorizations(&ds.routes).iter().any(|a| a.as_deref() == Some("Bearer token-two"))
+    })
+    .await;
+}

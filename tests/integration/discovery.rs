@@ -717,3 +717,156 @@ async fn metrics_count_discovery_rebuilds_and_fetches() {
         "{text}"
     );
 }
+
+// ---- names Kubernetes would refuse -------------------------------------------
+
+/// A group name written to reach another path of the downstream.
+const HOSTILE_GROUP: &str = "../../api/v1/namespaces/kube-system/secrets?x=";
+const REFUSED: &str = "discovery lists a name Kubernetes would refuse";
+
+/// A small OpenAPI 3.0 document.
+fn openapi_document(title: &str) -> Bytes {
+    let doc = json!({"openapi": "3.0.0", "info": {"title": title, "version": "v1"}, "paths": {}});
+    Bytes::from(serde_json::to_vec(&doc).expect("JSON"))
+}
+
+/// A downstream whose names are partly hostile: its `/openapi/v3` root
+/// lists keys with `?`, `%`, `#` and a space beside a good one (all
+/// served), its legacy `/apis` a group named like a path and one with an
+/// upper-case letter beside a good one; and it has a secret at the path the
+/// hostile group would reach.
+fn hostile_legacy_site() -> Site {
+    let doc = openapi_document("gadgets");
+    let hash = sha512_hex(&doc);
+    let keys = [
+        "apis/gadgets.example.com/v1",
+        "apis/a?b.example.com/v1",
+        "apis/a%2Fb.example.com/v1",
+        "apis/a b.example.com/v1",
+        "version#x",
+    ];
+    let mut paths = serde_json::Map::new();
+    let mut routes = Vec::new();
+    for key in keys {
+        let url = format!("/openapi/v3/{key}?hash={hash}");
+        paths.insert(key.to_owned(), json!({"serverRelativeURL": url}));
+        routes.push((format!("/openapi/v3/{key}"), Route::json(doc.clone())));
+    }
+    let s = site();
+    s.routes.set(
+        "/openapi/v3",
+        Route::json(serde_json::to_vec(&json!({"paths": paths})).expect("JSON")),
+    );
+    for (path, route) in routes {
+        s.routes.set(&path, route);
+    }
+    let group = |name: &str| {
+        json!({"name": name, "versions": [{"groupVersion": format!("{name}/v1"), "version": "v1"}],
+               "preferredVersion": {"groupVersion": format!("{name}/v1"), "version": "v1"}})
+    };
+    let list = json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+        group("gadgets.example.com"), group(HOSTILE_GROUP), group("Upper.example.com")]});
+    s.routes.set("/apis", Route::json(serde_json::to_vec(&list).expect("JSON")));
+    s.routes.set(
+        "/apis/gadgets.example.com/v1",
+        Route::json(legacy_list("gadgets.example.com/v1", "gadgets", "Gadget", "aGFzaA==")),
+    );
+    for path in [
+        "/api/v1/namespaces/kube-system/secrets",
+        &format!("/apis/{HOSTILE_GROUP}/v1"),
+        "/apis/Upper.example.com/v1",
+    ] {
+        s.routes.set(path, Route::json(legacy_list("v1", "secrets", "Secret", "U0VDUkVU")));
+    }
+    s
+}
+
+/// Names a downstream wrote that Kubernetes would refuse — root keys with
+/// `?`, `%`, `#` or a space, a discovery group named like a path, a group
+/// or version with an upper-case letter — were requested as written (with
+/// the proxy's token) and republished. Now they are never requested and
+/// never served, one warning names each refused discovery name, and the
+/// rest of both downstreams is served.
+#[actix_web::test]
+async fn names_kubernetes_would_refuse_are_never_requested_nor_served() {
+    let (logs, _guard) = crate::common::logs::capture();
+    let legacy = hostile_legacy_site();
+    let aggregated = discovery_site(vec![(
+        "/apis",
+        aggregated_route(vec![
+            group("widgets.example.com", &[("v1", vec![]), ("V2", vec![]), ("v3?x=", vec![])]),
+            group(HOSTILE_GROUP, &[("v1", vec![])]),
+        ]),
+    )]);
+    aggregated.routes.set(
+        "/apis/widgets.example.com/v1",
+        Route::json(legacy_list("widgets.example.com/v1", "widgets", "Widget", "d2lkZ2V0")),
+    );
+    let proxy = TestProxy::start(vec![
+        downstream("legacy", &legacy.url(), 2),
+        downstream("aggregated", &aggregated.url(), 1),
+    ]);
+    proxy
+        .wait_for("the good document and both good groups", |s| {
+            s.openapi.contains_key("apis/gadgets.example.com/v1")
+                && s.discovery.resources.contains_key("apis/gadgets.example.com/v1")
+                && s.discovery.resources.contains_key("apis/widgets.example.com/v1")
+        })
+        .await;
+    // Several rounds, so that a name refused again is not warned about again.
+    crate::common::proxy::eventually("three rounds of each downstream's discovery", || {
+        [&legacy, &aggregated]
+            .iter()
+            .all(|s| s.routes.seen().iter().filter(|r| r.uri == "/apis").count() >= 3)
+    })
+    .await;
+
+    let root = proxy.get("/openapi/v3", &[]).await.json();
+    let keys: Vec<&String> = root["paths"].as_object().expect("paths").keys().collect();
+    assert_eq!(keys, ["apis/gadgets.example.com/v1"]);
+    let aggregated_list = proxy.get("/apis", &[("Accept", CLIENT_GO_ACCEPT)]).await;
+    assert_eq!(group_names(&aggregated_list.body), ["gadgets.example.com", "widgets.example.com"]);
+    assert_eq!(version_names(&aggregated_list.json(), "widgets.example.com"), ["v1"]);
+    let legacy_list_served = proxy.get("/apis", &[("Accept", "application/json")]).await.json();
+    let legacy_names: Vec<&str> = legacy_list_served["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .map(|g| g["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(legacy_names, ["gadgets.example.com", "widgets.example.com"]);
+    for served in [&aggregated_list.body, &proxy.get("/openapi/v3", &[]).await.body] {
+        let text = String::from_utf8_lossy(served);
+        assert!(!text.contains("secrets") && !text.contains("Upper"), "{text}");
+    }
+
+    for (name, s) in [("legacy", &legacy), ("aggregated", &aggregated)] {
+        for r in s.routes.seen() {
+            let uri = &r.uri;
+            let allowed = !uri.contains("secrets")
+                && !uri.contains("..")
+                && !uri.contains("a%2Fb")
+                && !uri.contains("a?b")
+                && !uri.contains("Upper")
+                && !uri.contains("V2")
+                && !uri.contains("example.com/v3");
+            assert!(allowed, "{name} was asked for {uri}");
+        }
+    }
+    let mut legacy_refused = logs.names(tracing::Level::WARN, "legacy", REFUSED);
+    legacy_refused.sort();
+    assert_eq!(
+        legacy_refused,
+        [format!("group {HOSTILE_GROUP:?}"), "group \"Upper.example.com\"".to_owned()]
+    );
+    let mut aggregated_refused = logs.names(tracing::Level::WARN, "aggregated", REFUSED);
+    aggregated_refused.sort();
+    assert_eq!(
+        aggregated_refused,
+        [
+            format!("group {HOSTILE_GROUP:?}"),
+            "version \"V2\" of group \"widgets.example.com\"".to_owned(),
+            "version \"v3?x=\" of group \"widgets.example.com\"".to_owned(),
+        ]
+    );
+}

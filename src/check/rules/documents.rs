@@ -6,23 +6,22 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::{Judge, missing, truncate};
+use super::{Judge, missing};
 use crate::check::evidence::{Document, json_ok, legacy_groups};
+use crate::check::facts::{DocumentFacts, Listed, MAX_LISTED};
 use crate::check::{Area, Evidence, Exchange, Outcome, Profile, Rule};
 use crate::wire::GroupVersion;
 
-/// The documents that answered 200 with a JSON body.
-fn served(docs: &[Document]) -> impl Iterator<Item = (&Document, &Exchange, Value)> {
-    docs.iter().filter_map(|d| {
-        let ex = d.exchange.as_ref()?;
-        Some((d, ex, json_ok(ex)?))
-    })
+/// The documents that answered 200 with a JSON body, with what their
+/// bodies showed.
+fn served(docs: &[Document]) -> impl Iterator<Item = (&Document, &Exchange, &DocumentFacts)> {
+    docs.iter().filter_map(|d| d.served().map(|(ex, facts)| (d, ex, facts)))
 }
 
 fn with_documents(
     e: &Evidence,
     only_group_versions: bool,
-    f: impl FnOnce(&mut Judge, Vec<(&Document, &Exchange, Value)>),
+    f: impl FnOnce(&mut Judge, Vec<(&Document, &Exchange, &DocumentFacts)>),
 ) -> Outcome {
     let Some(o) = &e.openapi else { return missing(Area::Openapi) };
     let docs: Vec<_> = served(&o.documents)
@@ -36,11 +35,22 @@ fn with_documents(
     j.outcome()
 }
 
-/// Fails unless `doc` says `openapi: 3.0.x`.
-fn openapi_3_0_version(j: &mut Judge, ex: &Exchange, doc: &Value) {
-    let version = doc.get("openapi").and_then(Value::as_str).unwrap_or_default();
+/// Fails unless `version` is `3.0.x`.
+fn openapi_3_0_version(j: &mut Judge, ex: &Exchange, version: &str) {
     if !version.starts_with("3.0.") {
         j.fail(Some(ex), "body /openapi", "\"3.0.x\"", format!("{version:?}"));
+    }
+}
+
+/// Findings `listed` left out, as one finding that says how many.
+fn more<T>(j: &mut Judge, ex: &Exchange, listed: &Listed<T>, what: &str) {
+    if listed.more > 0 {
+        j.fail(
+            Some(ex),
+            "body",
+            format!("(at most {MAX_LISTED} {what} listed per document)"),
+            format!("{} more", listed.more),
+        );
     }
 }
 
@@ -57,50 +67,14 @@ pub const OPENAPI_3_0_SHAPE: Rule = Rule {
 fn openapi_3_0_shape(e: &Evidence, _: Profile) -> Outcome {
     with_documents(e, true, |j, docs| {
         for (_, ex, doc) in docs {
-            openapi_3_0_version(j, ex, &doc);
-            if doc.get("servers").is_some() {
+            openapi_3_0_version(j, ex, &doc.openapi);
+            if doc.servers {
                 j.fail(Some(ex), "body /servers", "absent", "present");
             }
-            crate::json::refs::for_each_object(&doc, &mut |at, m| {
-                if let Some(Value::String(r)) = m.get("$ref") {
-                    if !r.starts_with("#/components/") {
-                        j.fail(
-                            Some(ex),
-                            format!("body {at}/$ref"),
-                            "#/components/…",
-                            format!("{r:?}"),
-                        );
-                    }
-                    if m.len() > 1 {
-                        let others: Vec<&String> = m.keys().filter(|k| *k != "$ref").collect();
-                        j.fail(
-                            Some(ex),
-                            format!("body {at}"),
-                            "a $ref alone (siblings go beside allOf: [{$ref}])",
-                            truncate(&format!("$ref with {others:?}")),
-                        );
-                    }
-                }
-                if let (Some(Value::String(inn)), Some(Value::String(_))) =
-                    (m.get("in"), m.get("name"))
-                    && (inn == "body" || inn == "formData")
-                {
-                    j.fail(
-                        Some(ex),
-                        format!("body {at}/in"),
-                        "query, header, path or cookie (bodies are requestBody)",
-                        format!("{inn:?}"),
-                    );
-                }
-                if m.get("type").and_then(Value::as_str) == Some("file") {
-                    j.fail(
-                        Some(ex),
-                        format!("body {at}/type"),
-                        "string with format binary",
-                        "\"file\"",
-                    );
-                }
-            });
+            for (at, expected, found) in &doc.shape.items {
+                j.fail(Some(ex), at, expected, found);
+            }
+            more(j, ex, &doc.shape, "shape findings");
         }
     })
 }
@@ -131,8 +105,10 @@ fn urls_resolve(e: &Evidence, _: Profile) -> Outcome {
             );
             continue;
         };
-        if let Some(r) = j.status(ex, 200) {
-            j.json(ex, r);
+        if j.status(ex, 200).is_some()
+            && let Some(Err(why)) = d.body.as_ref().map(|b| &b.json)
+        {
+            j.fail(Some(ex), "body", "JSON", why);
         }
     }
     j.outcome()
@@ -151,11 +127,11 @@ pub const VALID_OPENAPI: Rule = Rule {
 fn valid_openapi(e: &Evidence, _: Profile) -> Outcome {
     with_documents(e, false, |j, docs| {
         for (_, ex, doc) in docs {
-            if let Err(err) = <openapiv3::OpenAPI as serde::Deserialize>::deserialize(&doc) {
-                j.fail(Some(ex), "body /", "an OpenAPI 3.0 document", truncate(&err.to_string()));
+            if let Some(err) = &doc.invalid {
+                j.fail(Some(ex), "body /", "an OpenAPI 3.0 document", err);
                 continue;
             }
-            openapi_3_0_version(j, ex, &doc);
+            openapi_3_0_version(j, ex, &doc.openapi);
         }
     })
 }
@@ -173,17 +149,15 @@ pub const REFS_CLOSED: Rule = Rule {
 fn refs_closed(e: &Evidence, _: Profile) -> Outcome {
     with_documents(e, false, |j, docs| {
         for (_, ex, doc) in docs {
-            for (at, r) in crate::json::refs::all_refs(&doc) {
-                let resolves = r.strip_prefix('#').is_some_and(|p| doc.pointer(p).is_some());
-                if !resolves {
-                    j.fail(
-                        Some(ex),
-                        format!("body {at}/$ref"),
-                        "a reference resolving inside the document",
-                        format!("{r:?}"),
-                    );
-                }
+            for (at, r) in &doc.dangling.items {
+                j.fail(
+                    Some(ex),
+                    format!("body {at}/$ref"),
+                    "a reference resolving inside the document",
+                    format!("{r:?}"),
+                );
             }
+            more(j, ex, &doc.dangling, "dangling references");
         }
     })
 }
@@ -300,13 +274,8 @@ fn kinds_have_schemas(e: &Evidence, _: Profile) -> Outcome {
             checked += 1;
             let key = GroupVersion::key_of(g, v);
             let at = format!("body {}/resources/{r}/responseKind", entry.at);
-            let doc = o
-                .documents
-                .iter()
-                .find(|d| d.key == key)
-                .and_then(|d| d.exchange.as_ref())
-                .and_then(json_ok);
-            let Some(doc) = doc else {
+            let doc = o.documents.iter().find(|d| d.key == key).and_then(Document::served);
+            let Some((_, doc)) = doc else {
                 j.fail(
                     Some(ex),
                     at,
@@ -315,7 +284,7 @@ fn kinds_have_schemas(e: &Evidence, _: Profile) -> Outcome {
                 );
                 continue;
             };
-            if !has_gvk(&doc, g, v, kind) {
+            if !doc.kinds.contains(&(g.to_owned(), v.to_owned(), kind.to_owned())) {
                 j.fail(Some(ex), at, format!("a schema in {key} with x-kubernetes-group-version-kind {{group: {g:?}, version: {v:?}, kind: {kind:?}}}"), "none");
             }
         }
@@ -324,19 +293,4 @@ fn kinds_have_schemas(e: &Evidence, _: Profile) -> Outcome {
         return Outcome::NotApplicable("aggregated discovery lists no resource kind".into());
     }
     j.outcome()
-}
-
-fn has_gvk(doc: &Value, group: &str, version: &str, kind: &str) -> bool {
-    let Some(schemas) = doc.pointer("/components/schemas").and_then(Value::as_object) else {
-        return false;
-    };
-    schemas.values().any(|s| {
-        s.get("x-kubernetes-group-version-kind").and_then(Value::as_array).is_some_and(|gvks| {
-            gvks.iter().any(|x| {
-                x.get("group").and_then(Value::as_str).unwrap_or_default() == group
-                    && x.get("version").and_then(Value::as_str) == Some(version)
-                    && x.get("kind").and_then(Value::as_str) == Some(kind)
-            })
-        })
-    })
 }

@@ -52,6 +52,14 @@ fn root_shape(e: &Evidence, _: Profile) -> Outcome {
             let at = format!("body /paths/{}", token(key));
             if key.is_empty() || key.starts_with('/') {
                 j.fail(Some(&o.root), &at, "a key without leading slash", format!("{key:?}"));
+            } else if crate::wire::DocumentKey::parse(key).is_none() {
+                // docs/wire.md#a-4: what openapi-proxy refuses to publish.
+                j.fail(
+                    Some(&o.root),
+                    &at,
+                    "a key Kubernetes could publish (valid group and version names, URL-safe segments)",
+                    format!("{key:?}"),
+                );
             }
             let Some(m) = entry.as_object() else {
                 j.fail(Some(&o.root), &at, "an object", entry.to_string());
@@ -202,13 +210,15 @@ fn hash_matches_body(e: &Evidence, _: Profile) -> Outcome {
         let mut j = Judge::new();
         let mut seen = 0;
         for d in &o.documents {
-            let (Some(ex), Some(hash)) = (&d.exchange, &d.hash) else { continue };
-            let Some(resp) = ex.outcome.as_ref().ok().filter(|r| r.status == 200) else {
+            let (Some(ex), Some(hash), Some(body)) = (&d.exchange, &d.hash, &d.body) else {
                 continue;
             };
+            if ex.outcome.as_ref().ok().is_none_or(|r| r.status != 200) {
+                continue;
+            }
             seen += 1;
-            let actual = sha512_hex(&resp.body);
-            if &actual != hash {
+            let actual = &body.sha512;
+            if actual != hash {
                 j.fail(
                     Some(ex),
                     "query hash",

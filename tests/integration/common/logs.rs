@@ -23,6 +23,8 @@ pub struct Line {
     pub downstream: Option<String>,
     /// Its `reason` field, when it has one.
     pub reason: Option<String>,
+    /// Its `name` field, when it has one.
+    pub name: Option<String>,
 }
 
 /// The events captured so far.
@@ -51,6 +53,20 @@ impl Captured {
             .collect()
     }
 
+    /// The `name` fields of the lines at `level` about `downstream` whose
+    /// message starts with `prefix`.
+    pub fn names(&self, level: Level, downstream: &str, prefix: &str) -> Vec<String> {
+        self.lines()
+            .iter()
+            .filter(|l| {
+                l.level == level
+                    && l.downstream.as_deref() == Some(downstream)
+                    && l.message.starts_with(prefix)
+            })
+            .filter_map(|l| l.name.clone())
+            .collect()
+    }
+
     /// Every line about `downstream` at `level`, for failure messages.
     pub fn about(&self, level: Level, downstream: &str) -> Vec<String> {
         self.lines()
@@ -72,6 +88,7 @@ struct Fields {
     message: String,
     downstream: Option<String>,
     reason: Option<String>,
+    name: Option<String>,
 }
 
 impl Visit for Fields {
@@ -80,6 +97,7 @@ impl Visit for Fields {
             "message" => self.message = value.to_owned(),
             "downstream" => self.downstream = Some(value.to_owned()),
             "reason" => self.reason = Some(value.to_owned()),
+            "name" => self.name = Some(value.to_owned()),
             _ => {}
         }
     }
@@ -90,6 +108,7 @@ impl Visit for Fields {
             // `%name` arrives as a Display wrapper, printed through Debug.
             "downstream" => self.downstream = Some(format!("{value:?}")),
             "reason" => self.reason = Some(format!("{value:?}")),
+            "name" => self.name = Some(format!("{value:?}")),
             _ => {}
         }
     }
@@ -104,6 +123,7 @@ impl<S: Subscriber> Layer<S> for Recorder {
             message: fields.message,
             downstream: fields.downstream,
             reason: fields.reason,
+            name: fields.name,
         };
         (self.0).0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(line);
     }

@@ -10,6 +10,8 @@ pub mod json_diff;
 pub mod kubectl;
 /// Capturing the proxy's log lines per test.
 pub mod logs;
+/// A child process's peak memory and bytes read, from `/proc`.
+pub mod memory;
 /// The proxy under test and fake downstreams.
 pub mod proxy;
 /// HTTP/1.1 by hand over plain sockets.
