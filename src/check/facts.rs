@@ -8,7 +8,7 @@
 //! spots that break the 3.0 shape or leave a `$ref` dangling, and the
 //! group-version-kinds the schemas carry. [`BodyFacts::of`] takes exactly
 //! that from one body — parsed once into the borrowing
-//! [`json::tree`](crate::json::tree), then once more as `openapiv3` — and
+//! tree of `json/tree.rs`, then once more as `openapiv3` — and
 //! the body is dropped. What a rule reports is unchanged; only long lists
 //! of findings within one document are cut at [`MAX_LISTED`].
 

@@ -120,17 +120,17 @@ impl DiscoveryFetcher {
     ) -> Result<(), PollError> {
         let mut refused = Vec::new();
         let for_api = allowed.saturating_sub(path_weight(self.apis.as_ref()));
+        let mut admission = Admission { allowed: for_api, refused: &mut refused };
         let api =
-            fetch_path(client, metrics, name, "/api", self.api.as_ref(), for_api, &mut refused)
-                .await;
+            fetch_path(client, metrics, name, "/api", self.api.as_ref(), &mut admission).await;
         let api_weight = match &api {
             Ok(Fetch::Changed(state, _)) => path_weight(Some(state)),
             _ => path_weight(self.api.as_ref()),
         };
         let for_apis = allowed.saturating_sub(api_weight);
+        let mut admission = Admission { allowed: for_apis, refused: &mut refused };
         let apis =
-            fetch_path(client, metrics, name, "/apis", self.apis.as_ref(), for_apis, &mut refused)
-                .await;
+            fetch_path(client, metrics, name, "/apis", self.apis.as_ref(), &mut admission).await;
         self.warn_refused(name, refused);
         // A failed `/api` or `/apis` makes the whole downstream stale; a
         // failed group-version of a legacy server only that version (it is
@@ -190,6 +190,16 @@ enum Fetch {
     Changed(PathState, Option<PollError>),
 }
 
+/// What one path's answer must keep to before it is taken.
+struct Admission<'r> {
+    /// The bytes its lists may weigh ([`list_weight`]); beyond, the answer
+    /// is refused whole.
+    allowed: usize,
+    /// Names Kubernetes would refuse, left out and noted here for one
+    /// warning each.
+    refused: &'r mut Vec<Refused>,
+}
+
 /// Fetches `/api` or `/apis`.
 async fn fetch_path(
     client: &mut DownstreamClient,
@@ -197,8 +207,7 @@ async fn fetch_path(
     name: &str,
     path: &'static str,
     previous: Option<&PathState>,
-    allowed: usize,
-    refused: &mut Vec<Refused>,
+    admission: &mut Admission<'_>,
 ) -> Result<Fetch, PollError> {
     let document = if path == "/api" { "discovery_api" } else { "discovery_apis" };
     let etag = previous.and_then(|p| p.etag.clone());
@@ -211,13 +220,11 @@ async fn fetch_path(
         Fetched::NotAcceptable => Err(PollError::NotAcceptable { path: path.into() }),
         Fetched::Body { body, etag, content_type } => {
             if is_aggregated(content_type.as_ref()) {
-                let state =
-                    aggregated(client, metrics, name, path, &body, etag, allowed, refused).await?;
+                let state = aggregated(client, metrics, name, path, &body, etag, admission).await?;
                 Ok(Fetch::Changed(state, None))
             } else {
                 let (state, failed) =
-                    legacy_only(client, metrics, name, path, &body, previous, allowed, refused)
-                        .await?;
+                    legacy_only(client, metrics, name, path, &body, previous, admission).await?;
                 Ok(Fetch::Changed(state, failed))
             }
         }
@@ -265,19 +272,18 @@ async fn aggregated(
     path: &str,
     body: &Bytes,
     etag: Option<HeaderValue>,
-    allowed: usize,
-    refused: &mut Vec<Refused>,
+    admission: &mut Admission<'_>,
 ) -> Result<PathState, PollError> {
     // The aggregated list itself is parsed and kept as well.
     let mut held = body.len().saturating_mul(2);
-    within("discovery", held, allowed)?;
+    within("discovery", held, admission.allowed)?;
     check_kind(path, body, "APIGroupDiscoveryList")?;
     let list: APIGroupDiscoveryList = serde_json::from_slice(body).map_err(|e| bad(path, e))?;
     let mut groups = list.items;
     let core = path == "/api";
     // /api holds the core group only, /apis named groups only (B-4.7).
     groups.retain(|g| g.metadata.name.is_empty() == core);
-    names::retain_valid_groups(&mut groups, refused);
+    names::retain_valid_groups(&mut groups, admission.refused);
     for g in &mut groups {
         for v in &mut g.versions {
             v.freshness = CURRENT.to_owned();
@@ -299,7 +305,7 @@ async fn aggregated(
                 Ok(None) | Err(_) => Arc::new(synthesized_legacy(&g.metadata.name, v)),
             };
             held = held.saturating_add(list_weight(&rendered));
-            within("discovery", held, allowed)?;
+            within("discovery", held, admission.allowed)?;
             legacy.insert(lpath, rendered);
         }
     }
@@ -350,8 +356,7 @@ async fn legacy_only(
     path: &str,
     body: &Bytes,
     previous: Option<&PathState>,
-    allowed: usize,
-    refused: &mut Vec<Refused>,
+    admission: &mut Admission<'_>,
 ) -> Result<(PathState, Option<PollError>), PollError> {
     // (group, versions) to fetch, preferred first.
     let (mut targets, server_addresses): (Vec<(String, Vec<String>)>, _) = if path == "/api" {
@@ -384,7 +389,7 @@ async fn legacy_only(
             .collect();
         (targets, Vec::new())
     };
-    names::retain_valid_targets(&mut targets, refused);
+    names::retain_valid_targets(&mut targets, admission.refused);
     let mut groups = Vec::new();
     let mut legacy = BTreeMap::new();
     let mut first_error = None;
@@ -411,7 +416,7 @@ async fn legacy_only(
                 Ok((rendered, resources)) => {
                     // Refused whole: the last good discovery stays.
                     held = held.saturating_add(list_weight(&rendered));
-                    within("discovery", held, allowed)?;
+                    within("discovery", held, admission.allowed)?;
                     entry.versions.push(APIVersionDiscovery {
                         version,
                         resources,
@@ -425,7 +430,7 @@ async fn legacy_only(
                     entry.versions.push(last);
                     if let Some(bytes) = bytes {
                         held = held.saturating_add(list_weight(&bytes));
-                        within("discovery", held, allowed)?;
+                        within("discovery", held, admission.allowed)?;
                         legacy.insert(lpath, bytes);
                     }
                     first_error.get_or_insert(e);

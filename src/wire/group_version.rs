@@ -37,7 +37,7 @@ impl GroupVersion {
     /// Reads a document key or discovery path without its leading slash
     /// (`api/v1`, `apis/apps/v1`); `None` for any other key (`apis/apps`,
     /// `version`, `api/v1/x`), and for a group or version that is not a
-    /// valid name ([`crate::wire::name`]): keys come from downstreams.
+    /// valid name (`wire/name.rs`): keys come from downstreams.
     #[must_use]
     pub fn from_key(key: &str) -> Option<Self> {
         let mut it = key.split('/');
