@@ -83,9 +83,7 @@ impl BodyFacts {
             Ok(tree) => {
                 let mut facts = walk(&tree);
                 drop(tree);
-                facts.invalid = serde_json::from_slice::<openapiv3::OpenAPI>(body)
-                    .err()
-                    .map(|e| truncate(&e.to_string()));
+                facts.invalid = super::verdict::openapi(body).err().map(|e| truncate(&e));
                 Ok(facts)
             }
             // The message clients know: serde_json's (the tree's parser

@@ -17,6 +17,7 @@ pub mod facts;
 pub mod fetch;
 pub mod report;
 pub mod rules;
+pub mod verdict;
 
 use std::fmt;
 
