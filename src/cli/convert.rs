@@ -37,11 +37,22 @@ pub struct ConvertArgs {
     /// machine's memory.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_INPUT_BYTES)]
     pub max_input_bytes: u64,
+    /// Refuse JSON inputs whose parsed and converted trees could take more
+    /// than this many bytes (128 per value, counted as the input is read).
+    /// An input within `--max-input-bytes` can still hold tens of millions
+    /// of values, each costing far more than the byte or two it is written
+    /// in; the default allows 60 times the values of Kubernetes 1.35's
+    /// whole-cluster document.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MEMORY_BUDGET_BYTES)]
+    pub memory_budget_bytes: usize,
 }
 
 /// Default for `--max-input-bytes`: 64 MiB, the proxy's default
 /// `maxDocumentBytes`.
 pub const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Default for `--memory-budget-bytes`: 512 MiB, about four million values.
+pub const DEFAULT_MEMORY_BUDGET_BYTES: usize = 512 * 1024 * 1024;
 
 /// Exit status for input that cannot be converted.
 pub const EXIT_BAD_INPUT: u8 = 3;
@@ -140,7 +151,7 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
     // Trees borrowing from `bytes` all the way: no `Value` is built unless
     // `--pretty` asks for one. Parsed and converted once, whichever of
     // `--whole` and `--out` are given.
-    let v2 = document::parse_tree(&bytes)
+    let v2 = document::parse_tree_within(&bytes, args.memory_budget_bytes)
         .map_err(|source| ConvertCommandError::Parse { input: input_name.clone(), source })?;
     let converted = convert::convert_tree(&v2)
         .map_err(|source| ConvertCommandError::Convert { input: input_name.clone(), source })?;

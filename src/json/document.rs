@@ -103,8 +103,18 @@ pub fn parse(bytes: &[u8]) -> Result<Value, ParseError> {
 /// # Errors
 /// As [`parse`].
 pub fn parse_tree(bytes: &[u8]) -> Result<Node<'_>, ParseError> {
+    parse_tree_within(bytes, usize::MAX)
+}
+
+/// [`parse_tree`] with JSON read within a memory budget of `budget_bytes`
+/// (as [`parse_json_tree_within`]); YAML stays under its expansion budget,
+/// which is linear in the input.
+///
+/// # Errors
+/// As [`parse`]; [`ParseError::TooLarge`] past the budget.
+pub fn parse_tree_within(bytes: &[u8], budget_bytes: usize) -> Result<Node<'_>, ParseError> {
     if looks_like_json(bytes) {
-        return parse_json_tree(bytes);
+        return parse_json_tree_within(bytes, budget_bytes);
     }
     yaml::from_slice(bytes, yaml::budget_for(bytes.len()))
         .map(Node::from_owned_value)

@@ -169,6 +169,16 @@ fn hostile_inputs_are_refused_with_a_clear_error() {
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(stderr(&o).contains("not JSON: unexpected end of input"), "{}", stderr(&o));
 
+    // Within --max-input-bytes, but more values than the memory budget
+    // holds (1 MiB: 8,192 values): refused as it is read.
+    let dense = format!("{{\"x\":[{}]}}", vec!["1"; 10_000].join(","));
+    let o = convert(
+        &["-", "--whole", "/dev/null", "--memory-budget-bytes", "1048576"],
+        Some(dense.as_bytes()),
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("more than 8192 values"), "{}", stderr(&o));
+
     // An endless input stops at the limit.
     let o = convert(&["/dev/zero", "--whole", "/dev/null", "--max-input-bytes", "1000000"], None);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
