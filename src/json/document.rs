@@ -1,7 +1,7 @@
 //! Reading a document from bytes.
 //!
 //! Downstream servers are Kubernetes-style servers and serve JSON, so what
-//! they send is read as JSON and nothing else ([`parse_json_tree`]): broken
+//! they send is read as JSON and nothing else ([`parse_json_tree_within`]): broken
 //! JSON is an error, never retried as YAML (which would accept it as
 //! something else, at many times the cost). YAML is for what a person hands
 //! the `convert` command ([`parse_tree`], [`parse`]): Swagger 2.0 files are
@@ -52,25 +52,17 @@ impl ParseError {
     }
 }
 
-/// Reads a body a downstream served: JSON only, into a tree borrowing its
-/// strings from `bytes`. Cost and memory are linear in the input, and
-/// nesting is limited (127 levels, as `serde_json`).
-///
-/// # Errors
-/// [`ParseError::Json`].
-pub fn parse_json_tree(bytes: &[u8]) -> Result<Node<'_>, ParseError> {
-    tree::parse(bytes).map_err(|e| ParseError::json(bytes, &e, usize::MAX))
-}
-
 /// What reading a document and converting it hold per value, worst case:
 /// the parsed tree's 32-byte node, the parser's stack growing by doubling,
 /// and the converted tree built beside it. A memory budget divided by this
 /// is how many values a document may have.
 pub const BYTES_PER_VALUE: usize = 128;
 
-/// [`parse_json_tree`] within a memory budget of `budget_bytes`: a document
-/// of more than `budget_bytes / BYTES_PER_VALUE` values is refused as it is
-/// read, before its tree outgrows the budget.
+/// Reads a body a downstream served: JSON only, into a tree borrowing its
+/// strings from `bytes`, within a memory budget of `budget_bytes`. Cost and
+/// memory are linear in the input, and nesting is limited (127 levels, as
+/// `serde_json`); a document of more than `budget_bytes / BYTES_PER_VALUE`
+/// values is refused as it is read, before its tree outgrows the budget.
 ///
 /// # Errors
 /// [`ParseError::Json`]; [`ParseError::TooLarge`] past the budget.
@@ -160,8 +152,8 @@ mod tests {
 
     #[test]
     fn downstream_bodies_are_json_only() {
-        assert!(parse_json_tree(br#"{"swagger":"2.0"}"#).is_ok());
-        let e = parse_json_tree(b"swagger: '2.0'\n").unwrap_err();
+        assert!(parse_json_tree_within(br#"{"swagger":"2.0"}"#, usize::MAX).is_ok());
+        let e = parse_json_tree_within(b"swagger: '2.0'\n", usize::MAX).unwrap_err();
         assert!(matches!(e, ParseError::Json { line: 1, column: 1, .. }), "{e:?}");
     }
 
@@ -169,7 +161,7 @@ mod tests {
     fn deep_nesting_is_refused_in_linear_time() {
         // 100,000 levels: refused at the depth limit, not parsed further.
         let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
-        let e = parse_json_tree(deep.as_bytes()).unwrap_err();
+        let e = parse_json_tree_within(deep.as_bytes(), usize::MAX).unwrap_err();
         assert!(matches!(e, ParseError::Json { kind: SyntaxErrorKind::TooDeep, .. }), "{e:?}");
     }
 
