@@ -16,13 +16,16 @@ use crate::wire::key::DocumentKey;
 
 /// Arguments of `convert`.
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("output").required(true).multiple(true).args(["out", "whole"])))]
 pub struct ConvertArgs {
     /// The Swagger 2.0 document, JSON or YAML; `-` reads standard input.
     pub input: PathBuf,
     /// Directory to write the per-key documents into (created if missing).
-    #[arg(long, value_name = "DIR", required_unless_present = "whole")]
+    /// At least one of --out and --whole is required.
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Also write the whole converted document, unsplit, to FILE.
+    /// Write the whole converted document, unsplit, to FILE; `-` writes it
+    /// to standard output.
     #[arg(long, value_name = "FILE")]
     pub whole: Option<PathBuf>,
     /// Indent the JSON output (compact by default, as Kubernetes serves it).
@@ -134,6 +137,8 @@ pub struct ConvertSummary {
     pub notes: Vec<convert::Note>,
     /// Paths that belong to no key.
     pub unplaced: Vec<String>,
+    /// Where the whole document was written (`--whole`), as given.
+    pub whole: Option<String>,
 }
 
 /// Runs `convert`: read, convert per key, write.
@@ -155,8 +160,13 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
         .map_err(|source| ConvertCommandError::Parse { input: input_name.clone(), source })?;
     let converted = convert::convert_tree(&v2)
         .map_err(|source| ConvertCommandError::Convert { input: input_name.clone(), source })?;
-    let mut summary =
-        ConvertSummary { keys: Vec::new(), schemas: 0, notes: Vec::new(), unplaced: Vec::new() };
+    let mut summary = ConvertSummary {
+        keys: Vec::new(),
+        schemas: 0,
+        notes: Vec::new(),
+        unplaced: Vec::new(),
+        whole: args.whole.as_ref().map(|w| w.display().to_string()),
+    };
     if let Some(whole) = &args.whole {
         write_whole(&converted.document, whole, args.pretty, bytes.len())?;
     }
@@ -235,14 +245,26 @@ pub fn write_summary(
     verbose: bool,
 ) -> std::io::Result<()> {
     let gv = summary.keys.iter().filter(|k| k.is_group_version()).count();
+    let mut written = Vec::new();
+    if let Some(whole) = &summary.whole {
+        let to = if whole == "-" { "standard output".to_owned() } else { whole.clone() };
+        written.push(format!("the whole document to {to}"));
+    }
+    if !summary.keys.is_empty() || summary.whole.is_none() {
+        written.push(format!(
+            "{} ({} group-{}, {} other)",
+            counted(summary.keys.len(), "document"),
+            gv,
+            if gv == 1 { "version" } else { "versions" },
+            summary.keys.len() - gv,
+        ));
+    }
     writeln!(
         w,
-        "converted: {} documents ({} group-versions, {} other), {} schemas, {} notes",
-        summary.keys.len(),
-        gv,
-        summary.keys.len() - gv,
-        summary.schemas,
-        summary.notes.len()
+        "converted: {}; {}, {}",
+        written.join(" and "),
+        counted(summary.schemas, "schema"),
+        counted(summary.notes.len(), "note"),
     )?;
     if !summary.keys.is_empty() {
         let names: Vec<&str> = summary.keys.iter().map(DocumentKey::as_str).collect();
@@ -266,6 +288,11 @@ pub fn write_summary(
         writeln!(w, "  path {p:?} belongs to no document key; not written")?;
     }
     Ok(())
+}
+
+/// `n` and `noun`, plural unless `n` is one.
+fn counted(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
 /// Reads the input, at most `limit` bytes of it: one byte more means it is
@@ -364,6 +391,13 @@ fn write_json(
 }
 
 fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), ConvertCommandError> {
+    if path.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        return out
+            .write_all(bytes)
+            .and_then(|()| out.flush())
+            .map_err(|e| io_error("writing", Path::new("standard output"), e));
+    }
     make_parent(path, &mut BTreeSet::new())?;
     replace_file(path, bytes)
 }

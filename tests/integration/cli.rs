@@ -71,7 +71,7 @@ fn convert_writes_one_document_per_key_and_summarises() {
     assert_eq!(gv["openapi"], "3.0.0");
     assert!(gv["components"]["schemas"]["com.example.widgets.v1beta1.Widget"].is_object());
     let err = stderr(&o);
-    assert!(err.contains("converted: 4 documents (1 group-versions, 3 other)"), "{err}");
+    assert!(err.contains("converted: 4 documents (1 group-version, 3 other); "), "{err}");
     assert!(err.contains("note operation-schemes: 10"), "{err}");
 }
 
@@ -118,6 +118,38 @@ fn convert_reads_yaml_from_stdin_and_writes_the_whole_document() {
     let golden =
         std::fs::read_to_string(root().join("testdata/convert/petstore.v3.json")).expect("golden");
     assert_eq!(written.trim_end(), golden.trim_end());
+}
+
+/// `--whole -` is standard output, as `-` is standard input: the document
+/// there, nothing written to a file named `-`, and a summary that says so.
+#[test]
+fn whole_dash_writes_the_document_to_standard_output() {
+    let dir = scratch_dir("cli-whole-stdout");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
+        .args(["convert", root().join(SAMPLE).to_str().expect("utf-8"), "--whole", "-"])
+        .current_dir(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    let _ = child.stdin.take();
+    let o = child.wait_with_output().expect("binary finishes");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the document on stdout");
+    assert_eq!(doc["openapi"], "3.0.0");
+    assert!(!dir.join("-").exists(), "a file named - was written");
+    let err = stderr(&o);
+    assert!(err.contains("converted: the whole document to standard output; "), "{err}");
+    assert!(!err.contains("0 documents"), "{err}");
+}
+
+/// With neither --out nor --whole, the error names both.
+#[test]
+fn an_output_is_required_and_the_error_names_both() {
+    let o = convert(&[SAMPLE], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("--out <DIR>") && err.contains("--whole <FILE>"), "{err}");
 }
 
 #[test]
