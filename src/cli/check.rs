@@ -37,8 +37,8 @@ pub struct CheckArgs {
     /// Deadline of the whole run, e.g. 5m.
     #[arg(long, value_name = "DURATION", default_value = "5m")]
     pub deadline: String,
-    /// Largest response body read, in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
+    /// Largest response body read: bytes, or 64MiB, 64Mi, 1G.
+    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = crate::config::bytes::parse_bytes)]
     pub max_bytes: usize,
 }
 

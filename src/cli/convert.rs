@@ -37,25 +37,20 @@ pub struct ConvertArgs {
     /// Refuse inputs larger than this many bytes (read no further). The
     /// whole-cluster Swagger 2.0 document of Kubernetes 1.35 is 3.8 MB; the
     /// limit keeps `convert /dev/zero` or a runaway pipe from eating the
-    /// machine's memory.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_INPUT_BYTES)]
+    /// machine's memory. The default is the proxy's `maxDocumentBytes`.
+    /// Bytes, or 64MiB, 64Mi, 1G.
+    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = crate::config::bytes::parse_bytes_u64)]
     pub max_input_bytes: u64,
     /// Refuse JSON inputs whose parsed and converted trees could take more
     /// than this many bytes (128 per value, counted as the input is read).
     /// An input within `--max-input-bytes` can still hold tens of millions
     /// of values, each costing far more than the byte or two it is written
     /// in; the default allows 60 times the values of Kubernetes 1.35's
-    /// whole-cluster document.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MEMORY_BUDGET_BYTES)]
+    /// whole-cluster document (about four million values).
+    /// Bytes, or 512MiB, 512Mi, 1G.
+    #[arg(long, value_name = "BYTES", default_value = "512MiB", value_parser = crate::config::bytes::parse_bytes)]
     pub memory_budget_bytes: usize,
 }
-
-/// Default for `--max-input-bytes`: 64 MiB, the proxy's default
-/// `maxDocumentBytes`.
-pub const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
-
-/// Default for `--memory-budget-bytes`: 512 MiB, about four million values.
-pub const DEFAULT_MEMORY_BUDGET_BYTES: usize = 512 * 1024 * 1024;
 
 /// Exit status for input that cannot be converted.
 pub const EXIT_BAD_INPUT: u8 = 3;

@@ -47,9 +47,7 @@ pub async fn run_demo(args: &DemoArgs) -> anyhow::Result<()> {
         ..RawConfig::default()
     };
     let config = Config::from_raw(raw)?;
-    let running = proxy::start(&config).map_err(|e| {
-        anyhow::Error::new(e).context("use --listen 127.0.0.1:0 to pick a free port")
-    })?;
+    let running = proxy::start(&config)?;
     // Wait for the first snapshot, to print working hash URLs.
     for _ in 0..100 {
         if running.state.store.load().ready {

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::config::bytes::parse_bytes;
 use crate::config::serving::{RawLimits, RawServingTls};
 use crate::config::{self, Config, ConfigError, RawConfig};
 use crate::proxy;
@@ -15,22 +16,25 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Address to listen on [default: 127.0.0.1:8080, loopback only].
-    #[arg(long, value_name = "HOST:PORT")]
+    /// A host name is resolved once, at start.
+    #[arg(long, value_name = "HOST:PORT", value_parser = checked(config::parse_listen))]
     pub listen: Option<String>,
     /// A downstream server, NAME=URL; repeat for more, in priority order.
     #[arg(long = "downstream", value_name = "NAME=URL")]
     pub downstreams: Vec<String>,
     /// Time between polls of each downstream, e.g. 30s, 2m [default: 30s].
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", value_parser = checked(config::parse_duration))]
     pub poll_interval: Option<String>,
-    /// Largest document accepted from a downstream, in bytes [default: 64 MiB].
-    #[arg(long, value_name = "BYTES")]
+    /// Largest document accepted from a downstream: bytes, or 64MiB, 64Mi,
+    /// 1G [default: 64 MiB].
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     pub max_document_bytes: Option<usize>,
     /// What all downstreams' documents may hold in memory together, in
     /// bytes; each downstream gets an equal share unless the configuration
     /// file gives it one (memoryShareBytes). A downstream past its share
-    /// keeps its last good documents [default: 128 MiB].
-    #[arg(long, value_name = "BYTES")]
+    /// keeps its last good documents; bytes, or 128MiB, 128Mi
+    /// [default: 128 MiB].
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     pub memory_budget_bytes: Option<usize>,
     /// Serve aggregated discovery apidiscovery.k8s.io/v2beta1 besides v2 [default: true].
     #[arg(long, value_name = "BOOL")]
@@ -43,6 +47,18 @@ pub struct ServeArgs {
     /// Serving TLS, limits and timeouts (README: Limits and timeouts).
     #[command(flatten)]
     pub serving: ServingArgs,
+}
+
+/// A clap value parser that keeps a flag's text but refuses it, naming the
+/// flag, when `parse` does: the configuration is validated after flags and
+/// file are merged, where an error could only name the file's field.
+fn checked<T>(
+    parse: fn(&str) -> Result<T, String>,
+) -> impl Fn(&str) -> Result<String, String> + Clone + Send + Sync + 'static
+where
+    T: 'static,
+{
+    move |text| parse(text).map(|_| text.to_owned())
 }
 
 /// The configuration `serve` runs with: the file (if any), then the flags
@@ -113,10 +129,10 @@ pub struct ServingArgs {
     #[arg(long, value_name = "N")]
     pub max_connections: Option<usize>,
     /// Time a client may take to send a request head [default: 10s].
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", value_parser = checked(config::parse_duration))]
     pub request_timeout: Option<String>,
     /// Idle keep-alive timeout of client connections [default: 90s].
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", value_parser = checked(config::parse_duration))]
     pub keep_alive: Option<String>,
 }
 
@@ -150,7 +166,44 @@ impl ServingArgs {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser;
+
     use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn serve(args: &[&str]) -> Result<ServeArgs, String> {
+        let argv = ["openapi-proxy", "serve"].iter().chain(args);
+        match Cli::try_parse_from(argv).map_err(|e| e.to_string())?.command {
+            Command::Serve(a) => Ok(a),
+            _ => unreachable!("serve parses as serve"),
+        }
+    }
+
+    #[test]
+    fn sizes_take_the_units_help_shows() {
+        let a = serve(&["--max-document-bytes", "64MiB", "--memory-budget-bytes", "1Gi"]).unwrap();
+        assert_eq!(a.max_document_bytes, Some(64 << 20));
+        assert_eq!(a.memory_budget_bytes, Some(1 << 30));
+        assert_eq!(
+            serve(&["--max-document-bytes", "65536"]).unwrap().max_document_bytes,
+            Some(65536)
+        );
+    }
+
+    #[test]
+    fn a_bad_flag_value_names_the_flag_typed() {
+        for (args, flag) in [
+            (&["--poll-interval", "30"][..], "--poll-interval"),
+            (&["--keep-alive", "9999999h"][..], "--keep-alive"),
+            (&["--request-timeout", "x"][..], "--request-timeout"),
+            (&["--listen", "localhost"][..], "--listen"),
+            (&["--max-document-bytes", "64 furlongs"][..], "--max-document-bytes"),
+        ] {
+            let e = serve(args).unwrap_err();
+            assert!(e.contains(flag), "{args:?}: {e}");
+            assert!(!e.contains("pollInterval") && !e.contains("keepAlive"), "{args:?}: {e}");
+        }
+    }
 
     #[test]
     fn flags_override_the_file() {

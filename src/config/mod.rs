@@ -15,6 +15,7 @@
 //! downstream's own fields win, group by group (server verification,
 //! client certificate, token), as kubectl's flags win over its kubeconfig.
 
+pub mod bytes;
 mod duration;
 mod error;
 pub mod serving;
@@ -64,11 +65,14 @@ pub struct RawConfig {
     pub listen: Option<String>,
     /// Default poll interval, e.g. `30s`, `2m`, `500ms`.
     pub poll_interval: Option<String>,
-    /// Largest document accepted from a downstream, in bytes.
+    /// Largest document accepted from a downstream, in bytes (`64Mi`,
+    /// `64MiB` and the like are read too).
+    #[serde(default, deserialize_with = "bytes::deserialize_optional")]
     pub max_document_bytes: Option<usize>,
     /// What all downstreams' documents may hold together, in bytes; each
     /// downstream gets a share (`memoryShareBytes`, or an equal part of
     /// what is left).
+    #[serde(default, deserialize_with = "bytes::deserialize_optional")]
     pub memory_budget_bytes: Option<usize>,
     /// Serve aggregated discovery `apidiscovery.k8s.io/v2beta1` besides
     /// `v2` (clients 1.26–1.29 ask only for v2beta1). Default true.
@@ -126,6 +130,7 @@ pub struct RawDownstream {
     pub context: Option<String>,
     /// This downstream's share of `memoryBudgetBytes`, in bytes (default:
     /// an equal part of what the other downstreams' shares leave).
+    #[serde(default, deserialize_with = "bytes::deserialize_optional")]
     pub memory_share_bytes: Option<usize>,
 }
 
@@ -227,9 +232,7 @@ impl Config {
     /// [`ConfigError::Invalid`] naming the first bad field.
     pub fn from_raw_in(raw: RawConfig, env: &Environment) -> Result<Self, ConfigError> {
         let listen_text = raw.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
-        let listen: SocketAddr = listen_text.parse().map_err(|_| {
-            invalid("listen", format!("{listen_text:?} is not HOST:PORT with an IP address"))
-        })?;
+        let listen: SocketAddr = parse_listen(listen_text).map_err(|p| invalid("listen", p))?;
         let default_poll = match &raw.poll_interval {
             Some(text) => parse_duration(text).map_err(|p| invalid("pollInterval", p))?,
             None => DEFAULT_POLL_INTERVAL,
@@ -357,6 +360,27 @@ impl Config {
 /// `memoryShareBytes`, or an equal part of what the explicit shares leave.
 /// The shares add up to no more than the budget, so that what one
 /// downstream holds can never crowd out another.
+/// Reads `HOST:PORT`, the host an IP address or a name that resolves
+/// (`localhost:8081`); a name is resolved once, here, and the first
+/// address it gives is the one listened on.
+///
+/// # Errors
+/// A message saying what is wrong (the caller adds the field's name).
+pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    let shape = || format!("{text:?} is not HOST:PORT (an IP address or a host name, and a port)");
+    let (host, port) = text.rsplit_once(':').ok_or_else(shape)?;
+    if host.is_empty() || port.parse::<u16>().is_err() {
+        return Err(shape());
+    }
+    std::net::ToSocketAddrs::to_socket_addrs(text)
+        .map_err(|e| format!("{text:?}: {host:?} does not resolve: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{text:?}: {host:?} resolves to no address"))
+}
+
 fn memory_shares(budget: usize, explicit: &[Option<usize>]) -> Result<Vec<usize>, ConfigError> {
     if budget < MIN_MEMORY_SHARE_BYTES {
         return Err(invalid(

@@ -81,10 +81,29 @@ fn refused_urls_never_show_their_password() {
 }
 
 #[test]
+fn listen_takes_a_host_name_that_resolves() {
+    let c = Config::from_raw(RawConfig::from_yaml("listen: localhost:8081").unwrap()).unwrap();
+    assert!(c.listen.ip().is_loopback(), "{}", c.listen);
+    assert_eq!(c.listen.port(), 8081);
+    assert!(error("listen: no-such-host.invalid:80").contains("does not resolve"));
+}
+
+#[test]
+fn sizes_take_units_in_the_file() {
+    let c = Config::from_raw(
+        RawConfig::from_yaml("maxDocumentBytes: 32Mi\nmemoryBudgetBytes: 256MiB").unwrap(),
+    )
+    .unwrap();
+    assert_eq!(c.max_document_bytes, 32 << 20);
+    assert_eq!(c.memory_budget_bytes, 256 << 20);
+    assert!(RawConfig::from_yaml("maxDocumentBytes: 64 furlongs").is_err());
+}
+
+#[test]
 fn bad_values_name_their_field() {
     assert_eq!(
         error("listen: localhost"),
-        "listen: \"localhost\" is not HOST:PORT with an IP address"
+        "listen: \"localhost\" is not HOST:PORT (an IP address or a host name, and a port)"
     );
     assert_eq!(error("pollInterval: 0s"), "pollInterval: \"0s\" must be more than zero");
     assert_eq!(error("downstreams:\n- {url: 'http://x'}"), "downstreams[0].name: missing");

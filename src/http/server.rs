@@ -31,6 +31,15 @@ pub enum ListenError {
     /// The serving certificate or key does not load.
     #[error("serving TLS")]
     ServingTls(#[source] crate::http::tls::ServingTlsError),
+    /// Another socket listens on the address already.
+    #[error(
+        "listening on {addr}: the address is in use (another process listens there); \
+         choose another with --listen or `listen` (port 0 picks a free one)"
+    )]
+    InUse {
+        /// The address.
+        addr: SocketAddr,
+    },
     /// The listen address could not be bound.
     #[error("listening on {addr}")]
     Bind {
@@ -40,6 +49,16 @@ pub enum ListenError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl ListenError {
+    fn bind(addr: SocketAddr, source: std::io::Error) -> Self {
+        if source.kind() == std::io::ErrorKind::AddrInUse {
+            Self::InUse { addr }
+        } else {
+            Self::Bind { addr, source }
+        }
+    }
 }
 
 /// The HTTP server, bound and ready to run, with every limit set
@@ -61,8 +80,8 @@ pub(crate) fn http_server(
     state: &AppState,
 ) -> Result<(actix_server::Server, SocketAddr), ListenError> {
     let limits = config.serving.limits.clone();
-    let listener = listener(config.listen)
-        .map_err(|source| ListenError::Bind { addr: config.listen, source })?;
+    let listener =
+        listener(config.listen).map_err(|source| ListenError::bind(config.listen, source))?;
     let addr = listener.local_addr().unwrap_or(config.listen);
     let capacity = limits.max_connections_per_worker();
     let builder = actix_server::Server::build()

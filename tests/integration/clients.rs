@@ -640,8 +640,8 @@ async fn a_graceful_stop_closes_idle_kept_alive_connections_at_once() {
 #[test]
 fn serving_timeouts_too_long_for_a_timer_are_refused_at_startup() {
     for (flag, field) in [
-        ("--keep-alive", "limits.keepAlive (--keep-alive)"),
-        ("--request-timeout", "limits.requestTimeout (--request-timeout)"),
+        ("--keep-alive", "'--keep-alive <DURATION>'"),
+        ("--request-timeout", "'--request-timeout <DURATION>'"),
     ] {
         let child = std::process::Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
             .args(["serve", "--listen", "127.0.0.1:0", flag, "2562047788015215h"])
@@ -667,6 +667,27 @@ fn serving_timeouts_too_long_for_a_timer_are_refused_at_startup() {
                 "{field}: \"2562047788015215h\" is longer than the maximum, 24h"
             )),
             "{flag}: {stderr}"
+        );
+    }
+}
+
+/// A port in use says so, and what to do, for `serve` as for `demo`.
+#[test]
+fn a_listen_address_in_use_is_named_with_what_to_do() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = taken.local_addr().expect("addr").to_string();
+    for command in ["serve", "demo"] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
+            .args([command, "--listen", &addr])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("the binary runs");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{command}: {stderr}");
+        assert!(
+            stderr.contains(&format!("listening on {addr}: the address is in use"))
+                && stderr.contains("port 0 picks a free one"),
+            "{command}: {stderr}"
         );
     }
 }
