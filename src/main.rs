@@ -67,8 +67,11 @@ fn run_async(fut: impl std::future::Future<Output = anyhow::Result<()>>) -> Exit
 }
 
 fn init_tracing(format: LogFormat) {
+    // actix-server's start-up and stop lines ("starting N workers", "Actix
+    // runtime found", one set per server the demo runs) repeat what the
+    // proxy's own `listening` and `stopping` lines say; its warnings stay.
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,actix_server=warn"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -90,7 +90,8 @@ pub(crate) fn http_server(
         // and evicts an idle connection, instead of waiting unseen in the
         // backlog.
         .max_concurrent_connections(capacity + 1)
-        .shutdown_timeout(serving::SHUTDOWN_TIMEOUT_SECS);
+        .shutdown_timeout(serving::SHUTDOWN_TIMEOUT_SECS)
+        .shutdown_signal(stop_signal());
     // Tells kept-alive connections to close when a stop begins, so an idle
     // one does not hold the stop for the whole shutdown timeout.
     let stopping = builder.graceful_shutdown_signal();
@@ -261,6 +262,29 @@ where
         .client_disconnect_timeout(serving::DISCONNECT_TIMEOUT)
         .local_addr(addr)
         .finish(lockstep::reporting(map_config(app, |()| AppConfig::default())))
+}
+
+/// Resolves on SIGINT or SIGTERM, both a graceful stop: connections finish
+/// the answers they are writing, within the shutdown timeout. actix-server's
+/// own handling forces a stop on SIGINT (Ctrl-C included), cutting answers
+/// off, where the README promises the same graceful stop for both.
+async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut interrupt), Ok(mut terminate)) =
+        (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
+    else {
+        tracing::warn!("cannot listen for SIGINT and SIGTERM; only SIGKILL stops the proxy");
+        return std::future::pending().await;
+    };
+    let received = tokio::select! {
+        _ = interrupt.recv() => "SIGINT",
+        _ = terminate.recv() => "SIGTERM",
+    };
+    tracing::info!(
+        signal = received,
+        timeout_s = serving::SHUTDOWN_TIMEOUT_SECS,
+        "stopping gracefully: no new connections, answers in progress finish"
+    );
 }
 
 /// A listening socket with the configured backlog (std's `bind` would

@@ -110,7 +110,9 @@ pub async fn build_loop(
                 if c.key.is_group_version() {
                     warn!(key = %c.key, winner = %c.winner, loser = %c.loser, "two downstreams publish this group-version; serving the higher priority one");
                 } else {
-                    info!(key = %c.key, winner = %c.winner, loser = %c.loser, "two downstreams publish this document; serving the higher priority one");
+                    // Debug only: at info it read like a misconfiguration
+                    // on every clean start of the demo.
+                    tracing::debug!(key = %c.key, winner = %c.winner, loser = %c.loser, "two downstreams publish this document; serving the higher priority one");
                 }
                 metrics.conflict();
                 reported.insert(c);

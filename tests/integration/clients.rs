@@ -691,3 +691,54 @@ fn a_listen_address_in_use_is_named_with_what_to_do() {
         );
     }
 }
+
+/// SIGINT (Ctrl-C) stops the proxy as gracefully as SIGTERM, as the README
+/// promises; actix-server's own handling forced the stop on SIGINT.
+#[test]
+fn sigint_stops_gracefully_like_sigterm() {
+    for signal in ["INT", "TERM"] {
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
+            .args(["demo", "--listen", "127.0.0.1:0"])
+            .env_remove("RUST_LOG")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the binary starts");
+        let mut child = Child(child);
+        // The demo prints its URLs once it serves.
+        let mut stdout = std::io::BufReader::new(child.0.stdout.take().expect("piped"));
+        let mut line = String::new();
+        while std::io::BufRead::read_line(&mut stdout, &mut line).expect("stdout") > 0 {
+            if line.contains("the proxy serves") {
+                break;
+            }
+            line.clear();
+        }
+        assert!(line.contains("the proxy serves"), "{signal}: the demo did not start");
+        let pid = child.0.id().to_string();
+        let sent = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success());
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.0.try_wait().expect("wait") {
+                break status;
+            }
+            assert!(started.elapsed() < Duration::from_secs(20), "SIG{signal}: still running");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        child.0.stderr.take().expect("piped").read_to_string(&mut stderr).expect("stderr");
+        assert!(status.success(), "SIG{signal}: {status:?}: {stderr}");
+        assert!(
+            stderr.contains("stopping gracefully") && stderr.contains(&format!("SIG{signal}")),
+            "SIG{signal}: {stderr}"
+        );
+        assert!(!stderr.contains("forced shutdown"), "SIG{signal}: {stderr}");
+        // actix-server's start-up chatter is filtered by default.
+        assert!(!stderr.contains("starting 1 workers"), "{stderr}");
+    }
+}
