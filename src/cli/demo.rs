@@ -62,13 +62,25 @@ pub async fn run_demo(args: &DemoArgs) -> anyhow::Result<()> {
 
 #[allow(clippy::print_stdout, reason = "the demo's banner is its output")]
 fn print_demo_banner(running: &proxy::Running, sites: &demo::DemoSites) {
-    let base = format!("http://{}", running.addr);
+    // Listening on every interface (0.0.0.0 or ::), the examples still
+    // need an address a client can connect to: loopback, on that port.
+    let mut reachable = running.addr;
+    if reachable.ip().is_unspecified() {
+        reachable.set_ip(match reachable {
+            std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    let base = format!("http://{reachable}");
     let snap = running.state.store.load();
     let widgets = snap
         .openapi
         .get("apis/widgets.example.com/v1beta1")
         .map(|e| e.location.to_str().unwrap_or_default().to_owned());
     println!("openapi-proxy demo: the proxy serves {base}");
+    if reachable != running.addr {
+        println!("  (listening on {}, every interface)", running.addr);
+    }
     println!("  downstream gadgets, publishes OpenAPI v3:          {}", sites.gadgets.url());
     println!("  downstream widgets, publishes Swagger 2.0 only:    {}", sites.widgets.url());
     println!("  {} documents served (generation {})", snap.openapi.len(), snap.generation);
@@ -76,7 +88,8 @@ fn print_demo_banner(running: &proxy::Running, sites: &demo::DemoSites) {
     println!("Try:");
     println!("  curl -s {base}/openapi/v3");
     if let Some(url) = widgets {
-        println!("  curl -si '{base}{url}' | head -12");
+        // The headers only: the body is one line of some 17 KB.
+        println!("  curl -sS -D - -o /dev/null '{base}{url}'");
         println!(
             "  curl -s '{base}{url}' | python3 -m json.tool | grep -B2 -A8 x-kubernetes-int-or-string"
         );

@@ -742,3 +742,45 @@ fn sigint_stops_gracefully_like_sigterm() {
         assert!(!stderr.contains("starting 1 workers"), "{stderr}");
     }
 }
+
+/// The demo's examples work when pasted, also when it listens on every
+/// interface: URLs a client can reach, and no example that floods the
+/// terminal.
+#[test]
+fn the_demo_examples_work_when_pasted() {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
+        .args(["demo", "--listen", "0.0.0.0:0"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let mut child = Child(child);
+    let mut stdout = std::io::BufReader::new(child.0.stdout.take().expect("piped"));
+    let mut banner = Vec::new();
+    let mut line = String::new();
+    while std::io::BufRead::read_line(&mut stdout, &mut line).expect("stdout") > 0 {
+        if line.starts_with("Ctrl-C") {
+            break;
+        }
+        banner.push(std::mem::take(&mut line));
+    }
+    let banner = banner.concat();
+    assert!(banner.contains("the proxy serves http://127.0.0.1:"), "{banner}");
+    assert!(!banner.contains("http://0.0.0.0"), "{banner}");
+    let examples: Vec<&str> =
+        banner.lines().map(str::trim).filter(|l| l.starts_with("curl ")).collect();
+    assert!(examples.len() >= 5, "{banner}");
+    for example in examples {
+        let o = std::process::Command::new("bash")
+            .args(["-o", "pipefail", "-c", example])
+            .output()
+            .expect("bash runs");
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{example}: {out} {}", String::from_utf8_lossy(&o.stderr));
+        assert!(!out.trim().is_empty(), "{example}: no output");
+        // What a terminal shows comfortably: no 17 KB line.
+        let longest = out.lines().map(str::len).max().unwrap_or(0);
+        assert!(longest <= 4096, "{example}: a line of {longest} bytes");
+    }
+}
