@@ -16,6 +16,7 @@ mod router;
 pub(crate) mod server;
 mod slots;
 pub mod stall;
+mod status;
 pub mod tls;
 
 use std::sync::Arc;

@@ -8,16 +8,16 @@
 
 use std::borrow::Cow;
 
-use actix_web::http::StatusCode;
-use actix_web::http::header::{self, HeaderValue};
 use percent_encoding::percent_decode_str;
 
 use super::reply::{Reply, Request};
-use super::{AppState, discovery, health, openapi};
+use super::{AppState, discovery, health, openapi, status};
 
 /// A known path, with what it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Route<'p> {
+    /// `/`: the list of paths served.
+    Root,
     /// `/openapi/v3`.
     OpenApiRoot,
     /// `/openapi/v3/<key>`; the key may be empty (`/openapi/v3/`).
@@ -50,6 +50,7 @@ impl Route<'_> {
     /// The `route` label of `openapi_proxy_http_requests_total`.
     fn label(&self) -> &'static str {
         match self {
+            Self::Root => "root",
             Self::OpenApiRoot => "openapi_v3_root",
             Self::OpenApiDocument(_) => "openapi_v3_document",
             Self::OpenApiV2 => "openapi_v2",
@@ -84,6 +85,7 @@ pub(crate) fn route(path: &str) -> Option<Route<'_>> {
         };
     }
     let exact = match path {
+        "/" => Some(Route::Root),
         "/openapi/v2" => Some(Route::OpenApiV2),
         "/version" => Some(Route::Version),
         "/api" => Some(Route::Api),
@@ -144,12 +146,11 @@ pub(crate) fn answer(state: &AppState, req: &Request<'_>) -> Reply {
     let decoded = decode_path(req.path);
     let Some(route) = decoded.as_deref().and_then(route) else {
         state.metrics.request("not_found", 404);
-        return Reply::new(StatusCode::NOT_FOUND);
+        return status::not_found(req.path);
     };
     if !req.method.reads() {
         state.metrics.request("method_not_allowed", 405);
-        return Reply::new(StatusCode::METHOD_NOT_ALLOWED)
-            .header(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return status::method_not_allowed();
     }
     if route == Route::Metrics {
         // Counted first, so that the exposition includes the scrape
@@ -158,6 +159,7 @@ pub(crate) fn answer(state: &AppState, req: &Request<'_>) -> Reply {
         return health::metrics(state);
     }
     let reply = match route {
+        Route::Root => status::root(state),
         Route::OpenApiRoot => openapi::root(req, state),
         Route::OpenApiDocument(key) => openapi::document(req, key, state),
         Route::OpenApiV2 => openapi::v2(req, state),

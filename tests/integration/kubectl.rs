@@ -552,3 +552,44 @@ async fn a_stopped_downstream_disappears_from_api_resources_while_the_others_sta
         );
     }
 }
+
+/// `kubectl get pods` pointed at the proxy got an empty 404 and printed
+/// "the server could not find the requested resource" while
+/// `api-resources` listed pods. The 404 is a `Status` now, and kubectl
+/// prints its message: the proxy serves discovery and OpenAPI, not
+/// resources.
+#[actix_web::test]
+async fn a_resource_request_through_the_proxy_says_what_the_proxy_serves() {
+    let (docs, discovery) = (kube_v3(), Discovery::load());
+    let mut routes = v3_routes(&docs);
+    routes.extend(discovery.legacy_routes());
+    let kube = fake_kube(routes);
+    let proxy = proxy_publishing(
+        vec![downstream("kube", &kube.url(), 1)],
+        &["api/v1"],
+        discovery.group_versions(),
+    )
+    .await;
+    let run = kubectl(&proxy.base, &["get", "pods", "-n", "default"]).await;
+    assert!(!run.success, "{}", run.stdout);
+    assert!(
+        run.stderr.contains("Error from server (NotFound)")
+            && run.stderr.contains("serves discovery")
+            && run.stderr.contains("is a resource request"),
+        "{}",
+        run.stderr
+    );
+    // The root lists what is served, as kube-apiserver's does.
+    let root = proxy.get("/", &[]).await;
+    assert_eq!(root.status, 200);
+    let paths: Vec<String> = serde_json::from_slice::<serde_json::Value>(&root.body).expect("JSON")
+        ["paths"]
+        .as_array()
+        .expect("paths")
+        .iter()
+        .map(|p| p.as_str().expect("a string").to_owned())
+        .collect();
+    for expected in ["/api", "/api/v1", "/apis", "/apis/apps", "/apis/apps/v1", "/openapi/v3"] {
+        assert!(paths.iter().any(|p| p == expected), "{expected} missing: {paths:?}");
+    }
+}

@@ -1,0 +1,158 @@
+//! Error answers that say what went wrong, as Kubernetes `Status` objects,
+//! and the root listing of what is served.
+//!
+//! An empty 404 reached `kubectl get pods` (pointed at the proxy) as "the
+//! server could not find the requested resource" while `api-resources`
+//! listed pods: nothing said that the proxy serves discovery and OpenAPI,
+//! not resources. kubectl prints a `Status`'s message after
+//! `Error from server (<reason>)`, so the message is where to say it.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+
+use super::reply::Reply;
+use super::{AppState, NO_CACHE};
+use crate::discovery::types::{Empty, Status};
+
+/// How much of a request path an answer repeats: enough to recognise it,
+/// never a body much larger than the request.
+const MAX_PATH_SHOWN: usize = 200;
+
+/// A `Status` answer: compact JSON and a newline, as kube-apiserver writes
+/// it, revalidated every time.
+fn status(code: StatusCode, reason: &str, message: &str) -> Reply {
+    let status = Status {
+        kind: "Status",
+        api_version: "v1",
+        metadata: Empty {},
+        status: "Failure",
+        message,
+        reason,
+        code: code.as_u16(),
+    };
+    let mut body = serde_json::to_vec(&status).unwrap_or_default();
+    body.push(b'\n');
+    Reply::new(code)
+        .header(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))
+        .header(header::CACHE_CONTROL, NO_CACHE)
+        .body(body)
+}
+
+/// The 404 of a path nothing serves. A path under `/api/` or `/apis/`
+/// deeper than a group-version is a resource request (`kubectl get pods`
+/// through the proxy): the message says where it belongs.
+pub(super) fn not_found(path: &str) -> Reply {
+    let shown = shorten(path);
+    let message = if is_resource_request(path) {
+        format!(
+            "openapi-proxy serves discovery (/api, /apis) and OpenAPI (/openapi/v2, /openapi/v3) \
+             only; {shown} is a resource request: send it to the API server that owns it"
+        )
+    } else {
+        format!(
+            "the server could not find the requested resource: openapi-proxy serves {shown:?} \
+             nowhere (GET / lists what it serves)"
+        )
+    };
+    status(StatusCode::NOT_FOUND, "NotFound", &message)
+}
+
+/// The 405 of a method other than GET or HEAD on a served path.
+pub(super) fn method_not_allowed() -> Reply {
+    let message = "openapi-proxy only reads: GET and HEAD are answered";
+    status(StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed", message)
+        .header(header::ALLOW, HeaderValue::from_static("GET, HEAD"))
+}
+
+/// `GET /`: the paths served, as kube-apiserver's root lists its own —
+/// the fixed ones and every group and group-version of the snapshot.
+pub(super) fn root(state: &AppState) -> Reply {
+    let snap = state.store.load();
+    let mut paths: Vec<String> = [
+        "/api",
+        "/apis",
+        "/healthz",
+        "/livez",
+        "/metrics",
+        "/openapi/v2",
+        "/openapi/v3",
+        "/readyz",
+        "/version",
+    ]
+    .iter()
+    .map(|p| (*p).to_owned())
+    .collect();
+    paths.extend(snap.discovery.groups.keys().map(|g| format!("/apis/{g}")));
+    paths.extend(snap.discovery.resources.keys().map(|k| format!("/{k}")));
+    paths.sort();
+    paths.dedup();
+    let mut body =
+        serde_json::to_vec_pretty(&serde_json::json!({ "paths": paths })).unwrap_or_default();
+    body.push(b'\n');
+    Reply::new(StatusCode::OK)
+        .header(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))
+        .header(header::CACHE_CONTROL, NO_CACHE)
+        .body(body)
+}
+
+/// `/api/<v>/…` or `/apis/<g>/<v>/…`: a path kube-apiserver would route
+/// to a resource handler.
+fn is_resource_request(path: &str) -> bool {
+    let segments = |rest: &str| rest.split('/').filter(|s| !s.is_empty()).count();
+    if let Some(rest) = path.strip_prefix("/apis/") {
+        segments(rest) > 2
+    } else if let Some(rest) = path.strip_prefix("/api/") {
+        segments(rest) > 1
+    } else {
+        false
+    }
+}
+
+fn shorten(text: &str) -> String {
+    if text.len() <= MAX_PATH_SHOWN {
+        return text.to_owned();
+    }
+    let mut end = MAX_PATH_SHOWN;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(reply: &Reply) -> String {
+        let v: serde_json::Value = serde_json::from_slice(&reply.body).expect("a Status");
+        assert_eq!(v["kind"], "Status");
+        assert_eq!(v["code"], reply.status.as_u16());
+        v["message"].as_str().expect("message").to_owned()
+    }
+
+    #[test]
+    fn a_resource_request_is_told_where_it_belongs() {
+        for path in ["/api/v1/namespaces/default/pods", "/apis/apps/v1/deployments"] {
+            let m = message(&not_found(path));
+            assert!(m.contains("is a resource request"), "{path}: {m}");
+            assert!(m.contains("serves discovery"), "{path}: {m}");
+        }
+        let m = message(&not_found("/nothing"));
+        assert!(m.starts_with("the server could not find the requested resource"), "{m}");
+    }
+
+    #[test]
+    fn a_long_path_is_not_echoed_whole() {
+        let path = format!("/api/v1/{}", "x".repeat(100_000));
+        let reply = not_found(&path);
+        assert!(reply.body.len() < 1024, "{} bytes", reply.body.len());
+    }
+
+    #[test]
+    fn method_not_allowed_says_which_methods_are() {
+        let reply = method_not_allowed();
+        assert_eq!(reply.status, StatusCode::METHOD_NOT_ALLOWED);
+        assert!(message(&reply).contains("GET and HEAD"));
+        assert!(reply.headers.iter().any(|(n, v)| n == header::ALLOW && v == "GET, HEAD"));
+    }
+}
