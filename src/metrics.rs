@@ -20,6 +20,10 @@ pub enum FetchResult {
     Ok,
     /// 304, unchanged.
     NotModified,
+    /// 404 or 406: the downstream does not serve this document (no
+    /// `/openapi/v3`, no aggregated discovery). A fact about the
+    /// downstream, not a failure: an alert on `error` must mean errors.
+    NotServed,
     /// Anything else: refused, timeout, bad status, bad body.
     Error,
 }
@@ -29,6 +33,7 @@ impl FetchResult {
         match self {
             Self::Ok => "ok",
             Self::NotModified => "not_modified",
+            Self::NotServed => "not_served",
             Self::Error => "error",
         }
     }

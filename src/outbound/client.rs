@@ -52,7 +52,8 @@ impl Fetched {
         match outcome {
             Ok(Self::Body { .. }) => FetchResult::Ok,
             Ok(Self::NotModified) => FetchResult::NotModified,
-            Ok(Self::NotFound | Self::NotAcceptable) | Err(_) => FetchResult::Error,
+            Ok(Self::NotFound | Self::NotAcceptable) => FetchResult::NotServed,
+            Err(_) => FetchResult::Error,
         }
     }
 }

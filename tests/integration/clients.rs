@@ -784,3 +784,28 @@ fn the_demo_examples_work_when_pasted() {
         assert!(longest <= 4096, "{example}: a line of {longest} bytes");
     }
 }
+
+/// A healthy demo counted `result="error"` for the 404s of a downstream
+/// without `/openapi/v3` or without aggregated discovery: facts, not
+/// failures. They are `not_served`; `error` stays for errors.
+#[actix_web::test]
+async fn documents_a_downstream_does_not_offer_are_not_counted_as_errors() {
+    use crate::common::proxy::{TestProxy, downstream};
+    let sites = openapi_proxy::testing::demo::start_demo_sites().expect("demo sites");
+    let proxy = TestProxy::start(vec![
+        downstream("gadgets", &sites.gadgets.url(), 2),
+        downstream("widgets", &sites.widgets.url(), 1),
+    ]);
+    proxy.wait_for("both downstreams published", |s| s.ready && s.openapi.len() >= 6).await;
+    let metrics = proxy.get("/metrics", &[]).await;
+    let text = String::from_utf8_lossy(&metrics.body).into_owned();
+    let fetches: Vec<&str> =
+        text.lines().filter(|l| l.starts_with("openapi_proxy_downstream_fetches_total{")).collect();
+    // widgets has no /openapi/v3 and no aggregated discovery.
+    assert!(
+        fetches.iter().any(|l| l
+            .contains("downstream=\"widgets\",document=\"openapi_v3_root\",result=\"not_served\"")),
+        "{fetches:#?}"
+    );
+    assert!(!fetches.iter().any(|l| l.contains("result=\"error\"")), "{fetches:#?}");
+}
