@@ -41,6 +41,15 @@ pub const KEEP_BUDGET: usize = 128 * 1024 * 1024;
 /// The unit [`READ_BUDGET`] is counted in.
 const PERMIT_BYTES: usize = 64 * 1024;
 
+/// The path of a base URL (`/k8s/clusters/c-1` of
+/// `https://rancher/k8s/clusters/c-1`), empty for a server's root: every
+/// request is made below it.
+#[must_use]
+pub fn base_path(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    rest.find('/').map_or("", |i| rest[i..].trim_end_matches('/'))
+}
+
 /// How the checker reaches the server.
 #[derive(Debug, Clone)]
 pub struct FetchOptions {
@@ -339,6 +348,13 @@ fn read_token(path: &std::path::Path) -> Result<HeaderValue, FetchSetupError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn base_path_is_what_requests_are_made_under() {
+        assert_eq!(super::base_path("http://h:1"), "");
+        assert_eq!(super::base_path("http://h:1/"), "");
+        assert_eq!(super::base_path("https://r/k8s/clusters/c-1/"), "/k8s/clusters/c-1");
+    }
+
     use super::*;
 
     fn setup_error(base: &str) -> String {

@@ -74,6 +74,13 @@ impl Report {
     /// When writing fails.
     pub fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
         writeln!(w, "checking {} (profile {})", self.server, self.profile.name())?;
+        let prefix = crate::check::fetch::base_path(&self.server);
+        if !prefix.is_empty() {
+            writeln!(
+                w,
+                "requests are made under {prefix}: GET /openapi/v3 below is {prefix}/openapi/v3"
+            )?;
+        }
         for (rule, outcome) in &self.results {
             let (tag, extra) = match outcome {
                 Outcome::Pass => ("PASS", String::new()),

@@ -98,10 +98,32 @@ pub async fn run_check(args: &CheckArgs) -> ExitCode {
     if report.counts().failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
+/// A base URL ending in a path the rules request themselves
+/// (`http://host/apis`) would have every request made below it
+/// (`/apis/openapi/v3`) and every rule fail for a typo; a prefix a server
+/// is served under (`/k8s/clusters/c-1`) is taken as given.
+fn refuse_api_path(url: &str) -> Result<(), String> {
+    let path = crate::check::fetch::base_path(url);
+    let last = path.rsplit('/').next().unwrap_or_default();
+    let api_like = ["/api", "/apis", "/openapi", "/version", "/healthz", "/readyz", "/livez"]
+        .iter()
+        .any(|p| path == *p || path.starts_with(&format!("{p}/")))
+        || matches!(last, "api" | "apis" | "v2" | "v3") && path.contains("/openapi");
+    if api_like {
+        return Err(format!(
+            "{url}: the base URL ends in {path}, a path the rules request themselves \
+             (they would ask for {path}/openapi/v3); give the server's root URL, or the \
+             prefix it is served under"
+        ));
+    }
+    Ok(())
+}
+
 fn check_options(args: &CheckArgs) -> Result<crate::check::CheckOptions, String> {
     let duration = |flag: &str, v: &str| {
         config::parse_duration(v).map_err(|problem| format!("{flag} {v:?}: {problem}"))
     };
+    refuse_api_path(&args.url)?;
     Ok(crate::check::CheckOptions {
         fetch: crate::check::FetchOptions {
             base: args.url.clone(),
@@ -121,4 +143,26 @@ fn check_options(args: &CheckArgs) -> Result<crate::check::CheckOptions, String>
             CheckArea::Discovery => crate::check::Area::Discovery,
         }),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_base_url_ending_in_an_api_path_is_refused_naming_it() {
+        for url in [
+            "http://h:1/apis",
+            "http://h:1/api/",
+            "https://h/openapi/v3",
+            "https://h/version",
+            "https://h/k8s/clusters/c-1/openapi/v2",
+        ] {
+            let e = refuse_api_path(url).unwrap_err();
+            assert!(e.contains("give the server's root URL"), "{url}: {e}");
+        }
+        for url in ["http://h:1", "http://h:1/", "https://rancher/k8s/clusters/c-1"] {
+            assert_eq!(refuse_api_path(url), Ok(()), "{url}");
+        }
+    }
 }

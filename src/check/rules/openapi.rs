@@ -293,7 +293,7 @@ pub const PROTOBUF_ACCEPT: Rule = Rule {
     id: "B-11.6/protobuf-accept",
     section: "B-11.6",
     area: Area::Openapi,
-    title: "protobuf Accepts (@ and .v1.0 spellings) give 200 protobuf with the JSON hash as ETag (profile openapi-proxy: 406, Part A 10); proto;q=0.5, application/json gives JSON",
+    title: "protobuf Accepts (@ and .v1.0 spellings) give what the profile expects — kube-apiserver: 200 protobuf with the JSON hash as ETag; openapi-proxy: 406 (Part A 10) — and proto;q=0.5, application/json gives JSON",
     failure_means: "clients asking for protobuf get the wrong type, or a JSON-preferring client gets protobuf",
     eval: protobuf,
 };
