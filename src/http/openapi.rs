@@ -84,7 +84,7 @@ pub(super) fn document(req: &Request<'_>, key: &str, state: &AppState) -> Reply 
 pub(super) fn v2(req: &Request<'_>, state: &AppState) -> Reply {
     let snap = state.store.load();
     let Some(v2) = &snap.openapi_v2 else {
-        return Reply::new(StatusCode::NOT_FOUND);
+        return super::status::not_published("/openapi/v2");
     };
     let rendered =
         match negotiate::negotiate_openapi_v2(req.accept.as_deref(), v2.protobuf.is_some()) {
@@ -93,7 +93,9 @@ pub(super) fn v2(req: &Request<'_>, state: &AppState) -> Reply {
             OpenApiV2Choice::NotAcceptable => None,
         };
     match rendered {
-        None => Reply::new(StatusCode::NOT_ACCEPTABLE).header(VARY, ACCEPT),
+        None => {
+            super::status::openapi_v2_not_acceptable(v2.protobuf.is_some()).header(VARY, ACCEPT)
+        }
         Some(r) => {
             let not_modified =
                 negotiate::if_none_match_matches(req.if_none_match.as_deref(), r.etag_str());
@@ -107,7 +109,7 @@ pub(super) fn v2(req: &Request<'_>, state: &AppState) -> Reply {
 pub(super) fn version(req: &Request<'_>, state: &AppState) -> Reply {
     let snap = state.store.load();
     let Some(r) = &snap.version else {
-        return Reply::new(StatusCode::NOT_FOUND);
+        return super::status::not_published("/version");
     };
     let not_modified = negotiate::if_none_match_matches(req.if_none_match.as_deref(), r.etag_str());
     body_reply(req, r, not_modified, [(header::CACHE_CONTROL, NO_CACHE)])

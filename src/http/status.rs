@@ -57,6 +57,31 @@ pub(super) fn not_found(path: &str) -> Reply {
     status(StatusCode::NOT_FOUND, "NotFound", &message)
 }
 
+/// The 406 of `/openapi/v2` for an `Accept` it cannot meet. kubectl 1.27
+/// and 1.28 `explain` ask for protobuf only; a downstream that does not
+/// serve `/openapi/v2` in protobuf leaves them nothing, and the message
+/// says which clients read what instead of an empty body.
+pub(super) fn openapi_v2_not_acceptable(protobuf_served: bool) -> Reply {
+    let message = if protobuf_served {
+        "/openapi/v2 is served as application/json and \
+         application/com.github.proto-openapi.spec.v2.v1.0+protobuf only"
+    } else {
+        "/openapi/v2 is served as application/json only: the downstream it comes from offers no \
+         protobuf rendition. kubectl 1.27 and 1.28 explain ask for protobuf; kubectl 1.29 and \
+         later read /openapi/v3, which is served for every downstream"
+    };
+    status(StatusCode::NOT_ACCEPTABLE, "NotAcceptable", message)
+}
+
+/// The 404 of `/openapi/v2` or `/version` when no downstream serves it.
+pub(super) fn not_published(path: &str) -> Reply {
+    let message = format!(
+        "no downstream serves {path}; openapi-proxy passes it through from the highest-priority \
+         downstream that does"
+    );
+    status(StatusCode::NOT_FOUND, "NotFound", &message)
+}
+
 /// The 405 of a method other than GET or HEAD on a served path.
 pub(super) fn method_not_allowed() -> Reply {
     let message = "openapi-proxy only reads: GET and HEAD are answered";

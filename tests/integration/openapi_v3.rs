@@ -402,6 +402,12 @@ async fn version_and_openapi_v2_pass_through_from_the_highest_priority_downstrea
         )
         .await;
     assert_eq!(pb.status, StatusCode::NOT_ACCEPTABLE, "this downstream has no protobuf rendition");
+    // Why, for the kubectl 1.27/1.28 user whose explain got it.
+    let status: serde_json::Value = serde_json::from_slice(&pb.body).expect("a Status body");
+    assert_eq!(status["kind"], "Status");
+    assert_eq!(status["code"], 406);
+    let message = status["message"].as_str().expect("message");
+    assert!(message.contains("kubectl 1.27 and 1.28 explain ask for protobuf"), "{message}");
 }
 
 #[actix_web::test]
