@@ -14,7 +14,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing(cli.log_format);
+    init_tracing(cli.log_format, cli.verbosity);
     match &cli.command {
         Command::Serve(args) => {
             // The configuration is checked before anything starts.
@@ -66,18 +66,23 @@ fn run_async(fut: impl std::future::Future<Output = anyhow::Result<()>>) -> Exit
     std::process::exit(code)
 }
 
-fn init_tracing(format: LogFormat) {
-    // actix-server's start-up and stop lines ("starting N workers", "Actix
-    // runtime found", one set per server the demo runs) repeat what the
-    // proxy's own `listening` and `stopping` lines say; its warnings stay.
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,actix_server=warn"));
+fn init_tracing(format: LogFormat, verbosity: u8) {
+    // By default actix-server's start-up and stop lines ("starting N
+    // workers", "Actix runtime found", one set per server the demo runs)
+    // are left out: they repeat the proxy's own `listening` and `stopping`
+    // lines. Its warnings stay.
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(openapi_proxy::cli::logs::filter_for(verbosity))
+    });
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     match format {
         LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
+        LogFormat::Json => builder
+            .fmt_fields(tracing_subscriber::fmt::format::JsonFields::new())
+            .event_format(openapi_proxy::cli::logs::KubernetesJson)
+            .init(),
     }
 }

@@ -32,7 +32,7 @@ pub struct ConvertArgs {
     #[arg(long)]
     pub pretty: bool,
     /// List every note on stderr, not only the count per kind.
-    #[arg(long, short)]
+    #[arg(long)]
     pub verbose: bool,
     /// Refuse inputs larger than this many bytes (read no further). The
     /// whole-cluster Swagger 2.0 document of Kubernetes 1.35 is 3.8 MB; the

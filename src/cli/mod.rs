@@ -5,6 +5,7 @@
 mod check;
 mod convert;
 mod demo;
+pub mod logs;
 mod serve;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -23,9 +24,16 @@ pub use serve::{ServeArgs, ServingArgs, run_serve, serve_config};
 #[derive(Debug, Parser)]
 #[command(name = "openapi-proxy", version, max_term_width = 100)]
 pub struct Cli {
-    /// Log format on stderr.
+    /// Log format on stderr: text, or json in Kubernetes components' shape
+    /// (ts, caller, msg, v, then the pairs).
     #[arg(long, value_enum, default_value_t = LogFormat::Text, global = true)]
     pub log_format: LogFormat,
+    /// Log verbosity, as Kubernetes components take it: 0 (default) the
+    /// proxy's information and warnings; 4 each poll's requests and
+    /// results; 6 and more, debug from every library. RUST_LOG, when set,
+    /// wins.
+    #[arg(short = 'v', long = "v", value_name = "N", default_value_t = 0, global = true)]
+    pub verbosity: u8,
     /// The subcommand.
     #[command(subcommand)]
     pub command: Command,

@@ -183,6 +183,14 @@ impl DownstreamClient {
             tracing::debug!(%url, "HTTP/1.0 downstream; not reusing connections");
             self.close_connections = true;
         }
+        // What `-v 4` shows of each poll: every request and its answer.
+        tracing::debug!(
+            %url,
+            status = resp.status().as_u16(),
+            conditional = etag.is_some(),
+            elapsed_ms = (self.timeout.saturating_sub(left())).as_millis() as u64,
+            "downstream answered"
+        );
         match resp.status() {
             StatusCode::OK => {}
             StatusCode::NOT_MODIFIED => return Ok(Fetched::NotModified),

@@ -69,7 +69,7 @@ impl Proxy {
                 .logs()
                 .iter()
                 .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                .find_map(|l| l["fields"]["addr"].as_str().map(|a| format!("http://{a}")))
+                .find_map(|l| l["addr"].as_str().map(|a| format!("http://{a}")))
                 .unwrap_or_default();
             tokio::time::sleep(Duration::from_millis(20)).await;
         }

@@ -977,7 +977,7 @@ fn a_200_mb_body_leaves_the_proxy_process_small() {
             addr = logged()
                 .iter()
                 .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                .find_map(|l| l["fields"]["addr"].as_str().map(str::to_owned))
+                .find_map(|l| l["addr"].as_str().map(str::to_owned))
                 .unwrap_or_default();
             !addr.is_empty()
         })
