@@ -84,7 +84,7 @@ pub(super) fn document(req: &Request<'_>, key: &str, state: &AppState) -> Reply 
 pub(super) fn v2(req: &Request<'_>, state: &AppState) -> Reply {
     let snap = state.store.load();
     let Some(v2) = &snap.openapi_v2 else {
-        return super::status::not_published("/openapi/v2");
+        return super::status::openapi_v2_not_published();
     };
     let rendered =
         match negotiate::negotiate_openapi_v2(req.accept.as_deref(), v2.protobuf.is_some()) {
@@ -109,7 +109,7 @@ pub(super) fn v2(req: &Request<'_>, state: &AppState) -> Reply {
 pub(super) fn version(req: &Request<'_>, state: &AppState) -> Reply {
     let snap = state.store.load();
     let Some(r) = &snap.version else {
-        return super::status::not_published("/version");
+        return super::status::version_not_published();
     };
     let not_modified = negotiate::if_none_match_matches(req.if_none_match.as_deref(), r.etag_str());
     body_reply(req, r, not_modified, [(header::CACHE_CONTROL, NO_CACHE)])

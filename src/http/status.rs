@@ -7,20 +7,20 @@
 //! not resources. kubectl prints a `Status`'s message after
 //! `Error from server (<reason>)`, so the message is where to say it.
 
+use std::sync::LazyLock;
+
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
+use bytes::Bytes;
 
 use super::reply::Reply;
 use super::{AppState, NO_CACHE};
 use crate::discovery::types::{Empty, Status};
 
-/// How much of a request path an answer repeats: enough to recognise it,
-/// never a body much larger than the request.
-const MAX_PATH_SHOWN: usize = 200;
-
-/// A `Status` answer: compact JSON and a newline, as kube-apiserver writes
-/// it, revalidated every time.
-fn status(code: StatusCode, reason: &str, message: &str) -> Reply {
+/// A `Status` body: compact JSON and a newline, as kube-apiserver writes
+/// it. Every message here is fixed, so each body is serialized once, on
+/// first use: a handler writes prepared bytes, whatever it is asked.
+fn status_body(code: StatusCode, reason: &str, message: &str) -> Bytes {
     let status = Status {
         kind: "Status",
         api_version: "v1",
@@ -32,29 +32,87 @@ fn status(code: StatusCode, reason: &str, message: &str) -> Reply {
     };
     let mut body = serde_json::to_vec(&status).unwrap_or_default();
     body.push(b'\n');
+    Bytes::from(body)
+}
+
+/// A `Status` answer with a prepared body, revalidated every time.
+fn status(code: StatusCode, body: &Bytes) -> Reply {
     Reply::new(code)
         .header(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))
         .header(header::CACHE_CONTROL, NO_CACHE)
-        .body(body)
+        .body(body.clone())
 }
+
+static RESOURCE_REQUEST: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::NOT_FOUND,
+        "NotFound",
+        "openapi-proxy serves discovery (/api, /apis) and OpenAPI (/openapi/v2, /openapi/v3) \
+         only; this is a resource request: send it to the API server that owns it",
+    )
+});
+
+static UNKNOWN_PATH: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::NOT_FOUND,
+        "NotFound",
+        "the server could not find the requested resource (GET / lists the paths openapi-proxy \
+         serves)",
+    )
+});
+
+static METHOD_NOT_ALLOWED: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "MethodNotAllowed",
+        "openapi-proxy only reads: GET and HEAD are answered",
+    )
+});
+
+static V2_JSON_AND_PROTOBUF: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::NOT_ACCEPTABLE,
+        "NotAcceptable",
+        "/openapi/v2 is served as application/json and \
+         application/com.github.proto-openapi.spec.v2.v1.0+protobuf only",
+    )
+});
+
+static V2_JSON_ONLY: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::NOT_ACCEPTABLE,
+        "NotAcceptable",
+        "/openapi/v2 is served as application/json only: the downstream it comes from offers no \
+         protobuf rendition. kubectl 1.27 and 1.28 explain ask for protobuf; kubectl 1.29 and \
+         later read /openapi/v3, which is served for every downstream",
+    )
+});
+
+static V2_NOT_PUBLISHED: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::NOT_FOUND,
+        "NotFound",
+        "no downstream serves /openapi/v2; openapi-proxy passes it through from the \
+         highest-priority downstream that does",
+    )
+});
+
+static VERSION_NOT_PUBLISHED: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::NOT_FOUND,
+        "NotFound",
+        "no downstream serves /version; openapi-proxy passes it through from the \
+         highest-priority downstream that does",
+    )
+});
 
 /// The 404 of a path nothing serves. A path under `/api/` or `/apis/`
 /// deeper than a group-version is a resource request (`kubectl get pods`
-/// through the proxy): the message says where it belongs.
+/// through the proxy): the message says where it belongs. The path is not
+/// repeated: the body stays the same few prepared bytes whatever is asked.
 pub(super) fn not_found(path: &str) -> Reply {
-    let shown = shorten(path);
-    let message = if is_resource_request(path) {
-        format!(
-            "openapi-proxy serves discovery (/api, /apis) and OpenAPI (/openapi/v2, /openapi/v3) \
-             only; {shown} is a resource request: send it to the API server that owns it"
-        )
-    } else {
-        format!(
-            "the server could not find the requested resource: openapi-proxy serves {shown:?} \
-             nowhere (GET / lists what it serves)"
-        )
-    };
-    status(StatusCode::NOT_FOUND, "NotFound", &message)
+    let body = if is_resource_request(path) { &RESOURCE_REQUEST } else { &UNKNOWN_PATH };
+    status(StatusCode::NOT_FOUND, body)
 }
 
 /// The 406 of `/openapi/v2` for an `Accept` it cannot meet. kubectl 1.27
@@ -62,62 +120,33 @@ pub(super) fn not_found(path: &str) -> Reply {
 /// serve `/openapi/v2` in protobuf leaves them nothing, and the message
 /// says which clients read what instead of an empty body.
 pub(super) fn openapi_v2_not_acceptable(protobuf_served: bool) -> Reply {
-    let message = if protobuf_served {
-        "/openapi/v2 is served as application/json and \
-         application/com.github.proto-openapi.spec.v2.v1.0+protobuf only"
-    } else {
-        "/openapi/v2 is served as application/json only: the downstream it comes from offers no \
-         protobuf rendition. kubectl 1.27 and 1.28 explain ask for protobuf; kubectl 1.29 and \
-         later read /openapi/v3, which is served for every downstream"
-    };
-    status(StatusCode::NOT_ACCEPTABLE, "NotAcceptable", message)
+    let body = if protobuf_served { &V2_JSON_AND_PROTOBUF } else { &V2_JSON_ONLY };
+    status(StatusCode::NOT_ACCEPTABLE, body)
 }
 
-/// The 404 of `/openapi/v2` or `/version` when no downstream serves it.
-pub(super) fn not_published(path: &str) -> Reply {
-    let message = format!(
-        "no downstream serves {path}; openapi-proxy passes it through from the highest-priority \
-         downstream that does"
-    );
-    status(StatusCode::NOT_FOUND, "NotFound", &message)
+/// The 404 of `/openapi/v2` when no downstream serves it.
+pub(super) fn openapi_v2_not_published() -> Reply {
+    status(StatusCode::NOT_FOUND, &V2_NOT_PUBLISHED)
+}
+
+/// The 404 of `/version` when no downstream serves it.
+pub(super) fn version_not_published() -> Reply {
+    status(StatusCode::NOT_FOUND, &VERSION_NOT_PUBLISHED)
 }
 
 /// The 405 of a method other than GET or HEAD on a served path.
 pub(super) fn method_not_allowed() -> Reply {
-    let message = "openapi-proxy only reads: GET and HEAD are answered";
-    status(StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed", message)
+    status(StatusCode::METHOD_NOT_ALLOWED, &METHOD_NOT_ALLOWED)
         .header(header::ALLOW, HeaderValue::from_static("GET, HEAD"))
 }
 
-/// `GET /`: the paths served, as kube-apiserver's root lists its own —
-/// the fixed ones and every group and group-version of the snapshot.
+/// `GET /`: the paths served, as kube-apiserver's root lists its own,
+/// prepared with the snapshot.
 pub(super) fn root(state: &AppState) -> Reply {
-    let snap = state.store.load();
-    let mut paths: Vec<String> = [
-        "/api",
-        "/apis",
-        "/healthz",
-        "/livez",
-        "/metrics",
-        "/openapi/v2",
-        "/openapi/v3",
-        "/readyz",
-        "/version",
-    ]
-    .iter()
-    .map(|p| (*p).to_owned())
-    .collect();
-    paths.extend(snap.discovery.groups.keys().map(|g| format!("/apis/{g}")));
-    paths.extend(snap.discovery.resources.keys().map(|k| format!("/{k}")));
-    paths.sort();
-    paths.dedup();
-    let mut body =
-        serde_json::to_vec_pretty(&serde_json::json!({ "paths": paths })).unwrap_or_default();
-    body.push(b'\n');
     Reply::new(StatusCode::OK)
         .header(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))
         .header(header::CACHE_CONTROL, NO_CACHE)
-        .body(body)
+        .body(state.store.load().paths.clone())
 }
 
 /// `/api/<v>/…` or `/apis/<g>/<v>/…`: a path kube-apiserver would route
@@ -131,17 +160,6 @@ fn is_resource_request(path: &str) -> bool {
     } else {
         false
     }
-}
-
-fn shorten(text: &str) -> String {
-    if text.len() <= MAX_PATH_SHOWN {
-        return text.to_owned();
-    }
-    let mut end = MAX_PATH_SHOWN;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }
 
 #[cfg(test)]

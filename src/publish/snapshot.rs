@@ -114,6 +114,9 @@ pub struct Snapshot {
     pub discovery: Rendering,
     /// Every downstream has been tried at least once.
     pub ready: bool,
+    /// `GET /`: `{"paths":[…]}`, the paths served, as kube-apiserver's
+    /// root lists its own.
+    pub paths: bytes::Bytes,
 }
 
 /// A key published by more than one downstream.
@@ -203,7 +206,9 @@ pub fn build(
     let discovery = discovery::render(&discovery::merge(&sources));
     let openapi_v2 = ordered.iter().find_map(|c| c.openapi_v2.clone());
     let version = ordered.iter().find_map(|c| c.version.clone());
+    let paths = served_paths(&discovery);
     let snapshot = Snapshot {
+        paths,
         generation,
         openapi_root: Rendered::json(root_bytes),
         openapi,
@@ -213,6 +218,33 @@ pub fn build(
         ready,
     };
     (snapshot, conflicts)
+}
+
+/// The fixed paths and every group and group-version of `discovery`,
+/// sorted, as pretty JSON (kube-apiserver's root is indented).
+fn served_paths(discovery: &Rendering) -> bytes::Bytes {
+    let mut paths: Vec<String> = [
+        "/api",
+        "/apis",
+        "/healthz",
+        "/livez",
+        "/metrics",
+        "/openapi/v2",
+        "/openapi/v3",
+        "/readyz",
+        "/version",
+    ]
+    .iter()
+    .map(|p| (*p).to_owned())
+    .collect();
+    paths.extend(discovery.groups.keys().map(|g| format!("/apis/{g}")));
+    paths.extend(discovery.resources.keys().map(|k| format!("/{k}")));
+    paths.sort();
+    paths.dedup();
+    let mut body =
+        serde_json::to_vec_pretty(&serde_json::json!({ "paths": paths })).unwrap_or_default();
+    body.push(b'\n');
+    body.into()
 }
 
 /// The current snapshot, swapped whole.
