@@ -21,8 +21,10 @@ use openapiv3::{
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-/// Members of a JSON object, each a slice of the body.
-type Members<'a> = BTreeMap<String, &'a RawValue>;
+/// The top-level members `openapiv3::OpenAPI` reads; extensions (`x-…`,
+/// any JSON) and unknown members are valid whatever they hold.
+const TOP_LEVEL: [&str; 8] =
+    ["openapi", "info", "servers", "paths", "components", "security", "tags", "externalDocs"];
 
 /// `Ok` when `body` deserializes as `openapiv3::OpenAPI`; otherwise where
 /// and why not.
@@ -31,29 +33,37 @@ type Members<'a> = BTreeMap<String, &'a RawValue>;
 /// The first part that does not deserialize, named (`paths["/x"]`,
 /// `components.schemas["S"]`), with serde's message.
 pub fn openapi(body: &[u8]) -> Result<(), String> {
-    let top: Members<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
-    // Everything but the two large members, with those left empty: the
-    // required fields, `info`, `servers`, `tags` and the rest as a whole.
-    let mut skeleton: BTreeMap<&str, &RawValue> = BTreeMap::new();
+    let text = std::str::from_utf8(body).map_err(|e| e.to_string())?;
+    // The members `OpenAPI` reads, with `paths` and `components` left
+    // empty: the required fields, `info`, `servers`, `tags` and the rest
+    // as a whole. Nothing else of the top level is kept.
     let empty = empty_object();
-    for (name, value) in &top {
-        let large = name == "paths" || (name == "components" && value.get() != "null");
-        skeleton.insert(name, if large { &empty } else { value });
-    }
-    let text = serde_json::to_string(&skeleton).map_err(|e| e.to_string())?;
-    serde_json::from_str::<OpenAPI>(&text).map_err(|e| e.to_string())?;
-    if let Some(paths) = top.get("paths") {
-        let paths: Members<'_> = members(paths, "paths")?;
-        for (key, item) in &paths {
+    let mut skeleton: BTreeMap<&str, &RawValue> = BTreeMap::new();
+    let (mut paths, mut components) = (None, None);
+    for_each_member(text, "the document", |name, value| {
+        let Some(known) = TOP_LEVEL.iter().find(|k| **k == name) else { return Ok(()) };
+        let large = *known == "paths" || (*known == "components" && value.get() != "null");
+        match *known {
+            "paths" => paths = Some(value),
+            "components" if large => components = Some(value),
+            _ => {}
+        }
+        skeleton.insert(known, if large { &empty } else { value });
+        Ok(())
+    })?;
+    let whole = serde_json::to_string(&skeleton).map_err(|e| e.to_string())?;
+    serde_json::from_str::<OpenAPI>(&whole).map_err(|e| e.to_string())?;
+    if let Some(paths) = paths {
+        for_each_member(paths.get(), "paths", |key, item| {
             if key.starts_with('/') {
                 part::<ReferenceOr<PathItem>>(item, &format!("paths[{key:?}]"))?;
             }
-        }
+            Ok(())
+        })?;
     }
-    if let Some(components) = top.get("components").filter(|c| c.get() != "null") {
-        let components = members(components, "components")?;
-        for (field, value) in &components {
-            let check = match field.as_str() {
+    if let Some(components) = components {
+        for_each_member(components.get(), "components", |field, value| {
+            let check = match field {
                 "schemas" => each::<Schema>,
                 "responses" => each::<Response>,
                 "parameters" => each::<Parameter>,
@@ -64,10 +74,10 @@ pub fn openapi(body: &[u8]) -> Result<(), String> {
                 "links" => each::<Link>,
                 "callbacks" => each::<Callback>,
                 // Extensions (any JSON) and unknown members (ignored).
-                _ => continue,
+                _ => return Ok(()),
             };
-            check(value, &format!("components.{field}"))?;
-        }
+            check(value, &format!("components.{field}"))
+        })?;
     }
     Ok(())
 }
@@ -76,16 +86,55 @@ fn empty_object() -> Box<RawValue> {
     RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!("{{}} is JSON"))
 }
 
-fn members<'a>(value: &'a RawValue, at: &str) -> Result<Members<'a>, String> {
-    serde_json::from_str(value.get()).map_err(|e| format!("{at}: {e}"))
+/// Calls `f` with each member of the JSON object `text`, one at a time, as
+/// the object is read: nothing is collected, so an object of millions of
+/// small members (`"a":{},` is 7 bytes) costs one member's key at a time,
+/// not a map of them all.
+///
+/// # Errors
+/// `f`'s first error, or why `text` is not an object (prefixed by `at`).
+fn for_each_member<'a>(
+    text: &'a str,
+    at: &str,
+    mut f: impl FnMut(&str, &'a RawValue) -> Result<(), String>,
+) -> Result<(), String> {
+    struct Members<'f, F>(&'f mut F, &'f mut Option<String>);
+    impl<'de, F> serde::de::Visitor<'de> for Members<'_, F>
+    where
+        F: FnMut(&str, &'de RawValue) -> Result<(), String>,
+    {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                let value: &'de RawValue = map.next_value()?;
+                if let Err(e) = (self.0)(&key, value) {
+                    // Kept aside, so that serde's position does not reword it.
+                    *self.1 = Some(e);
+                    return Err(serde::de::Error::custom("stopped"));
+                }
+            }
+            Ok(())
+        }
+    }
+    let mut failed = None;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let read = serde::Deserializer::deserialize_map(&mut de, Members(&mut f, &mut failed))
+        .and_then(|()| de.end());
+    match (failed, read) {
+        (Some(e), _) => Err(e),
+        (None, Ok(())) => Ok(()),
+        (None, Err(e)) => Err(format!("{at}: {e}")),
+    }
 }
 
 /// Every entry of a component map, as `ReferenceOr<T>`, one at a time.
 fn each<T: DeserializeOwned>(map: &RawValue, at: &str) -> Result<(), String> {
-    for (name, value) in &members(map, at)? {
-        part::<ReferenceOr<T>>(value, &format!("{at}[{name:?}]"))?;
-    }
-    Ok(())
+    for_each_member(map.get(), at, |name, value| {
+        part::<ReferenceOr<T>>(value, &format!("{at}[{name:?}]"))
+    })
 }
 
 fn part<T: DeserializeOwned>(value: &RawValue, at: &str) -> Result<(), String> {
