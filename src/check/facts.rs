@@ -19,6 +19,14 @@ use crate::check::rules::truncate;
 use crate::json::pointer::escape_token;
 use crate::json::tree::{Node, Object};
 
+/// The most values of one document examined. The tree costs 32 bytes a
+/// value (object keys count as values) whatever the body spells it in: a
+/// 64 MB body of tiny members (`"a":{},`) is 18 million values, some
+/// 600 MB of tree. Four million (the token-dense 29 MB documents of
+/// `benches/load/check_memory.py` are under three; Kubernetes' whole
+/// cluster is 70 thousand) keeps one examined tree near 128 MB.
+pub const MAX_VALUES: usize = 4_000_000;
+
 /// Findings of one kind listed per document; the rest are counted.
 pub const MAX_LISTED: usize = 100;
 
@@ -79,13 +87,17 @@ impl BodyFacts {
     #[must_use]
     pub fn of(body: &[u8]) -> Self {
         let sha512 = sha512_hex(body);
-        let json = match crate::json::tree::parse(body) {
+        let json = match crate::json::tree::parse_within(body, MAX_VALUES) {
             Ok(tree) => {
                 let mut facts = walk(&tree);
                 drop(tree);
                 facts.invalid = super::verdict::openapi(body).err().map(|e| truncate(&e));
                 Ok(facts)
             }
+            Err(e) if e.kind == crate::json::tree::SyntaxErrorKind::TooManyValues => Err(format!(
+                "body has more than {MAX_VALUES} values: more than check examines within its \
+                 memory bound"
+            )),
             // The message clients know: serde_json's (the tree's parser
             // accepts exactly what serde_json accepts).
             Err(e) => Err(match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
@@ -209,6 +221,20 @@ fn kinds(doc: &Node<'_>) -> BTreeSet<(String, String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A body of more values than check examines is reported as such,
+    /// not parsed whole (nor called "not JSON").
+    #[test]
+    fn a_body_of_too_many_values_is_not_examined() {
+        let mut body = String::from("[0");
+        for _ in 0..MAX_VALUES {
+            body.push_str(",0");
+        }
+        body.push(']');
+        let e = BodyFacts::of(body.as_bytes()).json.expect_err("refused");
+        assert!(e.contains("more than 4000000 values"), "{e}");
+        assert!(!e.contains("not JSON"), "{e}");
+    }
 
     fn facts(doc: &str) -> DocumentFacts {
         BodyFacts::of(doc.as_bytes()).json.expect("JSON")

@@ -12,7 +12,7 @@
 //! It is the one representation the converter and the splitter work on.
 //! The `&Value` entry points borrow a `Value` into a tree
 //! ([`Node::from_value`]) and turn results back ([`Node::to_value`]); the
-//! command and the proxy parse bytes straight into a tree ([`parse()`]) and
+//! command and the proxy parse bytes straight into a tree ([`parse_within`]) and
 //! render trees straight to bytes ([`Node::render`]). Both give the bytes
 //! `serde_json` gives for the same document.
 
@@ -27,7 +27,9 @@ use crate::json::pointer::unescape_token;
 
 #[cfg(test)]
 use parse::MAX_DEPTH;
-pub use parse::{SyntaxError, SyntaxErrorKind, parse, parse_within};
+#[cfg(test)]
+pub use parse::parse;
+pub use parse::{SyntaxError, SyntaxErrorKind, parse_within};
 
 /// A JSON value whose strings may borrow from the text or `Value` it came
 /// from.

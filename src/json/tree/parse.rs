@@ -70,11 +70,13 @@ pub enum SyntaxErrorKind {
 /// # Errors
 /// [`SyntaxError`] when `bytes` is not one JSON document that
 /// `serde_json` would read.
+#[cfg(test)]
 pub fn parse(bytes: &[u8]) -> Result<Node<'_>, SyntaxError> {
     parse_within(bytes, usize::MAX)
 }
 
-/// [`parse`], refusing a document of more than `max_values` values (every
+/// Parses one JSON document (its strings without escapes borrow from
+/// `bytes`), refusing a document of more than `max_values` values (every
 /// scalar, array, object and object key counts one).
 ///
 /// A tree costs 32 bytes a value whatever the text spent on it, so a
@@ -84,7 +86,9 @@ pub fn parse(bytes: &[u8]) -> Result<Node<'_>, SyntaxError> {
 /// also for a document that turns out to be truncated at its end.
 ///
 /// # Errors
-/// As [`parse`]; [`SyntaxErrorKind::TooManyValues`] past the budget.
+/// [`SyntaxError`] when `bytes` is not one JSON document that
+/// `serde_json` would read; [`SyntaxErrorKind::TooManyValues`] past the
+/// budget.
 pub fn parse_within(bytes: &[u8], max_values: usize) -> Result<Node<'_>, SyntaxError> {
     let text = std::str::from_utf8(bytes)
         .map_err(|e| SyntaxError { offset: e.valid_up_to(), kind: SyntaxErrorKind::NotUtf8 })?;
