@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode};
 use openapi_proxy::testing::fleet;
-use openapi_proxy::{Contribution, build_snapshot};
+use openapi_proxy::{Contribution, Readiness, build_snapshot};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -28,7 +28,7 @@ const VERSIONS: usize = 2;
 fn main() {
     let mut contributions: Vec<Arc<Contribution>> =
         fleet::contributions(DOWNSTREAMS, GROUPS, VERSIONS);
-    let (snap, _) = build_snapshot(1, &contributions, true);
+    let (snap, _) = build_snapshot(1, &contributions, Readiness::default());
     let apis = &snap.discovery.apis_v2;
     eprintln!(
         "scale: {} group-versions, {} groups; /apis aggregated: {} bytes, {} gzipped; OpenAPI documents: {}",
@@ -61,7 +61,7 @@ fn main() {
             generation += 1;
             contributions[0] =
                 if generation % 2 == 0 { Arc::clone(&changed) } else { Arc::clone(&original) };
-            black_box(build_snapshot(generation, &contributions, true))
+            black_box(build_snapshot(generation, &contributions, Readiness::default()))
         });
     });
     group.finish();

@@ -60,6 +60,7 @@ pub use outbound::client::DownstreamClient;
 pub use outbound::credentials::Environment;
 pub use outbound::error::{ClientError, FetchError};
 pub use proxy::{Running, StartError, start};
+pub use publish::readiness::{Readiness, Standing};
 pub use publish::snapshot::{Contribution, Snapshot, build as build_snapshot};
 
 // Converting: `convert`, the benches, the fuzz targets, the property and

@@ -64,7 +64,8 @@ pub struct Running {
 pub fn start(config: &Config) -> Result<Running, StartError> {
     let store = Arc::new(Store::new());
     let metrics = Arc::new(Metrics::default());
-    let hub = Arc::new(Hub::new(config.downstreams.len()));
+    let names = config.downstreams.iter().map(|d| d.name.clone()).collect();
+    let hub = Arc::new(Hub::new(names, config.readiness_grace_period));
     let cache = Arc::new(ConversionCache::<Rendered>::default());
 
     let mut pollers = Vec::with_capacity(config.downstreams.len());
@@ -99,7 +100,7 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
     let (server, addr) = http_server(config, &state)?;
     let handle = server.handle();
 
-    actix_web::rt::spawn(build_loop(hub, store, metrics, config.downstreams.is_empty()));
+    actix_web::rt::spawn(build_loop(hub, store, metrics));
     for poller in pollers {
         actix_web::rt::spawn(poller.run());
     }

@@ -25,6 +25,11 @@ pub struct ServeArgs {
     /// Time between polls of each downstream, e.g. 30s, 2m [default: 30s].
     #[arg(long, value_name = "DURATION", value_parser = checked(config::parse_duration))]
     pub poll_interval: Option<String>,
+    /// How long /readyz waits for a downstream that has not delivered
+    /// documents yet, once another has; 0s: one is enough. Ready always
+    /// needs at least one downstream's documents [default: 60s].
+    #[arg(long, value_name = "DURATION", value_parser = checked(config::parse_duration_or_zero))]
+    pub readiness_grace_period: Option<String>,
     /// Largest document accepted from a downstream: bytes, or 64MiB, 64Mi,
     /// 1G [default: 64 MiB].
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
@@ -77,6 +82,9 @@ pub fn serve_config(args: &ServeArgs) -> Result<Config, ConfigError> {
     if let Some(p) = &args.poll_interval {
         raw.poll_interval = Some(p.clone());
     }
+    if let Some(g) = &args.readiness_grace_period {
+        raw.readiness_grace_period = Some(g.clone());
+    }
     if let Some(m) = args.max_document_bytes {
         raw.max_document_bytes = Some(m);
     }
@@ -95,7 +103,17 @@ pub fn serve_config(args: &ServeArgs) -> Result<Config, ConfigError> {
             .map_err(|problem| ConfigError::Invalid { field: "--downstream".into(), problem })?;
         raw.downstreams.push(d);
     }
-    Config::from_raw(raw)
+    let config = Config::from_raw(raw)?;
+    if config.downstreams.is_empty() {
+        // Served, it would be an empty cluster that never gets ready: a
+        // mistake to say at once, not a state to run in.
+        return Err(ConfigError::Invalid {
+            field: "downstreams".into(),
+            problem: "none configured: give --downstream NAME=URL, or downstreams in --config"
+                .into(),
+        });
+    }
+    Ok(config)
 }
 
 /// Runs `serve` until SIGINT or SIGTERM.
@@ -103,9 +121,6 @@ pub fn serve_config(args: &ServeArgs) -> Result<Config, ConfigError> {
 /// # Errors
 /// When the proxy cannot start or the server fails.
 pub async fn run_serve(config: Config) -> anyhow::Result<()> {
-    if config.downstreams.is_empty() {
-        tracing::warn!("no downstream servers configured: serving an empty document set");
-    }
     let running = proxy::start(&config)?;
     running.done.await??;
     Ok(())

@@ -48,6 +48,23 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// Like [`parse_duration`], but zero (`0s`, `0`) is a value: for a wait
+/// that may be left out, such as the readiness grace period.
+///
+/// # Errors
+/// A message saying what is wrong (the caller adds the field's name).
+pub fn parse_duration_or_zero(text: &str) -> Result<Duration, String> {
+    let digits = text.trim().trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    if !digits.is_empty() && digits.bytes().all(|b| b == b'0') {
+        // Still refuse what is not a unit (`0x`).
+        return match text.trim().trim_start_matches('0') {
+            "" | "ms" | "s" | "m" | "h" => Ok(Duration::ZERO),
+            _ => parse_duration(text),
+        };
+    }
+    parse_duration(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,5 +114,16 @@ mod tests {
             Err("\"s\" is not a duration like 30s, 500ms or 2m".into())
         );
         assert_eq!(parse_duration("1d"), Err("\"1d\" needs a unit: ms, s, m or h".into()));
+    }
+
+    #[test]
+    fn zero_is_a_value_where_a_wait_may_be_left_out() {
+        assert_eq!(parse_duration_or_zero("0s"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration_or_zero("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration_or_zero("00ms"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration_or_zero("90s"), Ok(Duration::from_secs(90)));
+        assert!(parse_duration_or_zero("0x").is_err());
+        assert!(parse_duration_or_zero("").is_err());
+        assert!(parse_duration_or_zero("25h").is_err());
     }
 }

@@ -20,7 +20,7 @@ mod duration;
 mod error;
 pub mod serving;
 
-pub use duration::parse_duration;
+pub use duration::{parse_duration, parse_duration_or_zero};
 pub use error::ConfigError;
 
 use std::net::SocketAddr;
@@ -42,6 +42,11 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(30);
 /// How long one request to a downstream may take, headers and body.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long readiness waits for a downstream that has not delivered, once
+/// another has: two default timeouts, so that a downstream that answers
+/// slowly but answers is waited for, and a dead one does not keep every
+/// replica out of its Service.
+pub const DEFAULT_READINESS_GRACE_PERIOD: Duration = Duration::from_secs(60);
 /// The largest document accepted from a downstream. Kubernetes' whole
 /// cluster Swagger document is about 4 MB; big CRD-heavy clusters reach a
 /// few tens of MB.
@@ -65,6 +70,9 @@ pub struct RawConfig {
     pub listen: Option<String>,
     /// Default poll interval, e.g. `30s`, `2m`, `500ms`.
     pub poll_interval: Option<String>,
+    /// How long `/readyz` waits for a downstream that has not delivered
+    /// documents yet, once another has (`0s`: one is enough). Default 60s.
+    pub readiness_grace_period: Option<String>,
     /// Largest document accepted from a downstream, in bytes (`64Mi`,
     /// `64MiB` and the like are read too).
     #[serde(default, deserialize_with = "bytes::deserialize_optional")]
@@ -150,6 +158,9 @@ pub struct Config {
     pub direct_writes: bool,
     /// Downstream servers, in configuration order.
     pub downstreams: Vec<DownstreamConfig>,
+    /// How long readiness waits for a downstream that has not delivered,
+    /// once another has.
+    pub readiness_grace_period: Duration,
     /// The serving side: TLS, limits and timeouts.
     pub serving: Serving,
 }
@@ -236,6 +247,12 @@ impl Config {
         let default_poll = match &raw.poll_interval {
             Some(text) => parse_duration(text).map_err(|p| invalid("pollInterval", p))?,
             None => DEFAULT_POLL_INTERVAL,
+        };
+        let readiness_grace_period = match &raw.readiness_grace_period {
+            Some(text) => {
+                parse_duration_or_zero(text).map_err(|p| invalid("readinessGracePeriod", p))?
+            }
+            None => DEFAULT_READINESS_GRACE_PERIOD,
         };
         let max_document_bytes = raw.max_document_bytes.unwrap_or(DEFAULT_MAX_DOCUMENT_BYTES);
         if max_document_bytes < 1024 {
@@ -351,6 +368,7 @@ impl Config {
             discovery_v2beta1: raw.discovery_v2beta1.unwrap_or(true),
             direct_writes: raw.direct_writes.unwrap_or(true),
             downstreams,
+            readiness_grace_period,
             serving,
         })
     }

@@ -172,11 +172,7 @@ impl Poller {
     /// One round: fetch what changed, publish the contribution.
     #[tracing::instrument(skip(self), fields(downstream = %self.name))]
     pub async fn round(&mut self) {
-        let mut errors = if self.published.is_none() {
-            self.first_fetch().await
-        } else {
-            self.fetch_all().await
-        };
+        let mut errors = self.fetch_all().await;
         let over = self.check_share().err();
         let over_share = over.is_some();
         errors.extend(over);
@@ -195,14 +191,27 @@ impl Poller {
         }
         if let Some(first) = errors.first() {
             if self.failures == 0 {
-                warn!(
-                    downstream = %self.name,
-                    url = %self.client.base(),
-                    error = %crate::error_chain(first),
-                    reason = first.reason(),
-                    errors = errors.len(),
-                    "poll failed; keeping last good documents"
-                );
+                // "Keeping last good documents" only when there are some:
+                // a downstream that never delivered has none to keep.
+                if self.published.as_deref().is_some_and(Contribution::holds_data) {
+                    warn!(
+                        downstream = %self.name,
+                        url = %self.client.base(),
+                        error = %crate::error_chain(first),
+                        reason = first.reason(),
+                        errors = errors.len(),
+                        "poll failed; keeping last good documents"
+                    );
+                } else {
+                    warn!(
+                        downstream = %self.name,
+                        url = %self.client.base(),
+                        error = %crate::error_chain(first),
+                        reason = first.reason(),
+                        errors = errors.len(),
+                        "poll failed; no documents from this downstream yet"
+                    );
+                }
             }
             self.failures = self.failures.saturating_add(1);
         } else if self.failures > 0 {
@@ -226,8 +235,8 @@ impl Poller {
         }
         let contribution = self.contribution();
         self.metrics.downstream_documents(&self.name, contribution.openapi.len());
-        // The first round always counts (it makes the proxy ready); later
-        // ones only when something changed.
+        // The first round always counts (its data makes the proxy ready);
+        // later ones only when something changed.
         if self.published.as_deref().is_some_and(|p| p.same_as(&contribution)) {
             return;
         }
@@ -291,33 +300,6 @@ impl Poller {
             )),
             openapi,
         }
-    }
-
-    /// The first round's fetches. A round makes many requests one after
-    /// another (a document per group-version, a list per legacy
-    /// group-version), each within `timeout`; a downstream trickling each
-    /// answer would hold readiness for all of them together. Once the
-    /// round has run for one `timeout`, the downstream counts as tried
-    /// (an empty contribution: its documents appear when the round ends),
-    /// so readiness waits at most that long for any downstream.
-    async fn first_fetch(&mut self) -> Vec<PollError> {
-        let hub = Arc::clone(&self.hub);
-        let tried = Arc::new(Contribution {
-            name: self.name.clone(),
-            priority: self.priority,
-            order: self.order,
-            ..Contribution::default()
-        });
-        let patience = self.client.timeout();
-        let fetch = self.fetch_all();
-        tokio::pin!(fetch);
-        tokio::select! {
-            errors = &mut fetch => return errors,
-            () = tokio::time::sleep(patience) => {}
-        }
-        info!(downstream = %tried.name, "first poll still running; counting this downstream as tried");
-        hub.contribute(tried);
-        fetch.await
     }
 
     async fn fetch_all(&mut self) -> Vec<PollError> {

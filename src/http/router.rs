@@ -173,8 +173,8 @@ pub(crate) fn answer(state: &AppState, req: &Request<'_>) -> Reply {
         Route::GroupVersion(key) | Route::CoreVersion(key) => {
             discovery::legacy_only(req, state, |s| s.discovery.resources.get(key).map(|r| &**r))
         }
-        Route::Healthz => health::healthz(),
-        Route::Readyz => health::readyz(state),
+        Route::Healthz => health::healthz(req),
+        Route::Readyz => health::readyz(req, state),
         Route::Metrics => health::metrics(state),
     };
     state.metrics.request(route.label(), reply.status.as_u16());

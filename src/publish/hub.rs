@@ -7,51 +7,66 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 use tracing::{info, warn};
 
 use crate::body::rendered::Rendered;
 use crate::metrics::Metrics;
+use crate::publish::readiness::{Readiness, Standing};
 use crate::publish::snapshot::{Conflict, Contribution, Snapshot, Store, build};
 
 /// Where pollers leave their contributions and the builder picks them up.
 ///
 /// Pollers never publish snapshots themselves: there is one writer, the
 /// builder task, woken by [`Hub::contribute`].
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Hub {
     state: Mutex<HubState>,
     changed: Notify,
+    /// Every configured downstream, in configuration order.
+    names: Vec<String>,
+    /// When the hub was made: the grace period counts from here.
+    started: Instant,
+    /// How long readiness waits for a downstream that has not delivered,
+    /// once another has.
+    grace: Duration,
 }
 
 #[derive(Debug, Default)]
 struct HubState {
     contributions: BTreeMap<String, Arc<Contribution>>,
-    tried: BTreeSet<String>,
-    expected: usize,
+    /// Downstreams that have contributed data at least once.
+    delivered: BTreeSet<String>,
 }
 
 impl Hub {
-    /// A hub expecting `downstreams` pollers.
+    /// A hub for the downstreams `names` (configuration order), whose
+    /// readiness waits up to `grace` for the ones that have not delivered.
     #[must_use]
-    pub fn new(downstreams: usize) -> Self {
-        let hub = Self::default();
-        hub.lock().expected = downstreams;
-        hub
+    pub fn new(names: Vec<String>, grace: Duration) -> Self {
+        Self {
+            state: Mutex::default(),
+            changed: Notify::new(),
+            names,
+            started: Instant::now(),
+            grace,
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HubState> {
         self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Records a downstream's contribution after a poll (changed or not:
-    /// a failed first poll still counts as tried) and wakes the builder.
+    /// Records a downstream's contribution after a poll and wakes the
+    /// builder. One that carries data marks its downstream as delivered.
     pub fn contribute(&self, contribution: Arc<Contribution>) {
         {
             let mut s = self.lock();
-            s.tried.insert(contribution.name.clone());
+            if contribution.holds_data() {
+                s.delivered.insert(contribution.name.clone());
+            }
             s.contributions.insert(contribution.name.clone(), contribution);
         }
         self.changed.notify_one();
@@ -62,38 +77,57 @@ impl Hub {
         self.changed.notified().await;
     }
 
-    /// The contributions now, and whether every downstream was tried.
+    /// The contributions now, and readiness as of now.
     #[must_use]
-    pub fn current(&self) -> (Vec<Arc<Contribution>>, bool) {
+    pub fn current(&self) -> (Vec<Arc<Contribution>>, Readiness) {
         let s = self.lock();
-        (s.contributions.values().cloned().collect(), s.tried.len() >= s.expected)
+        let readiness =
+            Readiness::assess(&self.names, &s.delivered, self.started.elapsed(), self.grace);
+        (s.contributions.values().cloned().collect(), readiness)
+    }
+
+    /// When the grace period ends, while it has not: then readiness may
+    /// change without any contribution changing, and the builder must
+    /// look again.
+    fn grace_ends(&self) -> Option<Instant> {
+        let end = self.started + self.grace;
+        (Instant::now() < end).then_some(end)
     }
 }
 
-/// The one writer: waits for contributions to change, builds the next
-/// snapshot aside, publishes it whole.
-pub async fn build_loop(
-    hub: Arc<Hub>,
-    store: Arc<Store>,
-    metrics: Arc<Metrics>,
-    no_downstreams: bool,
-) {
+/// The one writer: waits for contributions to change (or the readiness
+/// grace period to end), builds the next snapshot aside, publishes it
+/// whole.
+pub async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>) {
     let mut generation = 0u64;
     let mut reported: BTreeSet<Conflict> = BTreeSet::new();
-    if no_downstreams {
-        // Nothing to wait for: serve the empty snapshot as ready.
-        generation += 1;
-        let (snap, _) = build(generation, &[], true);
-        store.publish(snap);
-    }
+    let mut was_ready = false;
+    // The first build does not wait: `/readyz?verbose` lists every
+    // downstream from the start.
+    let mut first = true;
     loop {
-        hub.changed().await;
+        match hub.grace_ends() {
+            _ if std::mem::take(&mut first) => {}
+            Some(end) => {
+                tokio::select! {
+                    () = hub.changed() => {}
+                    () = tokio::time::sleep_until(end.into()) => {}
+                }
+            }
+            None => hub.changed().await,
+        }
         let started = Instant::now();
-        let (contributions, ready) = hub.current();
+        let (contributions, readiness) = hub.current();
+        let ready = readiness.ready();
+        if ready && !was_ready {
+            announce(&readiness);
+            was_ready = true;
+        }
         // Off the thread the poll loops run on: a large build (thousands
         // of group-versions) must not hold up every downstream's poll.
         let next = generation + 1;
-        let built = tokio::task::spawn_blocking(move || build(next, &contributions, ready)).await;
+        let built =
+            tokio::task::spawn_blocking(move || build(next, &contributions, readiness)).await;
         let (snap, conflicts) = match built {
             Ok(built) => built,
             Err(e) => {
@@ -140,6 +174,28 @@ pub async fn build_loop(
     }
 }
 
+/// Says once that the proxy is ready, and which downstreams it stopped
+/// waiting for: their documents are missing until they deliver.
+fn announce(readiness: &Readiness) {
+    let excused: Vec<&str> = readiness
+        .downstreams
+        .iter()
+        .filter(|(_, s)| *s == Standing::Excused)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let delivered = readiness.downstreams.len() - excused.len();
+    if excused.is_empty() {
+        info!(downstreams = delivered, "ready: every downstream has delivered its documents");
+    } else {
+        warn!(
+            delivered,
+            without_documents = %excused.join(","),
+            grace_period_s = readiness.grace.as_secs_f64(),
+            "ready without some downstreams: they delivered nothing within the grace period; their documents appear when they do"
+        );
+    }
+}
+
 /// Whether two snapshots serve the same bytes everywhere (then there is
 /// nothing to publish).
 fn same_content(a: &Snapshot, b: &Snapshot) -> bool {
@@ -156,7 +212,7 @@ fn same_content(a: &Snapshot, b: &Snapshot) -> bool {
     let legacy = |s: &Snapshot| -> Vec<String> {
         s.discovery.resources.values().map(|r| r.hash.clone()).collect()
     };
-    a.ready == b.ready
+    a.readiness == b.readiness
         && d(a) == d(b)
         && legacy(a) == legacy(b)
         && a.openapi_root.hash == b.openapi_root.hash
@@ -173,11 +229,26 @@ mod tests {
     use crate::publish::snapshot::tests::contribution;
 
     #[test]
-    fn hub_is_ready_when_every_downstream_was_tried() {
-        let hub = Hub::new(2);
-        hub.contribute(contribution("a", 1, 0, &[]));
-        assert!(!hub.current().1);
+    fn hub_is_ready_when_every_downstream_has_delivered_data() {
+        let hub = Hub::new(vec!["a".into(), "b".into()], Duration::from_secs(3600));
+        hub.contribute(contribution("a", 1, 0, &[("api/v1", "{}")]));
+        assert!(!hub.current().1.ready());
+        // Tried, with nothing: not a delivery.
         hub.contribute(contribution("b", 1, 1, &[]));
-        assert!(hub.current().1);
+        assert!(!hub.current().1.ready());
+        hub.contribute(contribution("b", 1, 1, &[("apis/b/v1", "{}")]));
+        assert!(hub.current().1.ready());
+        // Delivered once stays delivered: its last good data is served.
+        hub.contribute(contribution("b", 1, 1, &[]));
+        assert!(hub.current().1.ready());
+    }
+
+    #[test]
+    fn without_a_grace_period_one_delivery_is_enough() {
+        let hub = Hub::new(vec!["a".into(), "b".into()], Duration::ZERO);
+        assert!(!hub.current().1.ready(), "nothing delivered");
+        hub.contribute(contribution("a", 1, 0, &[("api/v1", "{}")]));
+        assert!(hub.current().1.ready());
+        assert_eq!(hub.grace_ends(), None);
     }
 }

@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use crate::body::rendered::Rendered;
 use crate::discovery::{self, DownstreamDiscovery, Rendering, Source};
+use crate::publish::readiness::Readiness;
 use crate::wire::key::DocumentKey;
 
 /// What one downstream currently contributes: its last good documents.
@@ -43,6 +44,16 @@ pub struct Contribution {
 }
 
 impl Contribution {
+    /// Whether it carries what clients act on: an OpenAPI v3 document or
+    /// a discovery entry. What makes a downstream count as delivered —
+    /// `/openapi/v2` or `/version` alone leave `kubectl get` with an empty
+    /// cluster.
+    #[must_use]
+    pub fn holds_data(&self) -> bool {
+        !self.openapi.is_empty()
+            || self.discovery.as_ref().is_some_and(|d| !d.core.is_empty() || !d.groups.is_empty())
+    }
+
     /// Whether `other` serves exactly what this one does (same documents by
     /// hash, same discovery): then publishing it would change nothing, and
     /// the builder is not woken. Pollers run every few seconds; with many
@@ -112,8 +123,11 @@ pub struct Snapshot {
     pub version: Option<Arc<Rendered>>,
     /// Every discovery body.
     pub discovery: Rendering,
-    /// Every downstream has been tried at least once.
+    /// Ready to be served to clients: data is here (see
+    /// [`Readiness`]).
     pub ready: bool,
+    /// Each downstream's standing, for `/readyz?verbose`.
+    pub readiness: Readiness,
     /// `GET /`: `{"paths":[…]}`, the paths served, as kube-apiserver's
     /// root lists its own.
     pub paths: bytes::Bytes,
@@ -150,7 +164,7 @@ struct RootEntry<'a> {
 pub fn build(
     generation: u64,
     contributions: &[Arc<Contribution>],
-    ready: bool,
+    readiness: Readiness,
 ) -> (Snapshot, Vec<Conflict>) {
     let mut ordered: Vec<&Arc<Contribution>> = contributions.iter().collect();
     ordered.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.order.cmp(&b.order)));
@@ -215,7 +229,8 @@ pub fn build(
         openapi_v2,
         version,
         discovery,
-        ready,
+        ready: readiness.ready(),
+        readiness,
     };
     (snapshot, conflicts)
 }
@@ -257,7 +272,7 @@ impl Store {
     /// A store serving an empty, not-ready snapshot.
     #[must_use]
     pub fn new() -> Self {
-        let (empty, _) = build(0, &[], false);
+        let (empty, _) = build(0, &[], Readiness::default());
         Self { current: ArcSwap::from_pointee(empty) }
     }
 
@@ -305,14 +320,14 @@ pub(crate) mod tests {
 
     #[test]
     fn empty_root_is_empty_paths() {
-        let (s, _) = build(1, &[], true);
+        let (s, _) = build(1, &[], Readiness::default());
         assert_eq!(&s.openapi_root.body[..], b"{\"paths\":{}}");
     }
 
     #[test]
     fn root_lists_every_key_in_byte_order_with_hash_urls() {
         let c = contribution("a", 1, 0, &[("apis/b/v1", "{\"x\":1}"), ("api/v1", "{}")]);
-        let (s, conflicts) = build(1, &[c], true);
+        let (s, conflicts) = build(1, &[c], Readiness::default());
         assert!(conflicts.is_empty());
         let root: serde_json::Value = serde_json::from_slice(&s.openapi_root.body).unwrap();
         let keys: Vec<_> = root["paths"].as_object().unwrap().keys().cloned().collect();
@@ -329,7 +344,7 @@ pub(crate) mod tests {
         let low = contribution("low", 1, 0, &[("api/v1", "{\"low\":1}")]);
         let high = contribution("high", 2, 1, &[("api/v1", "{\"high\":1}")]);
         for input in [vec![low.clone(), high.clone()], vec![high.clone(), low.clone()]] {
-            let (s, conflicts) = build(1, &input, true);
+            let (s, conflicts) = build(1, &input, Readiness::default());
             assert_eq!(&s.openapi["api/v1"].rendered.body[..], b"{\"high\":1}");
             assert_eq!(
                 conflicts,
@@ -346,15 +361,15 @@ pub(crate) mod tests {
     fn equal_priority_goes_to_the_earlier_downstream() {
         let first = contribution("first", 1, 0, &[("api/v1", "{\"first\":1}")]);
         let second = contribution("second", 1, 1, &[("api/v1", "{\"second\":1}")]);
-        let (s, _) = build(1, &[second, first], true);
+        let (s, _) = build(1, &[second, first], Readiness::default());
         assert_eq!(&*s.openapi["api/v1"].downstream, "first");
     }
 
     #[test]
     fn same_content_gives_same_root_bytes() {
         let a = contribution("a", 1, 0, &[("api/v1", "{}")]);
-        let (s1, _) = build(1, std::slice::from_ref(&a), true);
-        let (s2, _) = build(7, &[a], false);
+        let (s1, _) = build(1, std::slice::from_ref(&a), Readiness::default());
+        let (s2, _) = build(7, &[a], Readiness::default());
         assert_eq!(s1.openapi_root.body, s2.openapi_root.body);
         assert_eq!(s1.openapi_root.etag, s2.openapi_root.etag);
     }

@@ -669,14 +669,34 @@ fn serving_timeouts_too_long_for_a_timer_are_refused_at_startup() {
     }
 }
 
+/// `serve` with no downstream would be an empty cluster that never gets
+/// ready: refused at once, saying how to name one.
+#[test]
+fn serve_without_a_downstream_is_a_configuration_error() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("downstreams: none configured: give --downstream NAME=URL"),
+        "{stderr}"
+    );
+}
+
 /// A port in use says so, and what to do, for `serve` as for `demo`.
 #[test]
 fn a_listen_address_in_use_is_named_with_what_to_do() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = taken.local_addr().expect("addr").to_string();
     for command in ["serve", "demo"] {
+        let downstream: &[&str] =
+            if command == "serve" { &["--downstream", "kube=http://127.0.0.1:1"] } else { &[] };
         let o = std::process::Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
             .args([command, "--listen", &addr])
+            .args(downstream)
             .stdin(std::process::Stdio::null())
             .output()
             .expect("the binary runs");

@@ -134,8 +134,9 @@ async fn in_cluster_ca_is_what_verifies_the_server() {
     };
     let proxy =
         TestProxy::start(downstreams("downstreams:\n- {name: kube, inCluster: true}\n", &env));
-    proxy.wait_for("the first poll", |_| true).await;
+    proxy.wait_polled("kube").await;
     assert!(proxy.running.state.store.load().openapi.is_empty());
+    assert!(!proxy.running.state.store.load().ready, "nothing delivered: not ready");
     assert!(ds.routes.seen().is_empty(), "nothing is sent to an unverified server");
 }
 

@@ -302,13 +302,8 @@ async fn v2beta1_only_accept_gets_v2beta1_when_enabled() {
 async fn v2beta1_only_accept_is_406_with_a_status_body_when_switched_off() {
     let ds = kube_site();
     let config = Config {
-        listen: "127.0.0.1:0".parse().expect("address"),
-        max_document_bytes: openapi_proxy::DEFAULT_MAX_DOCUMENT_BYTES,
-        memory_budget_bytes: openapi_proxy::DEFAULT_MEMORY_BUDGET_BYTES,
         discovery_v2beta1: false,
-        direct_writes: true,
-        downstreams: vec![downstream("kube", &ds.url(), 1)],
-        serving: openapi_proxy::Serving::default(),
+        ..crate::common::proxy::config(vec![downstream("kube", &ds.url(), 1)])
     };
     let running = openapi_proxy::start(&config).expect("proxy starts");
     let base = format!("http://{}", running.addr);

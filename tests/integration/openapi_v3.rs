@@ -11,8 +11,10 @@ use openapi_proxy::DocumentKey;
 use openapi_proxy::sha512_hex;
 use openapi_proxy::testing::demo::{Route, Site, v3_routes, version_body};
 
+use openapi_proxy::Config;
+
 use crate::common::proxy::{
-    TestProxy, downstream, eventually, request, site, testdata, widgets_site,
+    TestProxy, WIDGETS, downstream, eventually, request, site, testdata, widgets_site,
 };
 use crate::common::shared::shared_testdata;
 
@@ -410,26 +412,86 @@ async fn version_and_openapi_v2_pass_through_from_the_highest_priority_downstrea
     assert!(message.contains("kubectl 1.27 and 1.28 explain ask for protobuf"), "{message}");
 }
 
+/// Readiness waits for data, not for a first try: a downstream whose first
+/// answer is slow keeps the proxy unready until its documents are here.
 #[actix_web::test]
-async fn readiness_waits_for_the_first_poll_of_every_downstream() {
-    let slow = site();
+async fn readiness_waits_for_the_documents_of_every_downstream() {
+    let slow = widgets_site();
     // Long enough that the first answers below come before the first poll
-    // does, even on a loaded 2-core CI machine.
-    slow.routes
-        .set("/openapi/v3", Route::status(StatusCode::NOT_FOUND).delayed(Duration::from_secs(3)));
-    let proxy = TestProxy::start(vec![downstream("slow", &slow.url(), 1)]);
-    assert_eq!(proxy.get("/readyz", &[]).await.status, StatusCode::SERVICE_UNAVAILABLE);
+    // ends, and within the 2 s timeout of each request.
+    slow.routes.set(
+        "/openapi/v3",
+        Route::status(StatusCode::NOT_FOUND).delayed(Duration::from_millis(1500)),
+    );
+    let config = Config {
+        readiness_grace_period: Duration::from_secs(3600),
+        ..crate::common::proxy::config(vec![downstream("slow", &slow.url(), 1)])
+    };
+    let proxy = TestProxy::start_config(&config);
+    let waiting = proxy.get("/readyz", &[]).await;
+    assert_eq!(waiting.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(
+        String::from_utf8_lossy(&waiting.body),
+        "[+]ping ok\n[-]downstream/slow failed: no documents yet, and no downstream has delivered any\nreadyz check failed\n"
+    );
     assert_eq!(proxy.get("/healthz", &[]).await.status, StatusCode::OK);
     assert_eq!(proxy.get("/livez", &[]).await.status, StatusCode::OK);
     eventually("ready", || proxy.running.state.store.load().ready).await;
-    assert_eq!(proxy.get("/readyz", &[]).await.status, StatusCode::OK);
+    assert!(
+        proxy.running.state.store.load().openapi.contains_key(WIDGETS),
+        "ready only with the documents"
+    );
+    let ready = proxy.get("/readyz", &[]).await;
+    assert_eq!((ready.status, &ready.body[..]), (StatusCode::OK, &b"ok"[..]));
+    let verbose = proxy.get("/readyz?verbose", &[]).await;
+    assert_eq!(
+        String::from_utf8_lossy(&verbose.body),
+        "[+]ping ok\n[+]downstream/slow ok\nreadyz check passed\n"
+    );
+    let livez = proxy.get("/livez?verbose=1", &[]).await;
+    assert_eq!(String::from_utf8_lossy(&livez.body), "[+]ping ok\nlivez check passed\n");
 }
 
-/// Six documents, each answered after 1.5 s (within the 2 s timeout of
-/// each request): the first round takes 9 s and more, yet the downstream
-/// counts as tried after one timeout, so readiness does not wait for it.
+/// A downstream that never delivers — a name that does not resolve — and
+/// nothing else: never ready, however long it runs, and the log does not
+/// speak of last good documents that never were.
 #[actix_web::test]
-async fn readiness_waits_one_timeout_for_a_slow_first_round_not_all_of_it() {
+async fn a_downstream_that_never_delivers_never_makes_the_proxy_ready() {
+    let (logs, _guard) = crate::common::logs::capture();
+    let config = Config {
+        readiness_grace_period: Duration::ZERO,
+        ..crate::common::proxy::config(vec![downstream(
+            "kube",
+            "https://no-such-host.invalid:6443",
+            1,
+        )])
+    };
+    let proxy = TestProxy::start_config(&config);
+    proxy.wait_polled("kube").await;
+    // Several more rounds, and a grace period long past.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let readyz = proxy.get("/readyz", &[]).await;
+    assert_eq!(readyz.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(!proxy.running.state.store.load().ready);
+    assert_eq!(
+        logs.count(
+            tracing::Level::WARN,
+            "kube",
+            "poll failed; no documents from this downstream yet"
+        ),
+        1,
+        "{:?}",
+        logs.about(tracing::Level::WARN, "kube")
+    );
+    assert_eq!(logs.count(tracing::Level::WARN, "kube", "poll failed; keeping last good"), 0);
+}
+
+/// Six documents, each answered after 1.5 s: the slow downstream's first
+/// round takes 9 s and more. Next to a downstream that delivered, the
+/// proxy is ready once the grace period (2 s) has passed, not when the
+/// slow round ends; the slow documents appear when it does.
+#[actix_web::test]
+async fn readiness_stops_waiting_for_a_slow_downstream_after_the_grace_period() {
     let slow = site();
     let mut paths = serde_json::Map::new();
     for i in 0..6 {
@@ -446,15 +508,31 @@ async fn readiness_waits_one_timeout_for_a_slow_first_round_not_all_of_it() {
     }
     let root = serde_json::to_vec(&serde_json::json!({ "paths": paths })).expect("root");
     slow.routes.set("/openapi/v3", Route::json(root));
+    let fast = widgets_site();
+    let grace = Duration::from_secs(2);
+    let config = Config {
+        readiness_grace_period: grace,
+        ..crate::common::proxy::config(vec![
+            downstream("fast", &fast.url(), 1),
+            downstream("slow", &slow.url(), 1),
+        ])
+    };
     let started = std::time::Instant::now();
-    let proxy = TestProxy::start(vec![downstream("slow", &slow.url(), 1)]);
-    eventually("ready", || proxy.running.state.store.load().ready).await;
+    let proxy = TestProxy::start_config(&config);
+    proxy.wait_for("the fast documents", |s| s.openapi.contains_key(WIDGETS)).await;
     let ready_after = started.elapsed();
-    let documents = proxy.running.state.store.load().openapi.len();
+    let snapshot = proxy.running.state.store.load();
+    assert!(ready_after >= grace, "ready before the grace period ended: {ready_after:?}");
     assert!(ready_after < Duration::from_secs(6), "ready after {ready_after:?}");
-    assert!(documents < 6, "ready only once the whole round ended ({documents} documents)");
+    let slow_documents =
+        |s: &openapi_proxy::Snapshot| s.openapi.keys().filter(|k| k.starts_with("apis/g")).count();
+    assert!(slow_documents(&snapshot) < 6, "ready only once the slow round ended");
+    let verbose = proxy.get("/readyz?verbose", &[]).await;
+    let text = String::from_utf8_lossy(&verbose.body);
+    assert!(text.contains("[+]downstream/fast ok\n"), "{text}");
+    assert!(text.contains("[+]downstream/slow ok: no documents yet"), "{text}");
     // The round goes on and its documents appear when it ends.
-    proxy.wait_for("the six documents", |s| s.openapi.len() == 6).await;
+    proxy.wait_for("the six documents", |s| slow_documents(s) == 6).await;
 }
 
 #[actix_web::test]

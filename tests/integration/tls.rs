@@ -82,12 +82,15 @@ async fn up(proxy: &TestProxy, downstream: &str) -> String {
     metrics_until(proxy, &format!("{downstream} up"), |m| sample(m, &up) == Some(1.0)).await
 }
 
-/// The proxy has polled everything once and says it is ready, with
-/// nothing published.
-async fn ready_and_empty(proxy: &TestProxy) {
-    proxy.wait_for("the first poll", |_| true).await;
+/// The proxy has polled its one downstream, got nothing, and says it is
+/// not ready: an empty cluster is not served as a ready one.
+async fn polled_and_empty(proxy: &TestProxy, downstream: &str) {
+    proxy.wait_polled(downstream).await;
     assert!(proxy.running.state.store.load().openapi.is_empty());
-    assert_eq!(proxy.get("/readyz", &[]).await.status, StatusCode::OK);
+    let readyz = proxy.get("/readyz", &[]).await;
+    assert_eq!(readyz.status, StatusCode::SERVICE_UNAVAILABLE);
+    let text = String::from_utf8_lossy(&readyz.body);
+    assert!(text.contains(&format!("[-]downstream/{downstream} failed")), "{text}");
 }
 
 fn authorization(r: &SeenRequest) -> Option<&str> {
@@ -113,7 +116,7 @@ async fn https_downstream_with_an_unknown_ca_is_refused() {
     let ds = widgets_tls_site(&pki.server_cert, &pki.server_key, None);
     let proxy = TestProxy::start(vec![verified("widgets", &ds.url(), &pki.unrelated_ca)]);
 
-    ready_and_empty(&proxy).await;
+    polled_and_empty(&proxy, "widgets").await;
     down(&proxy, "widgets", "connect").await;
     assert!(proxy.running.state.store.load().openapi.is_empty());
     assert!(ds.routes.seen().is_empty(), "no request is sent over an unverified connection");
@@ -142,7 +145,7 @@ async fn client_certificate_is_presented_for_mutual_tls() {
     let ds = widgets_tls_site(&pki.server_cert, &pki.server_key, Some(&pki.client_ca));
 
     let anonymous = TestProxy::start(vec![verified("anonymous", &ds.url(), &pki.ca)]);
-    ready_and_empty(&anonymous).await;
+    polled_and_empty(&anonymous, "anonymous").await;
     down(&anonymous, "anonymous", "connect").await;
     assert!(ds.routes.seen().is_empty(), "a connection without a client certificate is refused");
 
@@ -274,15 +277,7 @@ async fn config_validation_refuses_tls_material_that_does_not_parse() {
     let url = "https://127.0.0.1:1";
 
     // Through `proxy::start`, as `serve` starts: the downstream is named too.
-    let config = openapi_proxy::Config {
-        listen: "127.0.0.1:0".parse().expect("address"),
-        max_document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
-        memory_budget_bytes: openapi_proxy::DEFAULT_MEMORY_BUDGET_BYTES,
-        discovery_v2beta1: true,
-        direct_writes: true,
-        downstreams: vec![verified("garbage", url, &not_pem)],
-        serving: openapi_proxy::Serving::default(),
-    };
+    let config = crate::common::proxy::config(vec![verified("garbage", url, &not_pem)]);
     let e = openapi_proxy::start(&config).expect_err("refused");
     let message = error_chain(&e);
     assert!(message.starts_with("downstream garbage: "), "{message:?}");

@@ -38,6 +38,10 @@ pub fn config(downstreams: Vec<DownstreamConfig>) -> Config {
         discovery_v2beta1: true,
         direct_writes: true,
         downstreams,
+        // One delivery is enough: tests with a downstream that never
+        // delivers wait for the others, not for a grace period. The tests
+        // of readiness itself set their own.
+        readiness_grace_period: Duration::ZERO,
         serving: openapi_proxy::Serving::default(),
     }
 }
@@ -78,6 +82,16 @@ impl TestProxy {
     /// The current snapshot generation.
     pub fn generation(&self) -> u64 {
         self.running.state.store.load().generation
+    }
+
+    /// Waits until `downstream` has been polled once (its `up` gauge
+    /// exists), whatever came of it.
+    pub async fn wait_polled(&self, downstream: &str) {
+        let up = format!("openapi_proxy_downstream_up{{downstream=\"{downstream}\"}}");
+        eventually(&format!("{downstream} polled once"), || {
+            self.running.state.metrics.render().contains(&up)
+        })
+        .await;
     }
 
     /// Waits until the snapshot is ready and `pred` holds for it.
