@@ -55,7 +55,7 @@ pub(super) fn document(req: &Request<'_>, key: &str, state: &AppState) -> Reply 
     }
     let snap = state.store.load();
     let Some(entry) = snap.openapi.get(key) else {
-        return Reply::new(StatusCode::NOT_FOUND).header(VARY, ACCEPT);
+        return super::status::openapi_v3_not_published().header(VARY, ACCEPT);
     };
     let rendered = &entry.rendered;
     let (cache_control, expires) = match hash_param(req.query) {

@@ -106,6 +106,21 @@ static VERSION_NOT_PUBLISHED: LazyLock<Bytes> = LazyLock::new(|| {
     )
 });
 
+static V3_KEY_NOT_PUBLISHED: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::NOT_FOUND,
+        "NotFound",
+        "no downstream publishes an OpenAPI v3 document for this group-version \
+         (GET /openapi/v3 lists those served)",
+    )
+});
+
+/// The 404 of an OpenAPI v3 key no downstream publishes. Only the 406 of
+/// a document stays empty, as kube-apiserver's is (docs/wire.md#b-11-7).
+pub(super) fn openapi_v3_not_published() -> Reply {
+    status(StatusCode::NOT_FOUND, &V3_KEY_NOT_PUBLISHED)
+}
+
 /// The 404 of a path nothing serves. A path under `/api/` or `/apis/`
 /// deeper than a group-version is a resource request (`kubectl get pods`
 /// through the proxy): the message says where it belongs. The path is not

@@ -186,6 +186,12 @@ async fn accept_negotiation_unknown_keys_methods_and_head() {
     }
     let unknown = proxy.get("/openapi/v3/apis/nope/v1", &[]).await;
     assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+    let status = unknown.json();
+    assert_eq!((&status["kind"], &status["code"]), (&"Status".into(), &404.into()));
+    assert!(
+        status["message"].as_str().is_some_and(|m| m.contains("GET /openapi/v3 lists")),
+        "{status}"
+    );
     let unknown_406 = proxy.get("/openapi/v3/apis/nope/v1", &[("Accept", "text/html")]).await;
     assert_eq!(
         unknown_406.status,
