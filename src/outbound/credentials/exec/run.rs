@@ -131,7 +131,7 @@ async fn keep_head(
         if n == 0 {
             return Ok(());
         }
-        let room = (max + 1).saturating_sub(into.len());
+        let room = max.saturating_add(1).saturating_sub(into.len());
         into.extend_from_slice(&buf[..n.min(room)]);
     }
 }
