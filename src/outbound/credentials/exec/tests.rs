@@ -154,8 +154,17 @@ impl<S: tracing::Subscriber> Layer<S> for Captured {
     }
 }
 
+/// A subscriber that lives as long as the test process. tracing-core
+/// decides whether a callsite is enabled from every live subscriber, but
+/// when only one is registered it asks the default of whichever thread
+/// hits the callsite first: a test without a subscriber would then turn a
+/// callsite off for the capturing test too. With this one always there,
+/// the capturing subscriber is always asked.
+static ALWAYS: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
+
 /// Captures this thread's events, at every level, until the guard drops.
 fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
+    ALWAYS.get_or_init(|| tracing::Dispatch::new(tracing_subscriber::registry()));
     let captured = Captured::default();
     let guard =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(captured.clone()));
@@ -302,7 +311,7 @@ async fn a_failing_plugin_is_an_error_naming_the_user_and_the_command() {
             ),
         "{chain}"
     );
-    assert_eq!(logs.stderr_lines(), ["error: you must log in first"]);
+    assert_eq!(logs.stderr_lines(), ["error: you must log in first"], "{:?}", logs.events());
 }
 
 #[actix_web::test]
