@@ -71,6 +71,7 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
     let mut pollers = Vec::with_capacity(config.downstreams.len());
     for (order, d) in config.downstreams.iter().enumerate() {
         let client = DownstreamClient::new(
+            &d.name,
             &d.url,
             &d.tls,
             d.token.as_ref(),

@@ -29,7 +29,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::outbound::credentials::{self, BearerToken, Credentials, Environment, PemSource};
+use crate::outbound::credentials::{
+    self, BearerToken, Credentials, Environment, PemSource, TokenSource,
+};
 use crate::outbound::redact::redact_url;
 pub use crate::outbound::tls::TlsConfig;
 use serving::{RawLimits, RawServingTls, Serving};
@@ -176,8 +178,9 @@ pub struct DownstreamConfig {
     pub priority: i64,
     /// How the server is verified and how we identify ourselves.
     pub tls: TlsConfig,
-    /// The bearer token, if any (a file is re-read when it changes).
-    pub token: Option<BearerToken>,
+    /// Where the bearer token comes from, if anywhere (a file is re-read
+    /// when it changes, an exec plugin's token kept until it expires).
+    pub token: Option<TokenSource>,
     /// Timeout of one request.
     pub timeout: Duration,
     /// Time between polls.
@@ -341,7 +344,8 @@ impl Config {
             } else {
                 (resolved.ca, resolved.insecure_skip_verify)
             };
-            let token = d.token_file.map(BearerToken::File).or(resolved.token);
+            let token =
+                d.token_file.map(|f| TokenSource::Bearer(BearerToken::File(f))).or(resolved.token);
             if !https && (ca.is_some() || client_cert.is_some() || insecure_skip_verify) {
                 return Err(invalid(
                     field("url"),

@@ -175,7 +175,7 @@ fn in_cluster_uses_the_service_account_and_the_service_address() {
     let c = in_pod(&env, "downstreams:\n- {name: kube, inCluster: true}").expect("valid");
     let d = &c.downstreams[0];
     assert_eq!(d.url, "https://10.96.0.1:443");
-    assert_eq!(d.token, Some(BearerToken::File(env.service_account_dir.join("token"))));
+    assert_eq!(d.token, Some(env.service_account_dir.join("token").into()));
     assert_eq!(d.tls.ca, Some(PemSource::File(env.service_account_dir.join("ca.crt"))));
 }
 
@@ -190,7 +190,7 @@ fn a_downstreams_own_fields_win_over_in_cluster_ones() {
     let d = in_pod(&env, &yaml).expect("valid").downstreams.remove(0);
     assert_eq!(d.url, "https://metrics.kube-system.svc");
     assert_eq!(d.tls.ca, Some(PemSource::File(own_ca)));
-    assert_eq!(d.token, Some(BearerToken::File(env.service_account_dir.join("token"))));
+    assert_eq!(d.token, Some(env.service_account_dir.join("token").into()));
 }
 
 #[test]

@@ -18,7 +18,7 @@ use awc::http::header::{self, HeaderValue};
 use bytes::Bytes;
 
 use crate::outbound::body::{content_length, read_whole_body};
-use crate::outbound::credentials::BearerToken;
+use crate::outbound::credentials::TokenSource;
 pub use crate::outbound::error::{ClientError, FetchError};
 use crate::outbound::redact::redact_url;
 use crate::outbound::tls::{TlsConfig, tls_config};
@@ -77,21 +77,23 @@ pub struct DownstreamClient {
 }
 
 impl DownstreamClient {
-    /// Builds the client for the server at `base`: TLS from `tls`, the
-    /// token if any, `timeout` per request, no redirects.
+    /// Builds the client for downstream `name` (named in the log lines of
+    /// an exec plugin) at `base`: TLS from `tls`, the token if any,
+    /// `timeout` per request, no redirects.
     ///
     /// # Errors
     /// [`ClientError`] when TLS material cannot be loaded.
     pub fn new(
+        name: &str,
         base: &str,
         tls: &TlsConfig,
-        token: Option<&BearerToken>,
+        token: Option<&TokenSource>,
         timeout: Duration,
         max_bytes: usize,
     ) -> Result<Self, ClientError> {
         let client =
             http_client(tls, timeout, concat!("openapi-proxy/", env!("CARGO_PKG_VERSION")))?;
-        let token = token.map(Token::new).transpose()?;
+        let token = token.map(|t| Token::new(t, name)).transpose()?;
         Ok(Self {
             endpoint: base.to_owned(),
             shown: redact_url(base).into_owned(),
@@ -103,24 +105,34 @@ impl DownstreamClient {
         })
     }
 
-    /// A GET of `url` with this client's headers.
+    /// A GET of `url` with this client's headers and `authorization`.
     fn request(
-        &mut self,
+        &self,
         url: &str,
         accept: &str,
         etag: Option<&HeaderValue>,
-    ) -> Result<awc::ClientRequest, FetchError> {
+        authorization: Option<&HeaderValue>,
+    ) -> awc::ClientRequest {
         let mut req = self.client.get(url).insert_header((header::ACCEPT, accept));
         if let Some(tag) = etag {
             req = req.insert_header((header::IF_NONE_MATCH, tag.clone()));
         }
-        if let Some(token) = &mut self.token {
-            req = req.insert_header((header::AUTHORIZATION, token.header()?));
+        if let Some(value) = authorization {
+            req = req.insert_header((header::AUTHORIZATION, value.clone()));
         }
         if self.close_connections {
             req = req.insert_header((header::CONNECTION, "close"));
         }
-        Ok(req)
+        req
+    }
+
+    /// The `Authorization` header of the next request, if a token is
+    /// configured (an exec plugin may run for it).
+    async fn authorization(&mut self) -> Result<Option<HeaderValue>, FetchError> {
+        match &mut self.token {
+            Some(token) => token.header().await.map(Some),
+            None => Ok(None),
+        }
     }
 
     /// The base URL as logs and errors show it (a password hidden).
@@ -154,28 +166,33 @@ impl DownstreamClient {
         let url = format!("{}{path}", self.shown);
         // One deadline for the whole request — connecting, the retry, the
         // headers and the body together — so that `timeout` means what the
-        // configuration says, not twice or three times it.
-        let deadline = Instant::now() + self.timeout;
-        let left = || deadline.saturating_duration_since(Instant::now());
-        let resp = match self.request(&target, accept, etag)?.timeout(left()).send().await {
-            // A kept-alive connection the downstream had closed: GET is
-            // idempotent, so ask once more on a new connection (Go's
-            // net/http does the same for requests on reused connections).
-            Err(awc::error::SendRequestError::Connect(awc::error::ConnectError::Disconnected))
-                if !left().is_zero() =>
+        // configuration says, not twice or three times it. It starts once
+        // the token is at hand: an exec plugin has its own deadline.
+        let authorization = self.authorization().await?;
+        let mut deadline = Instant::now() + self.timeout;
+        let mut resp =
+            self.send(&target, &url, accept, etag, authorization.as_ref(), deadline).await?;
+        // A 401 to a plugin's token: the token may have been revoked or
+        // may have expired early. As client-go does, run the plugin again
+        // and ask once more, with a deadline of its own (it is a new
+        // request, made with a new credential).
+        if resp.status() == StatusCode::UNAUTHORIZED
+            && self.token.as_mut().is_some_and(Token::rejected)
+        {
+            tracing::debug!(%url, "401 to the exec plugin's token; running it again, retrying once");
+            drop(resp);
+            let authorization = self.authorization().await?;
+            deadline = Instant::now() + self.timeout;
+            resp = self.send(&target, &url, accept, etag, authorization.as_ref(), deadline).await?;
+            if resp.status() == StatusCode::UNAUTHORIZED
+                && let Some(token) = &mut self.token
             {
-                tracing::debug!(%url, "connection closed before an answer; retrying once");
-                self.request(&target, accept, etag)?.timeout(left()).send().await
+                // Not retried again, but the next request runs the plugin
+                // afresh rather than sending a token known to be refused.
+                token.rejected();
             }
-            other => other,
-        };
-        let resp = resp.map_err(|e| {
-            let kind = match e {
-                awc::error::SendRequestError::Timeout => std::io::ErrorKind::TimedOut,
-                _ => std::io::ErrorKind::Other,
-            };
-            FetchError::Send { url: url.clone(), source: std::io::Error::new(kind, e.to_string()) }
-        })?;
+        }
+        let left = || deadline.saturating_duration_since(Instant::now());
         if resp.version() < awc::http::Version::HTTP_11 && !self.close_connections {
             // awc keeps an HTTP/1.0 connection answered with a
             // Content-Length for reuse, but the server closes it: from now
@@ -219,6 +236,42 @@ impl DownstreamClient {
             FetchError::Body { url: url.clone(), source: std::io::Error::new(kind, message) }
         })?;
         Ok(Fetched::Body { body, etag, content_type })
+    }
+    /// Sends one GET, retrying once on a kept-alive connection the
+    /// downstream had closed, within `deadline`.
+    async fn send(
+        &self,
+        target: &str,
+        url: &str,
+        accept: &str,
+        etag: Option<&HeaderValue>,
+        authorization: Option<&HeaderValue>,
+        deadline: Instant,
+    ) -> Result<awc::ClientResponse, FetchError> {
+        let left = || deadline.saturating_duration_since(Instant::now());
+        let resp =
+            match self.request(target, accept, etag, authorization).timeout(left()).send().await {
+                // A kept-alive connection the downstream had closed: GET is
+                // idempotent, so ask once more on a new connection (Go's
+                // net/http does the same for requests on reused connections).
+                Err(awc::error::SendRequestError::Connect(
+                    awc::error::ConnectError::Disconnected,
+                )) if !left().is_zero() => {
+                    tracing::debug!(%url, "connection closed before an answer; retrying once");
+                    self.request(target, accept, etag, authorization).timeout(left()).send().await
+                }
+                other => other,
+            };
+        resp.map_err(|e| {
+            let kind = match e {
+                awc::error::SendRequestError::Timeout => std::io::ErrorKind::TimedOut,
+                _ => std::io::ErrorKind::Other,
+            };
+            FetchError::Send {
+                url: url.to_owned(),
+                source: std::io::Error::new(kind, e.to_string()),
+            }
+        })
     }
 }
 
@@ -267,6 +320,7 @@ mod tests {
     #[actix_web::test]
     async fn errors_name_the_url_without_its_password() {
         let mut client = DownstreamClient::new(
+            "test",
             "http://user:hunter2@127.0.0.1:1",
             &TlsConfig::default(),
             None,

@@ -4,6 +4,8 @@
 
 use awc::http::StatusCode;
 
+use crate::outbound::credentials::exec::cache::ExecTokenError;
+
 /// Why a request to a downstream failed.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
@@ -43,6 +45,18 @@ pub enum FetchError {
         #[source]
         source: std::io::Error,
     },
+    /// The kubeconfig's exec credential plugin gave no usable token.
+    #[error("exec credential plugin {command} of {user}")]
+    Exec {
+        /// The kubeconfig user (`/root/.kube/config users[admin]`).
+        user: String,
+        /// The command, as the kubeconfig spells it.
+        command: String,
+        /// Why (boxed: it is rare, and would make every fetch result
+        /// larger).
+        #[source]
+        source: Box<ExecTokenError>,
+    },
 }
 
 impl FetchError {
@@ -62,6 +76,7 @@ impl FetchError {
             }
             Self::Body { .. } => "body",
             Self::Token { .. } => "token",
+            Self::Exec { .. } => "credentials",
         }
     }
 }

@@ -1,40 +1,70 @@
 //! The bearer token the proxy sends to a downstream: fixed (a kubeconfig's
-//! inline token) or read from a file and read again before every request,
-//! because projected service-account tokens rotate. A token never reaches a
-//! log line: its header value is marked sensitive.
+//! inline token), read from a file and read again before every request,
+//! because projected service-account tokens rotate, or issued by an exec
+//! credential plugin ([`crate::outbound::credentials::exec`]) and kept
+//! until it expires. A token never reaches a log line: its header value is
+//! marked sensitive.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use awc::http::header::HeaderValue;
 
-use crate::outbound::credentials::BearerToken;
+use crate::outbound::credentials::exec::ExecLimits;
+use crate::outbound::credentials::exec::cache::ExecTokenCache;
+use crate::outbound::credentials::{BearerToken, TokenSource};
 use crate::outbound::error::{ClientError, FetchError};
 
 /// The `Authorization` header: from a file, read again before every
-/// request (see [`TokenFile`]), or fixed (a kubeconfig's inline token).
+/// request (see [`TokenFile`]), fixed (a kubeconfig's inline token), or
+/// from an exec plugin.
 #[derive(Debug)]
 pub(crate) enum Token {
     File(TokenFile),
     Fixed(HeaderValue),
+    Exec(ExecTokenCache),
 }
 
 impl Token {
-    pub(crate) fn new(token: &BearerToken) -> Result<Self, ClientError> {
-        match token {
-            BearerToken::File(path) => {
+    /// The token of `downstream` (named in the log lines of a plugin).
+    pub(crate) fn new(source: &TokenSource, downstream: &str) -> Result<Self, ClientError> {
+        match source {
+            TokenSource::Bearer(BearerToken::File(path)) => {
                 Ok(Self::File(TokenFile { path: path.clone(), cached: None }))
             }
-            BearerToken::Inline { origin, value: token } => bearer(token)
+            TokenSource::Bearer(BearerToken::Inline { origin, value: token }) => bearer(token)
                 .map(Self::Fixed)
                 .map_err(|source| ClientError::Token { origin: origin.clone(), source }),
+            TokenSource::Exec(plugin) => Ok(Self::Exec(ExecTokenCache::new(
+                plugin.clone(),
+                ExecLimits::default(),
+                downstream,
+            ))),
         }
     }
 
-    pub(crate) fn header(&mut self) -> Result<HeaderValue, FetchError> {
+    /// The header for the next request. Async because an exec plugin may
+    /// have to run first.
+    pub(crate) async fn header(&mut self) -> Result<HeaderValue, FetchError> {
         match self {
             Self::File(file) => file.header(),
             Self::Fixed(value) => Ok(value.clone()),
+            Self::Exec(cache) => cache.header().await.map_err(|source| FetchError::Exec {
+                user: cache.plugin().user().to_owned(),
+                command: cache.plugin().command().to_owned(),
+                source: Box::new(source),
+            }),
+        }
+    }
+
+    /// A request that carried this token was answered 401: whether a new
+    /// token may be had by asking again. Only a plugin's token can be
+    /// renewed on demand; a file is read before every request anyway, and
+    /// an inline token never changes.
+    pub(crate) fn rejected(&mut self) -> bool {
+        match self {
+            Self::Exec(cache) => cache.rejected(),
+            Self::File(_) | Self::Fixed(_) => false,
         }
     }
 }
@@ -106,7 +136,7 @@ mod tests {
     use super::*;
 
     fn file_token(path: &Path) -> Token {
-        Token::new(&BearerToken::File(path.to_path_buf())).expect("a file token")
+        Token::new(&path.to_path_buf().into(), "test").expect("a file token")
     }
 
     fn scratch(name: &str) -> PathBuf {
@@ -118,13 +148,13 @@ mod tests {
 
     /// A rotated token whose file kept its modification time was not read
     /// again: the old token went on being sent.
-    #[test]
-    fn a_rotated_token_is_sent_even_when_the_file_keeps_its_mtime() {
+    #[actix_web::test]
+    async fn a_rotated_token_is_sent_even_when_the_file_keeps_its_mtime() {
         let path = scratch("mtime");
         std::fs::write(&path, "token-one\n").expect("write");
         let mtime: SystemTime = std::fs::metadata(&path).and_then(|m| m.modified()).expect("mtime");
         let mut token = file_token(&path);
-        assert_eq!(token.header().expect("header"), "Bearer token-one");
+        assert_eq!(token.header().await.expect("header"), "Bearer token-one");
         std::fs::write(&path, "token-two\n").expect("rotate");
         std::fs::File::options()
             .write(true)
@@ -133,17 +163,17 @@ mod tests {
             .expect("restore the mtime");
         assert_eq!(std::fs::metadata(&path).and_then(|m| m.modified()).ok(), Some(mtime));
         for _ in 0..3 {
-            assert_eq!(token.header().expect("header"), "Bearer token-two");
+            assert_eq!(token.header().await.expect("header"), "Bearer token-two");
         }
-        assert!(token.header().expect("header").is_sensitive());
+        assert!(token.header().await.expect("header").is_sensitive());
     }
 
-    #[test]
-    fn an_oversized_token_file_is_refused_without_reading_it_whole() {
+    #[actix_web::test]
+    async fn an_oversized_token_file_is_refused_without_reading_it_whole() {
         let path = scratch("large");
         let size = usize::try_from(MAX_TOKEN_FILE_BYTES).expect("fits") + 1;
         std::fs::write(&path, "a".repeat(size)).expect("write");
-        let e = file_token(&path).header().expect_err("too large");
+        let e = file_token(&path).header().await.expect_err("too large");
         assert!(crate::error_chain(&e).contains("a token file is at most 65536 bytes"), "{e}");
         let e = read_token_file(Path::new("/dev/zero")).expect_err("endless");
         assert_eq!(e.kind(), std::io::ErrorKind::FileTooLarge);

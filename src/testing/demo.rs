@@ -73,6 +73,8 @@ pub struct SeenRequest {
 pub struct Routes {
     table: Arc<RwLock<BTreeMap<String, Route>>>,
     seen: Arc<Mutex<Vec<SeenRequest>>>,
+    /// The only `Authorization` value answered; others get 401.
+    authorization: Arc<RwLock<Option<String>>>,
 }
 
 /// How many requests a site remembers.
@@ -97,6 +99,20 @@ impl Routes {
         let mut t = self.table.write().unwrap_or_else(std::sync::PoisonError::into_inner);
         t.clear();
         t.extend(routes);
+    }
+
+    /// Answers 401 to every request whose `Authorization` header is not
+    /// `value` (a downstream requiring a bearer token); `None` accepts any.
+    pub fn require_authorization(&self, value: Option<&str>) {
+        *self.authorization.write().unwrap_or_else(std::sync::PoisonError::into_inner) =
+            value.map(str::to_owned);
+    }
+
+    fn authorized(&self, req: &HttpRequest) -> bool {
+        let required = self.authorization.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        required.as_deref().is_none_or(|r| {
+            req.headers().get(header::AUTHORIZATION).is_some_and(|v| v.as_bytes() == r.as_bytes())
+        })
     }
 
     /// The requests seen so far (the most recent ten thousand).
@@ -139,6 +155,9 @@ impl Site {
 
 async fn answer(req: HttpRequest, routes: web::Data<Routes>) -> HttpResponse {
     routes.record(&req);
+    if !routes.authorized(&req) {
+        return HttpResponse::Unauthorized().finish();
+    }
     let Some(route) = routes.lookup(req.path()) else {
         return HttpResponse::NotFound().finish();
     };

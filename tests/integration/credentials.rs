@@ -2,9 +2,13 @@
 //! from a kubeconfig, black-box: configuration text through the real
 //! loader, then a real proxy in front of an HTTPS fake downstream with
 //! certificates made at test time. Success is the widgets sample being
-//! published and the downstream seeing the expected credentials.
+//! published and the downstream seeing the expected credentials. A
+//! kubeconfig whose user is an exec plugin is run through the binary
+//! itself, `openapi-proxy serve`, so the plugin is a real grandchild and
+//! its stderr is read in the real log.
 
-use std::os::unix::fs::symlink;
+use std::io::Read as _;
+use std::os::unix::fs::{PermissionsExt as _, symlink};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -14,7 +18,7 @@ use openapi_proxy::Environment;
 use openapi_proxy::testing::demo::Routes;
 use openapi_proxy::{Config, DownstreamConfig, RawConfig};
 
-use crate::common::proxy::{TestProxy, eventually, widgets_routes};
+use crate::common::proxy::{TestProxy, WIDGETS, eventually, request, widgets_routes};
 use crate::common::tls::{Pki, start_tls_site};
 
 /// The downstreams of `yaml`, loaded by the real loader in `env`, with
@@ -263,4 +267,150 @@ async fn a_rotated_token_file_is_followed_even_when_its_mtime_is_unchanged() {
         authorizations(&ds.routes).iter().any(|a| a.as_deref() == Some("Bearer token-two"))
     })
     .await;
+}
+
+/// The binary under test, killed when dropped.
+struct Serve(std::process::Child);
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A plugin that counts its runs, says something on stderr, and answers
+/// a fixed token without expiry.
+const PLUGIN: &str = r#"#!/bin/sh
+echo run >> "$RUNS"
+echo "plugin: issuing a token for $(printf '%s' "$KUBERNETES_EXEC_INFO" | tr -d '\n' | head -c 200)" >&2
+printf '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"exec-SECRET-token-9f8e"}}'
+"#;
+
+#[actix_web::test]
+async fn serve_polls_a_downstream_with_the_token_of_a_kubeconfig_exec_plugin() {
+    let routes = widgets_routes();
+    routes.require_authorization(Some("Bearer exec-SECRET-token-9f8e"));
+    let ds = openapi_proxy::testing::demo::start_site(routes).expect("site");
+    let dir = crate::common::validators::scratch_dir("exec-plugin-serve");
+    std::fs::create_dir_all(dir.join("plugins")).expect("plugins dir");
+    let plugin = dir.join("plugins/get-token");
+    std::fs::write(&plugin, PLUGIN).expect("plugin");
+    std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let runs = dir.join("runs");
+    std::fs::write(
+        dir.join("kubeconfig"),
+        format!(
+            "apiVersion: v1
+kind: Config
+current-context: cloud
+clusters:
+- name: cloud
+  cluster: {{server: '{server}'}}
+contexts:
+- name: cloud
+  context: {{cluster: cloud, user: cloud-user}}
+users:
+- name: cloud-user
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: ./plugins/get-token
+      env: [{{name: RUNS, value: '{runs}'}}]
+      provideClusterInfo: true
+",
+            server = ds.url(),
+            runs = runs.display(),
+        ),
+    )
+    .expect("kubeconfig");
+    let config = dir.join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen: 127.0.0.1:0\npollInterval: 100ms\ndownstreams:\n- {{name: kube, kubeconfig: {}}}\n",
+            dir.join("kubeconfig").display()
+        ),
+    )
+    .expect("config");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
+        .args(["--log-format", "json", "serve", "--config"])
+        .arg(&config)
+        .env("RUST_LOG", "debug")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let stderr = child.stderr.take();
+    let child = Serve(child);
+    let logs = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = std::sync::Arc::clone(&logs);
+    let reader = std::thread::spawn(move || {
+        let mut stderr = stderr.expect("stderr is piped");
+        let mut buf = [0u8; 8192];
+        while let Ok(k) = stderr.read(&mut buf) {
+            if k == 0 {
+                break;
+            }
+            sink.lock().expect("log buffer").push_str(&String::from_utf8_lossy(&buf[..k]));
+        }
+    });
+    let lines = || -> Vec<serde_json::Value> {
+        let text = logs.lock().expect("log buffer").clone();
+        text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+    };
+    let mut listening = None;
+    eventually("the binary logs its address", || {
+        listening = lines()
+            .iter()
+            .find(|v| v["msg"] == "listening")
+            .and_then(|v| v["addr"].as_str().map(str::to_owned));
+        listening.is_some()
+    })
+    .await;
+    let base = format!("http://{}", listening.expect("address"));
+
+    let mut root = serde_json::Value::Null;
+    for _ in 0..3000 {
+        root = request("GET", &format!("{base}/openapi/v3"), &[]).await.json();
+        if root["paths"].get(WIDGETS).is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let url = root["paths"][WIDGETS]["serverRelativeURL"].as_str().unwrap_or_else(|| {
+        panic!("the widgets document is not listed: {root}\nlogs: {:?}", logs.lock())
+    });
+    let doc = request("GET", &format!("{base}{url}"), &[]).await;
+    assert_eq!(doc.status.as_u16(), 200);
+    assert_eq!(doc.json()["openapi"], "3.0.0");
+
+    // Several polls later, the plugin still ran once: its token is kept.
+    eventually("a few more polls", || ds.routes.seen().len() >= 6).await;
+    assert!(
+        authorizations(&ds.routes)
+            .iter()
+            .all(|a| a.as_deref() == Some("Bearer exec-SECRET-token-9f8e")),
+        "every request carries the plugin's token"
+    );
+    assert_eq!(std::fs::read_to_string(&runs).expect("runs").lines().count(), 1);
+    drop(child);
+    reader.join().expect("log reader");
+
+    let lines = lines();
+    let said: Vec<&serde_json::Value> =
+        lines.iter().filter(|v| v["msg"] == "exec credential plugin wrote to stderr").collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(said[0]["severity"], "warning", "{:?}", said[0]);
+    assert_eq!(said[0]["downstream"], "kube");
+    let line = said[0]["line"].as_str().expect("the line");
+    assert!(
+        line.starts_with(
+            r#"plugin: issuing a token for {"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","spec":{"cluster":{"server":"http://127.0.0.1:"#
+        ),
+        "{line}"
+    );
+    let text = logs.lock().expect("log buffer").clone();
+    assert!(!text.contains("exec-SECRET"), "the token reached the log");
 }

@@ -12,7 +12,7 @@ mod cli;
 mod clients;
 /// Test support: fake servers, helpers, the OpenAPI validator harness.
 mod common;
-/// Downstream credentials from the pod's service account and from kubeconfigs, over TLS.
+/// Downstream credentials from the pod's service account and from kubeconfigs (exec plugins too).
 mod credentials;
 /// deploy/: manifests validated by kubectl through the proxy, the image's and manifests' configurations.
 mod deploy;

@@ -317,6 +317,7 @@ async fn config_validation_refuses_tls_material_that_does_not_parse() {
     let mut unnamed = Vec::new();
     for (what, d, files) in &cases {
         match DownstreamClient::new(
+            &d.name,
             &d.url,
             &d.tls,
             d.token.as_ref(),

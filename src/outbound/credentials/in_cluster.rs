@@ -8,7 +8,7 @@
 //! by default, the old one valid a while longer), and the client re-reads
 //! the file when it changes, so nothing here caches it.
 
-use super::{BearerToken, Credentials, Environment, PemSource};
+use super::{BearerToken, Credentials, Environment, PemSource, TokenSource};
 
 /// Where the kubelet mounts a pod's service-account credentials.
 pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -56,7 +56,7 @@ pub fn resolve(env: &Environment) -> Result<Credentials, InClusterError> {
         ca: Some(PemSource::File(ca)),
         insecure_skip_verify: false,
         client_cert: None,
-        token: Some(BearerToken::File(token)),
+        token: Some(TokenSource::Bearer(BearerToken::File(token))),
     })
 }
 
@@ -106,7 +106,7 @@ mod tests {
         let c = resolve(&env(dir.clone(), Some("10.96.0.1"), Some("443"))).expect("resolves");
         assert_eq!(c.server.as_deref(), Some("https://10.96.0.1:443"));
         assert_eq!(c.ca, Some(PemSource::File(dir.join("ca.crt"))));
-        assert_eq!(c.token, Some(BearerToken::File(dir.join("token"))));
+        assert_eq!(c.token, Some(dir.join("token").into()));
         assert!(!c.insecure_skip_verify && c.client_cert.is_none());
     }
 

@@ -7,17 +7,22 @@
 //!   `certificate-authority-data`, `insecure-skip-tls-verify`;
 //! - its user's `client-certificate(-data)` and `client-key(-data)`,
 //!   `token` and `tokenFile` (the file wins when both are set, as in
-//!   client-go, and is re-read when it changes).
+//!   client-go, and is re-read when it changes);
+//! - or its user's `exec` credential plugin ([`super::exec`]), given the
+//!   cluster's `disable-compression` and its
+//!   `client.authentication.k8s.io/exec` extension when it asks for the
+//!   cluster's information. A plugin beside `token` or `tokenFile` is
+//!   refused: which one would win is not obvious to the reader of the file.
 //!
 //! Relative file paths are relative to the kubeconfig's directory, as in
-//! client-go. Anything else that changes how the proxy would connect or
-//! who it would be — exec plugins, auth-provider, basic auth,
-//! impersonation, `proxy-url`, `tls-server-name` — is refused with the
-//! field's name, rather than silently ignored and then failing as a 401
-//! far from its cause. Other fields (namespace, extensions, preferences)
-//! do not matter here and are ignored. Only the chosen context, its
-//! cluster and its user are looked at: the other entries of a busy
-//! kubeconfig may use anything.
+//! client-go (a plugin's `command` too, when it is a path). Anything else
+//! that changes how the proxy would connect or who it would be —
+//! auth-provider, basic auth, impersonation, `proxy-url`,
+//! `tls-server-name` — is refused with the field's name, rather than
+//! silently ignored and then failing as a 401 far from its cause. Other
+//! fields (namespace, other extensions, preferences) do not matter here
+//! and are ignored. Only the chosen context, its cluster and its user are
+//! looked at: the other entries of a busy kubeconfig may use anything.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,7 +31,9 @@ use base64::Engine as _;
 use serde::Deserialize;
 use serde_yaml_ng::Value;
 
-use super::{BearerToken, Credentials, PemSource};
+use super::exec::ExecPlugin;
+use super::exec::stanza::{ClusterInfo, EXEC_EXTENSION, StanzaError};
+use super::{BearerToken, Credentials, PemSource, TokenSource};
 
 /// Why a kubeconfig cannot be used. Every message starts with the file and
 /// names the field (`users[admin].user.exec`, entries by their name).
@@ -101,6 +108,17 @@ pub enum KubeconfigError {
         #[source]
         source: base64::DecodeError,
     },
+    /// The user's `exec` stanza cannot be used.
+    #[error("{path}: {field}")]
+    Exec {
+        /// The kubeconfig.
+        path: String,
+        /// The field (`users[admin].user.exec.apiVersion`).
+        field: String,
+        /// Why.
+        #[source]
+        source: StanzaError,
+    },
     /// A file it names is not there.
     #[error("{path}: {field}: {file} is not a readable file")]
     MissingFile {
@@ -151,6 +169,15 @@ struct Cluster {
     insecure_skip_tls_verify: bool,
     tls_server_name: Option<Value>,
     proxy_url: Option<Value>,
+    #[serde(default)]
+    disable_compression: bool,
+    extensions: Option<Vec<NamedExtension>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct NamedExtension {
+    name: String,
+    extension: Option<Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -263,7 +290,7 @@ impl Resolver<'_> {
                 .flatten()
                 .find(|u| u.name == user_name)
                 .ok_or_else(|| self.undefined(&user_field, "user", user_name))?;
-            self.user(user, &mut credentials)?;
+            self.user(user, cluster, &mut credentials)?;
         }
         Ok(credentials)
     }
@@ -302,13 +329,18 @@ impl Resolver<'_> {
         })
     }
 
-    fn user(&self, named: &NamedUser, into: &mut Credentials) -> Result<(), KubeconfigError> {
+    fn user(
+        &self,
+        named: &NamedUser,
+        cluster: &NamedCluster,
+        into: &mut Credentials,
+    ) -> Result<(), KubeconfigError> {
         let at = format!("users[{}].user", named.name);
         let default = User::default();
         let u = named.user.as_ref().unwrap_or(&default);
-        const TOKEN_OR_CERT: &str = "use a token, tokenFile or a client certificate";
-        self.refuse(&at, "exec", u.exec.as_ref(), "exec credential plugins are not run by the proxy; use a token, tokenFile or a client certificate")?;
-        self.refuse(&at, "auth-provider", u.auth_provider.as_ref(), "auth-provider plugins are not run by the proxy; use a token, tokenFile or a client certificate")?;
+        const TOKEN_OR_CERT: &str =
+            "use a token, tokenFile, an exec plugin or a client certificate";
+        self.refuse(&at, "auth-provider", u.auth_provider.as_ref(), "auth-provider plugins are not run by the proxy; use a token, tokenFile, an exec plugin or a client certificate")?;
         self.refuse(&at, "username", u.username.as_ref(), TOKEN_OR_CERT)?;
         self.refuse(&at, "password", u.password.as_ref(), TOKEN_OR_CERT)?;
         const OWN_IDENTITY: &str =
@@ -345,7 +377,7 @@ impl Resolver<'_> {
                 ));
             }
         };
-        into.token = match (path(u.token_file.as_ref()), text(u.token.as_ref())) {
+        let token = match (path(u.token_file.as_ref()), text(u.token.as_ref())) {
             (Some(file), _) => Some(BearerToken::File(self.file(&at, "tokenFile", file)?)),
             (None, Some(token)) => Some(BearerToken::Inline {
                 origin: format!("{} {at}.token", self.path),
@@ -353,7 +385,51 @@ impl Resolver<'_> {
             }),
             (None, None) => None,
         };
+        into.token = match (token, u.exec.as_ref().filter(|e| present(Some(e)))) {
+            (Some(_), Some(_)) => {
+                let other =
+                    if path(u.token_file.as_ref()).is_some() { "tokenFile" } else { "token" };
+                return Err(self.conflict(&at, "exec", other));
+            }
+            (Some(token), None) => Some(TokenSource::Bearer(token)),
+            (None, Some(stanza)) => {
+                Some(TokenSource::Exec(Arc::new(self.exec(&named.name, stanza, cluster, into)?)))
+            }
+            (None, None) => None,
+        };
         Ok(())
+    }
+
+    /// The user's exec plugin; `cluster` and the credentials resolved from
+    /// it are what the plugin is told when it asks (`provideClusterInfo`).
+    fn exec(
+        &self,
+        user: &str,
+        stanza: &Value,
+        cluster: &NamedCluster,
+        resolved: &Credentials,
+    ) -> Result<ExecPlugin, KubeconfigError> {
+        let c = cluster.cluster.as_ref();
+        let info = ClusterInfo {
+            server: resolved.server.as_deref().unwrap_or_default(),
+            insecure_skip_tls_verify: resolved.insecure_skip_verify,
+            ca: resolved.ca.as_ref(),
+            disable_compression: c.is_some_and(|c| c.disable_compression),
+            exec_extension: c
+                .and_then(|c| c.extensions.as_ref())
+                .into_iter()
+                .flatten()
+                .find(|e| e.name == EXEC_EXTENSION)
+                .and_then(|e| e.extension.as_ref()),
+        };
+        ExecPlugin::from_stanza(stanza, format!("{} users[{user}]", self.path), self.dir, info)
+            .map_err(|source| {
+                let field = match source.field() {
+                    "" => format!("users[{user}].user.exec"),
+                    f => format!("users[{user}].user.exec.{f}"),
+                };
+                KubeconfigError::Exec { path: self.path.clone(), field, source }
+            })
     }
 
     /// A PEM from a file field or its `-data` twin (not both).

@@ -1,17 +1,21 @@
 //! Where a downstream's credentials come from: files named in the
-//! configuration, a kubeconfig ([`kubeconfig`]), or the pod's own service
-//! account ([`in_cluster`]).
+//! configuration, a kubeconfig ([`kubeconfig`]) and the credential plugin
+//! it may name ([`exec`]), or the pod's own service account
+//! ([`in_cluster`]).
 //!
 //! Everything here is resolved once, when the configuration is validated,
 //! into the same few shapes the HTTP client consumes: PEM material
-//! ([`PemSource`]), a bearer token ([`BearerToken`]) and an optional server
-//! URL. Files stay files — so a rotated service-account token or a renewed
-//! certificate on disk is what the client reads — and only what a
-//! kubeconfig carries inline (`*-data`, `token`) is held in memory.
+//! ([`PemSource`]), where the bearer token comes from ([`TokenSource`]) and
+//! an optional server URL. Files stay files — so a rotated service-account
+//! token or a renewed certificate on disk is what the client reads — and
+//! only what a kubeconfig carries inline (`*-data`, `token`) is held in
+//! memory. An exec plugin is resolved to what it takes to run it; it runs
+//! when the client first needs a token.
 //!
 //! Secrets never reach `Debug` output or error messages: inline values
 //! print as where they came from.
 
+pub mod exec;
 pub mod in_cluster;
 pub mod kubeconfig;
 
@@ -48,6 +52,27 @@ pub type PemSource = Material<Arc<[u8]>>;
 /// changes (projected service-account tokens are rotated by the kubelet,
 /// hourly by default), or a kubeconfig's `users[].user.token`.
 pub type BearerToken = Material<String>;
+
+/// Where the bearer token sent to a downstream comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenSource {
+    /// A token file or a kubeconfig's inline token.
+    Bearer(BearerToken),
+    /// A kubeconfig's exec credential plugin, run when a token is needed.
+    Exec(Arc<exec::ExecPlugin>),
+}
+
+impl From<BearerToken> for TokenSource {
+    fn from(token: BearerToken) -> Self {
+        Self::Bearer(token)
+    }
+}
+
+impl From<PathBuf> for TokenSource {
+    fn from(path: PathBuf) -> Self {
+        Self::Bearer(BearerToken::File(path))
+    }
+}
 
 impl<T> From<PathBuf> for Material<T> {
     fn from(path: PathBuf) -> Self {
@@ -115,8 +140,8 @@ pub struct Credentials {
     pub insecure_skip_verify: bool,
     /// Client certificate and key for mutual TLS.
     pub client_cert: Option<(PemSource, PemSource)>,
-    /// Bearer token.
-    pub token: Option<BearerToken>,
+    /// Where the bearer token comes from.
+    pub token: Option<TokenSource>,
 }
 
 /// What in-cluster resolution reads from the process: the service-account

@@ -1,6 +1,7 @@
 //! Unit tests of `outbound/credentials/kubeconfig.rs`.
 
 use super::*;
+use crate::outbound::credentials::exec::ExecPlugin;
 
 /// A fresh directory holding `kubeconfig` (and `ca.crt`, `token`).
 fn write(name: &str, kubeconfig: &str) -> PathBuf {
@@ -58,7 +59,10 @@ fn current_context_chooses_cluster_and_user() {
     assert_eq!(c.server.as_deref(), Some("https://dev.example:6443"));
     assert!(c.insecure_skip_verify);
     assert_eq!(c.ca, None);
-    assert!(matches!(c.token, Some(BearerToken::Inline { ref value, .. }) if value == "dev-token"));
+    assert!(matches!(
+        c.token,
+        Some(TokenSource::Bearer(BearerToken::Inline { ref value, .. })) if value == "dev-token"
+    ));
 }
 
 #[test]
@@ -68,7 +72,7 @@ fn a_named_context_wins_and_relative_paths_follow_the_file() {
     let c = resolve(&path, Some("prod")).expect("resolves");
     assert_eq!(c.server.as_deref(), Some("https://prod.example:6443"));
     assert_eq!(c.ca, Some(PemSource::File(dir.join("ca.crt"))));
-    assert_eq!(c.token, Some(BearerToken::File(dir.join("token"))));
+    assert_eq!(c.token, Some(dir.join("token").into()));
     assert!(!c.insecure_skip_verify && c.client_cert.is_none());
 }
 
@@ -101,7 +105,7 @@ users: [{name: u, user: {token: inline, tokenFile: token}}]
 ";
     let path = write("both-tokens", kc);
     let c = resolve(&path, None).expect("resolves");
-    assert_eq!(c.token, Some(BearerToken::File(path.with_file_name("token"))));
+    assert_eq!(c.token, Some(path.with_file_name("token").into()));
 }
 
 #[test]
@@ -113,16 +117,12 @@ fn plugins_and_other_identities_are_refused_by_name() {
     };
     let cases = [
         (
-            "{exec: {command: aws, apiVersion: client.authentication.k8s.io/v1}}",
-            "KC: users[u].user.exec is not supported: exec credential plugins are not run by the proxy; use a token, tokenFile or a client certificate",
-        ),
-        (
             "{auth-provider: {name: oidc}}",
-            "KC: users[u].user.auth-provider is not supported: auth-provider plugins are not run by the proxy; use a token, tokenFile or a client certificate",
+            "KC: users[u].user.auth-provider is not supported: auth-provider plugins are not run by the proxy; use a token, tokenFile, an exec plugin or a client certificate",
         ),
         (
             "{username: a, password: b}",
-            "KC: users[u].user.username is not supported: use a token, tokenFile or a client certificate",
+            "KC: users[u].user.username is not supported: use a token, tokenFile, an exec plugin or a client certificate",
         ),
         (
             "{token: t, as: admin}",
@@ -213,4 +213,164 @@ fn contexts_clusters_and_users_must_exist() {
 fn a_file_that_is_not_a_kubeconfig_is_a_parse_error() {
     let e = error("garbage", "clusters: 7\n", None);
     assert!(e.starts_with("parsing KC: clusters: invalid type"), "{e}");
+}
+
+/// A kubeconfig whose user `u` has `exec: {stanza}`, on cluster `k`
+/// (`cluster` its body).
+fn with_exec(cluster: &str, stanza: &str) -> String {
+    format!(
+        "current-context: c\nclusters: [{{name: k, cluster: {cluster}}}]\ncontexts: [{{name: c, context: {{cluster: k, user: u}}}}]\nusers: [{{name: u, user: {{exec: {stanza}}}}}]\n"
+    )
+}
+
+const SERVER: &str = "{server: 'https://k:6443'}";
+
+fn plugin(name: &str, kubeconfig: &str) -> (PathBuf, Arc<ExecPlugin>) {
+    let path = write(name, kubeconfig);
+    match resolve(&path, None).expect("resolves").token {
+        Some(TokenSource::Exec(plugin)) => (path, plugin),
+        other => panic!("not an exec plugin: {other:?}"),
+    }
+}
+
+#[test]
+fn an_exec_plugin_in_v1_is_resolved_and_its_relative_command_follows_the_file() {
+    let (path, p) = plugin(
+        "exec-v1",
+        &with_exec(
+            SERVER,
+            "{apiVersion: client.authentication.k8s.io/v1, command: ./bin/get-token, args: [--x], env: [{name: A, value: secret-value}], interactiveMode: Never}",
+        ),
+    );
+    assert_eq!(p.program(), path.with_file_name("./bin/get-token"));
+    assert_eq!(p.command(), "./bin/get-token");
+    assert!(p.user().ends_with("kubeconfig users[u]"), "{}", p.user());
+    assert_eq!(
+        p.exec_info(),
+        r#"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","spec":{"interactive":false}}"#
+    );
+    let debug = format!("{p:?}");
+    assert!(debug.contains("\"A\"") && !debug.contains("secret-value"), "{debug}");
+}
+
+#[test]
+fn v1beta1_needs_no_interactive_mode_and_if_available_is_accepted() {
+    let (_, p) = plugin(
+        "exec-v1beta1",
+        &with_exec(SERVER, "{apiVersion: client.authentication.k8s.io/v1beta1, command: aws}"),
+    );
+    assert_eq!(
+        p.exec_info(),
+        r#"{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","spec":{"interactive":false}}"#
+    );
+    plugin(
+        "exec-ifavailable",
+        &with_exec(
+            SERVER,
+            "{apiVersion: client.authentication.k8s.io/v1, command: aws, interactiveMode: IfAvailable}",
+        ),
+    );
+}
+
+#[test]
+fn a_bare_command_is_left_to_path_and_an_absolute_one_is_kept() {
+    let (_, bare) = plugin(
+        "exec-bare",
+        &with_exec(
+            SERVER,
+            "{apiVersion: client.authentication.k8s.io/v1beta1, command: gke-gcloud-auth-plugin}",
+        ),
+    );
+    assert_eq!(bare.program(), Path::new("gke-gcloud-auth-plugin"));
+    let (_, absolute) = plugin(
+        "exec-absolute",
+        &with_exec(
+            SERVER,
+            "{apiVersion: client.authentication.k8s.io/v1beta1, command: /usr/bin/aws}",
+        ),
+    );
+    assert_eq!(absolute.program(), Path::new("/usr/bin/aws"));
+}
+
+#[test]
+fn exec_stanzas_the_proxy_cannot_run_are_refused_by_field() {
+    let cases = [
+        ("{command: aws, interactiveMode: Never}", "KC: users[u].user.exec.apiVersion: required"),
+        (
+            "{apiVersion: client.authentication.k8s.io/v1alpha1, command: aws}",
+            "KC: users[u].user.exec.apiVersion: \"client.authentication.k8s.io/v1alpha1\" is not supported; use client.authentication.k8s.io/v1 or client.authentication.k8s.io/v1beta1",
+        ),
+        (
+            "{apiVersion: client.authentication.k8s.io/v1, command: aws}",
+            "KC: users[u].user.exec.interactiveMode: required with client.authentication.k8s.io/v1 (Never or IfAvailable)",
+        ),
+        (
+            "{apiVersion: client.authentication.k8s.io/v1, command: aws, interactiveMode: Always}",
+            "KC: users[u].user.exec.interactiveMode: Always is not supported: it needs a terminal and the proxy never has one; use Never, or IfAvailable with a plugin that can do without input",
+        ),
+        (
+            "{apiVersion: client.authentication.k8s.io/v1beta1, command: aws, interactiveMode: Sometimes}",
+            "KC: users[u].user.exec.interactiveMode: \"Sometimes\" is not one of Never, IfAvailable, Always",
+        ),
+        (
+            "{apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never}",
+            "KC: users[u].user.exec.command: required",
+        ),
+    ];
+    for (i, (stanza, expected)) in cases.iter().enumerate() {
+        assert_eq!(error(&format!("exec{i}"), &with_exec(SERVER, stanza), None), *expected);
+    }
+    let e = error("exec-shape", &with_exec(SERVER, "{command: [a, b]}"), None);
+    assert!(e.starts_with("KC: users[u].user.exec: not an exec stanza: "), "{e}");
+}
+
+#[test]
+fn an_exec_plugin_beside_a_token_is_a_conflict() {
+    let kc = "current-context: c\nclusters: [{name: k, cluster: {server: 'https://k'}}]\ncontexts: [{name: c, context: {cluster: k, user: u}}]\nusers: [{name: u, user: {tokenFile: token, exec: {command: aws, apiVersion: client.authentication.k8s.io/v1beta1}}}]\n";
+    assert_eq!(
+        error("exec-and-token", kc, None),
+        "KC: users[u].user.exec and users[u].user.tokenFile are both set; keep one"
+    );
+}
+
+#[test]
+fn the_cluster_is_described_to_the_plugin_only_when_it_asks() {
+    let cluster = "{server: 'https://k:6443', certificate-authority: ca.crt, disable-compression: true, extensions: [{name: other, extension: {a: 1}}, {name: client.authentication.k8s.io/exec, extension: {audience: aud-1, nested: [1, two]}}]}";
+    let (_, p) = plugin(
+        "exec-cluster",
+        &with_exec(
+            cluster,
+            "{apiVersion: client.authentication.k8s.io/v1, command: aws, interactiveMode: Never, provideClusterInfo: true}",
+        ),
+    );
+    let info: serde_json::Value = serde_json::from_str(p.exec_info()).expect("JSON");
+    assert_eq!(
+        info,
+        serde_json::json!({
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "kind": "ExecCredential",
+            "spec": {
+                "cluster": {
+                    "server": "https://k:6443",
+                    // `ca.crt` holds "ca".
+                    "certificate-authority-data": "Y2E=",
+                    "disable-compression": true,
+                    "config": {"audience": "aud-1", "nested": [1, "two"]},
+                },
+                "interactive": false,
+            },
+        })
+    );
+    let (_, insecure) = plugin(
+        "exec-cluster-insecure",
+        &with_exec(
+            "{server: 'https://k:6443', insecure-skip-tls-verify: true}",
+            "{apiVersion: client.authentication.k8s.io/v1beta1, command: aws, provideClusterInfo: true}",
+        ),
+    );
+    let info: serde_json::Value = serde_json::from_str(insecure.exec_info()).expect("JSON");
+    assert_eq!(
+        info["spec"]["cluster"],
+        serde_json::json!({"server": "https://k:6443", "insecure-skip-tls-verify": true})
+    );
 }
