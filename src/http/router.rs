@@ -7,11 +7,13 @@
 //! unknown path is 404 whatever the method.
 
 use std::borrow::Cow;
+use std::time::Instant;
 
 use percent_encoding::percent_decode_str;
 
 use super::reply::{Reply, Request};
 use super::{AppState, discovery, health, openapi, status};
+use crate::metrics::RouteLabel;
 
 /// A known path, with what it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,21 +49,21 @@ pub(crate) enum Route<'p> {
 }
 
 impl Route<'_> {
-    /// The `route` label of `openapi_proxy_http_requests_total`.
-    fn label(&self) -> &'static str {
+    /// The `route` label of `openapi_proxy_http_request_duration_seconds`.
+    fn label(&self) -> RouteLabel {
         match self {
-            Self::Root => "root",
-            Self::OpenApiRoot => "openapi_v3_root",
-            Self::OpenApiDocument(_) => "openapi_v3_document",
-            Self::OpenApiV2 => "openapi_v2",
-            Self::Version => "version",
-            Self::Api => "discovery_api",
-            Self::Apis | Self::ApisSlash => "discovery_apis",
-            Self::Group(_) => "discovery_group",
-            Self::GroupVersion(_) | Self::CoreVersion(_) => "discovery_group_version",
-            Self::Healthz => "healthz",
-            Self::Readyz => "readyz",
-            Self::Metrics => "metrics",
+            Self::Root => RouteLabel::Root,
+            Self::OpenApiRoot => RouteLabel::OpenApiRoot,
+            Self::OpenApiDocument(_) => RouteLabel::OpenApiDocument,
+            Self::OpenApiV2 => RouteLabel::OpenApiV2,
+            Self::Version => RouteLabel::Version,
+            Self::Api => RouteLabel::DiscoveryApi,
+            Self::Apis | Self::ApisSlash => RouteLabel::DiscoveryApis,
+            Self::Group(_) => RouteLabel::DiscoveryGroup,
+            Self::GroupVersion(_) | Self::CoreVersion(_) => RouteLabel::DiscoveryGroupVersion,
+            Self::Healthz => RouteLabel::Healthz,
+            Self::Readyz => RouteLabel::Readyz,
+            Self::Metrics => RouteLabel::Metrics,
         }
     }
 }
@@ -141,22 +143,23 @@ impl<'a> FromIterator<&'a str> for SmallList<'a> {
     }
 }
 
-/// The answer to `req`, counted in `openapi_proxy_http_requests_total`.
+/// The answer to `req`, timed in `openapi_proxy_http_request_duration_seconds`
+/// by route and status code.
 pub(crate) fn answer(state: &AppState, req: &Request<'_>) -> Reply {
+    let started = Instant::now();
+    let (label, reply) = routed(state, req);
+    state.metrics.request(label, reply.status.as_u16(), started.elapsed());
+    reply
+}
+
+/// The answer to `req`, and the route it was answered as.
+fn routed(state: &AppState, req: &Request<'_>) -> (RouteLabel, Reply) {
     let decoded = decode_path(req.path);
     let Some(route) = decoded.as_deref().and_then(route) else {
-        state.metrics.request("not_found", 404);
-        return status::not_found(req.path);
+        return (RouteLabel::NotFound, status::not_found(req.path));
     };
     if !req.method.reads() {
-        state.metrics.request("method_not_allowed", 405);
-        return status::method_not_allowed();
-    }
-    if route == Route::Metrics {
-        // Counted first, so that the exposition includes the scrape
-        // reading it.
-        state.metrics.request(route.label(), 200);
-        return health::metrics(state);
+        return (RouteLabel::MethodNotAllowed, status::method_not_allowed());
     }
     let reply = match route {
         Route::Root => status::root(state),
@@ -175,10 +178,10 @@ pub(crate) fn answer(state: &AppState, req: &Request<'_>) -> Reply {
         }
         Route::Healthz => health::healthz(req),
         Route::Readyz => health::readyz(req, state),
+        // Timed like any route, so a scrape shows in the next one.
         Route::Metrics => health::metrics(state),
     };
-    state.metrics.request(route.label(), reply.status.as_u16());
-    reply
+    (route.label(), reply)
 }
 
 #[cfg(test)]

@@ -822,7 +822,7 @@ async fn documents_a_downstream_does_not_offer_are_not_counted_as_errors() {
     // widgets has no /openapi/v3 and no aggregated discovery.
     assert!(
         fetches.iter().any(|l| l
-            .contains("downstream=\"widgets\",document=\"openapi_v3_root\",result=\"not_served\"")),
+            .contains("document=\"openapi_v3_root\",downstream=\"widgets\",result=\"not_served\"")),
         "{fetches:#?}"
     );
     assert!(!fetches.iter().any(|l| l.contains("result=\"error\"")), "{fetches:#?}");

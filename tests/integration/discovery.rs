@@ -701,13 +701,13 @@ async fn metrics_count_discovery_rebuilds_and_fetches() {
     assert!(text.contains("openapi_proxy_rebuild_duration_seconds_bucket{le=\"+Inf\"} "), "{text}");
     assert!(
         text.contains(
-            "openapi_proxy_downstream_fetches_total{downstream=\"kube\",document=\"discovery_apis\",result=\"ok\"} "
+            "openapi_proxy_downstream_fetches_total{document=\"discovery_apis\",downstream=\"kube\",result=\"ok\"} "
         ),
         "{text}"
     );
     assert!(
         text.contains(
-            "openapi_proxy_downstream_fetches_total{downstream=\"kube\",document=\"discovery_api\",result=\"ok\"} "
+            "openapi_proxy_downstream_fetches_total{document=\"discovery_api\",downstream=\"kube\",result=\"ok\"} "
         ),
         "{text}"
     );

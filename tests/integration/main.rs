@@ -28,6 +28,8 @@ mod golden;
 mod kubectl;
 /// The repository's shape: rooms by layer without import cycles, Markdown names that resolve.
 mod layout;
+/// `/metrics` of the real binary: a valid text exposition, every family typed, requests timed by route and code.
+mod metrics;
 /// The proxy's OpenAPI v3 surface, black-box, in front of fake downstreams.
 mod openapi_v3;
 /// Generated documents: no panics, determinism, `$ref` closure.

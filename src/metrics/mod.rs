@@ -1,0 +1,132 @@
+//! Metrics in the Prometheus text exposition format (version 0.0.4).
+//!
+//! The families live in a registry of the `prometheus` crate owned by one
+//! [`Metrics`] (not the crate's global registry, so that every test and
+//! every proxy in a test process counts on its own), grouped by what they
+//! describe: the downstreams (`downstream`), the snapshot and its writer
+//! (`publish`), the requests answered (`requests`), and the process itself
+//! (`process`: build information and the Linux process collector). The
+//! registry renders families sorted by name, series sorted by label
+//! values and labels by name, so the output is stable; a labelled family
+//! appears once it has a series, as with every Prometheus client.
+//!
+//! Only the request histogram is on the serving path (see `requests` for
+//! how it stays cheap); everything else changes a few times per poll.
+
+mod downstream;
+mod family;
+mod process;
+mod publish;
+mod requests;
+
+use std::time::Duration;
+
+use prometheus::{Registry, TextEncoder};
+
+pub use downstream::FetchResult;
+pub use requests::RouteLabel;
+
+use downstream::Downstreams;
+use publish::Publishing;
+use requests::Requests;
+
+/// All metrics of one proxy.
+pub struct Metrics {
+    registry: Registry,
+    downstreams: Downstreams,
+    publishing: Publishing,
+    requests: Requests,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let registry = Registry::new();
+        let downstreams = Downstreams::new(&registry);
+        let publishing = Publishing::new(&registry);
+        let requests = Requests::new(&registry);
+        process::register(&registry);
+        Self { registry, downstreams, publishing, requests }
+    }
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Metrics {
+    /// Counts one fetch of `document` (`root`, `document`, `v2`, …).
+    pub fn fetch(&self, downstream: &str, document: &'static str, result: FetchResult) {
+        self.downstreams.fetch(downstream, document, result);
+    }
+
+    /// Counts one failure of a poll, by reason.
+    pub fn error(&self, downstream: &str, reason: &'static str) {
+        self.downstreams.error(downstream, reason);
+    }
+
+    /// Records the outcome of a whole poll.
+    pub fn poll_outcome(&self, downstream: &str, ok: bool) {
+        self.downstreams.poll_outcome(downstream, ok);
+    }
+
+    /// Records the documents a downstream currently contributes.
+    pub fn downstream_documents(&self, downstream: &str, documents: usize) {
+        self.downstreams.documents(downstream, documents);
+    }
+
+    /// Records time spent converting a downstream's Swagger 2.0 document.
+    pub fn conversion(&self, downstream: &str, took: Duration) {
+        self.downstreams.conversion(downstream, took);
+    }
+
+    /// Records how many conversions the shared cache holds after a prune:
+    /// it must stay near the number of documents served, however often a
+    /// downstream's content changes.
+    pub fn conversion_cache(&self, entries: usize) {
+        self.publishing.conversion_cache(entries);
+    }
+
+    /// Records a published snapshot. Its build time is in
+    /// [`rebuild`](Self::rebuild), which times every rebuild, published or
+    /// not.
+    pub fn snapshot(&self, generation: u64, documents: usize) {
+        self.publishing.snapshot(generation, documents);
+    }
+
+    /// Records a rebuild of the merged model (OpenAPI root and discovery):
+    /// how long it took, and whether the aggregated discovery document
+    /// changed (upstream's `aggregator_discovery_aggregation_count_total`
+    /// counts regenerations of that document).
+    pub fn rebuild(&self, took: Duration, discovery_changed: bool) {
+        self.publishing.rebuild(took, discovery_changed);
+    }
+
+    /// Counts a document key published by two downstreams.
+    pub fn conflict(&self) {
+        self.publishing.conflict();
+    }
+
+    /// Records one answered request: its route, status code, and the time
+    /// its answer took to prepare.
+    pub fn request(&self, route: RouteLabel, status: u16, took: Duration) {
+        self.requests.observe(route, status, took);
+    }
+
+    /// The Prometheus text exposition of every metric.
+    #[must_use]
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        // The registry leaves out families without series, the only
+        // thing the encoder refuses; an error would be a bug of the
+        // crate, and what was written so far is still worth serving.
+        if let Err(e) = TextEncoder::new().encode_utf8(&self.registry.gather(), &mut out) {
+            tracing::error!(error = %e, "the metrics exposition is incomplete");
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;

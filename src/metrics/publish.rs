@@ -1,0 +1,85 @@
+//! The publishing families: the snapshot being served, how long the single
+//! writer takes to rebuild it, and what it had to resolve on the way.
+//!
+//! One histogram times a rebuild. There used to be two timers over the
+//! same work (a summary for published snapshots and a histogram for every
+//! rebuild) that disagreed only by the rebuilds whose result equalled the
+//! snapshot already served; the published ones are counted by
+//! `openapi_proxy_snapshot_generation` anyway.
+
+use std::time::Duration;
+
+use prometheus::{Histogram, IntCounter, IntGauge, Registry};
+
+use super::family::{self, WORK_BUCKETS};
+
+/// The families of the snapshot and its writer.
+#[derive(Clone)]
+pub(super) struct Publishing {
+    generation: IntGauge,
+    documents: IntGauge,
+    rebuild: Histogram,
+    discovery_aggregations: IntCounter,
+    conflicts: IntCounter,
+    cache_entries: IntGauge,
+}
+
+impl Publishing {
+    /// Registers the families in `registry`.
+    pub(super) fn new(registry: &Registry) -> Self {
+        Self {
+            generation: family::gauge(
+                registry,
+                "openapi_proxy_snapshot_generation",
+                "Generation of the snapshot being served.",
+            ),
+            documents: family::gauge(
+                registry,
+                "openapi_proxy_snapshot_documents",
+                "OpenAPI v3 documents in the snapshot being served.",
+            ),
+            rebuild: family::histogram(
+                registry,
+                "openapi_proxy_rebuild_duration_seconds",
+                "Time to rebuild the merged OpenAPI and discovery model after a downstream \
+                 changed, whether or not the result differed from the snapshot served.",
+                &WORK_BUCKETS,
+            ),
+            discovery_aggregations: family::counter(
+                registry,
+                "aggregator_discovery_aggregation_count_total",
+                "Times the aggregated discovery document was regenerated (kube-apiserver's name).",
+            ),
+            conflicts: family::counter(
+                registry,
+                "openapi_proxy_key_conflicts_total",
+                "Document keys published by more than one downstream (the higher priority wins).",
+            ),
+            cache_entries: family::gauge(
+                registry,
+                "openapi_proxy_conversion_cache_entries",
+                "Converted documents kept for reuse (pruned to what is still served).",
+            ),
+        }
+    }
+
+    pub(super) fn snapshot(&self, generation: u64, documents: usize) {
+        self.generation.set(family::count(generation));
+        self.documents.set(family::count(documents));
+    }
+
+    pub(super) fn rebuild(&self, took: Duration, discovery_changed: bool) {
+        self.rebuild.observe(took.as_secs_f64());
+        if discovery_changed {
+            self.discovery_aggregations.inc();
+        }
+    }
+
+    pub(super) fn conflict(&self) {
+        self.conflicts.inc();
+    }
+
+    pub(super) fn conversion_cache(&self, entries: usize) {
+        self.cache_entries.set(family::count(entries));
+    }
+}
