@@ -193,25 +193,19 @@ impl Poller {
             if self.failures == 0 {
                 // "Keeping last good documents" only when there are some:
                 // a downstream that never delivered has none to keep.
-                if self.published.as_deref().is_some_and(Contribution::holds_data) {
-                    warn!(
-                        downstream = %self.name,
-                        url = %self.client.base(),
-                        error = %crate::error_chain(first),
-                        reason = first.reason(),
-                        errors = errors.len(),
-                        "poll failed; keeping last good documents"
-                    );
+                let message = if self.published.as_deref().is_some_and(Contribution::holds_data) {
+                    "poll failed; keeping last good documents"
                 } else {
-                    warn!(
-                        downstream = %self.name,
-                        url = %self.client.base(),
-                        error = %crate::error_chain(first),
-                        reason = first.reason(),
-                        errors = errors.len(),
-                        "poll failed; no documents from this downstream yet"
-                    );
-                }
+                    "poll failed; no documents from this downstream yet"
+                };
+                warn!(
+                    downstream = %self.name,
+                    url = %self.client.base(),
+                    error = %crate::error_chain(first),
+                    reason = first.reason(),
+                    errors = errors.len(),
+                    "{message}"
+                );
             }
             self.failures = self.failures.saturating_add(1);
         } else if self.failures > 0 {

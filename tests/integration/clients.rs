@@ -526,41 +526,9 @@ async fn logs_of_a_run_with_a_token(level: &str, tokens: [&str; 2], client_secre
         ),
     )
     .expect("write config");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
-        .args(["--log-format", "json", "serve", "--config"])
-        .arg(&config_file)
-        .env("RUST_LOG", level)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let stderr = child.stderr.take();
-    let child = Child(child);
-    let logs = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let sink = std::sync::Arc::clone(&logs);
-    let reader = std::thread::spawn(move || {
-        let mut stderr = stderr.expect("stderr is piped");
-        let mut buf = [0u8; 8192];
-        while let Ok(k) = stderr.read(&mut buf) {
-            if k == 0 {
-                break;
-            }
-            sink.lock().expect("log buffer").push_str(&String::from_utf8_lossy(&buf[..k]));
-        }
-    });
-    let text = || logs.lock().expect("log buffer").clone();
-
-    let mut listening = None;
-    crate::common::proxy::eventually("the binary logs its address", || {
-        listening = text().lines().find_map(|line| {
-            let v: serde_json::Value = serde_json::from_str(line).ok()?;
-            (v["msg"] == "listening").then(|| v["addr"].as_str().map(str::to_owned)).flatten()
-        });
-        listening.is_some()
-    })
-    .await;
-    let base = format!("http://{}", listening.expect("address"));
+    let served = crate::common::serve::Served::start(&config_file, level);
+    let text = || served.text();
+    let base = served.base().await;
     crate::common::proxy::eventually("a snapshot is published", || {
         text().contains("snapshot published")
     })
@@ -580,9 +548,7 @@ async fn logs_of_a_run_with_a_token(level: &str, tokens: [&str; 2], client_secre
     std::fs::write(&token_file, format!("{}\n", tokens[1])).expect("rotate token");
     crate::common::proxy::eventually("the rotated token is sent", || saw_token(&ds, tokens[1]))
         .await;
-    drop(child);
-    reader.join().expect("log reader");
-    let logs = text();
+    let logs = served.stop();
     for r in ds.routes.seen() {
         let headers = format!("{:?}", r.headers);
         assert!(!headers.contains(client_secret), "a client credential reached the downstream");

@@ -7,7 +7,6 @@
 //! itself, `openapi-proxy serve`, so the plugin is a real grandchild and
 //! its stderr is read in the real log.
 
-use std::io::Read as _;
 use std::os::unix::fs::{PermissionsExt as _, symlink};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -269,16 +268,6 @@ async fn a_rotated_token_file_is_followed_even_when_its_mtime_is_unchanged() {
     .await;
 }
 
-/// The binary under test, killed when dropped.
-struct Serve(std::process::Child);
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// A plugin that counts its runs, says something on stderr, and answers
 /// a fixed token without expiry.
 const PLUGIN: &str = r#"#!/bin/sh
@@ -333,43 +322,8 @@ users:
         ),
     )
     .expect("config");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
-        .args(["--log-format", "json", "serve", "--config"])
-        .arg(&config)
-        .env("RUST_LOG", "debug")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let stderr = child.stderr.take();
-    let child = Serve(child);
-    let logs = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let sink = std::sync::Arc::clone(&logs);
-    let reader = std::thread::spawn(move || {
-        let mut stderr = stderr.expect("stderr is piped");
-        let mut buf = [0u8; 8192];
-        while let Ok(k) = stderr.read(&mut buf) {
-            if k == 0 {
-                break;
-            }
-            sink.lock().expect("log buffer").push_str(&String::from_utf8_lossy(&buf[..k]));
-        }
-    });
-    let lines = || -> Vec<serde_json::Value> {
-        let text = logs.lock().expect("log buffer").clone();
-        text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
-    };
-    let mut listening = None;
-    eventually("the binary logs its address", || {
-        listening = lines()
-            .iter()
-            .find(|v| v["msg"] == "listening")
-            .and_then(|v| v["addr"].as_str().map(str::to_owned));
-        listening.is_some()
-    })
-    .await;
-    let base = format!("http://{}", listening.expect("address"));
+    let served = crate::common::serve::Served::start(&config, "debug");
+    let base = served.base().await;
 
     let mut root = serde_json::Value::Null;
     for _ in 0..3000 {
@@ -380,7 +334,7 @@ users:
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let url = root["paths"][WIDGETS]["serverRelativeURL"].as_str().unwrap_or_else(|| {
-        panic!("the widgets document is not listed: {root}\nlogs: {:?}", logs.lock())
+        panic!("the widgets document is not listed: {root}\nlogs: {}", served.text())
     });
     let doc = request("GET", &format!("{base}{url}"), &[]).await;
     assert_eq!(doc.status.as_u16(), 200);
@@ -395,10 +349,9 @@ users:
         "every request carries the plugin's token"
     );
     assert_eq!(std::fs::read_to_string(&runs).expect("runs").lines().count(), 1);
-    drop(child);
-    reader.join().expect("log reader");
-
-    let lines = lines();
+    let text = served.stop();
+    let lines: Vec<serde_json::Value> =
+        text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     let said: Vec<&serde_json::Value> =
         lines.iter().filter(|v| v["msg"] == "exec credential plugin wrote to stderr").collect();
     assert_eq!(said.len(), 1, "{said:?}");
@@ -411,6 +364,5 @@ users:
         ),
         "{line}"
     );
-    let text = logs.lock().expect("log buffer").clone();
     assert!(!text.contains("exec-SECRET"), "the token reached the log");
 }

@@ -18,6 +18,8 @@ pub mod proxy;
 pub mod raw;
 /// `$ref` closure checks.
 pub mod refs;
+/// `serve` as a process, its JSON log captured.
+pub mod serve;
 /// Reading the real Kubernetes test data (`scripts/testdata.sh`).
 pub mod shared;
 /// Certificates made at test time and HTTPS fake downstreams.
