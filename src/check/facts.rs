@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 
 use crate::body::digest::sha512_hex;
 use crate::check::rules::truncate;
-use crate::json::pointer::escape_token;
+use crate::json::pointer::{escape_token, fragment_pointer};
 use crate::json::tree::{Node, Object};
 
 /// The most values of one document examined. The tree costs 32 bytes a
@@ -137,7 +137,10 @@ fn walk(doc: &Node<'_>) -> DocumentFacts {
                     truncate(&format!("$ref with {others:?}")),
                 ));
             }
-            let resolves = r.strip_prefix('#').is_some_and(|p| doc.pointer(p).is_some());
+            let resolves = r
+                .strip_prefix('#')
+                .and_then(fragment_pointer)
+                .is_some_and(|p| doc.pointer(&p).is_some());
             if !resolves {
                 facts.dangling.push((at.to_owned(), r.to_owned()));
             }

@@ -31,6 +31,53 @@ pub fn unescape_token(token: &str) -> Cow<'_, str> {
     }
 }
 
+/// The JSON pointer a URI fragment holds (RFC 6901 §6): the fragment
+/// without its `#`, percent-decoded. Decoding comes before the `~1`/`~0`
+/// unescaping of each token, so `%2F` separates tokens like `/` does.
+/// Borrows when there is no `%`, as in almost every reference; `None` when
+/// a `%` is not followed by two hex digits or the bytes are not UTF-8.
+#[must_use]
+pub fn fragment_pointer(fragment: &str) -> Option<Cow<'_, str>> {
+    if !fragment.contains('%') {
+        return Some(Cow::Borrowed(fragment));
+    }
+    let bytes = fragment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b == b'%' {
+            let hex = bytes.get(i + 1..i + 3)?;
+            let hex = std::str::from_utf8(hex).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok().map(Cow::Owned)
+}
+
+/// Appends `token` to a URI fragment holding a JSON pointer: escaped as
+/// RFC 6901 §3 says, then percent-encoded where RFC 3986 does not allow the
+/// character in a fragment (spaces, `%`, `[`, non-ASCII, …), so that
+/// [`fragment_pointer`] gives the token back.
+pub fn push_fragment_token(out: &mut String, token: &str) {
+    for c in token.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            c if c.is_ascii_alphanumeric() || "-._!$&'()*+,;=:@?".contains(c) => out.push(c),
+            c => {
+                let mut buf = [0; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("%{b:02X}"));
+                }
+            }
+        }
+    }
+}
+
 /// A JSON pointer such as `/paths/~1api~1v1~1pods/get/responses/200`.
 ///
 /// Built by appending tokens while walking a document; cheap enough to build
@@ -175,6 +222,32 @@ mod tests {
         assert_eq!(p.index(2).to_pointer().as_str(), "/paths/~1a/get/parameters/2");
         assert_eq!(Location::root().key("x").to_pointer().as_str(), "/x");
         assert_eq!(Location::root().to_pointer().as_str(), "");
+    }
+
+    #[test]
+    fn fragment_is_percent_decoded_before_tokens_are_unescaped() {
+        assert_eq!(fragment_pointer("/definitions/A").as_deref(), Some("/definitions/A"));
+        assert_eq!(
+            fragment_pointer("/definitions/Transaction%20Id").as_deref(),
+            Some("/definitions/Transaction Id")
+        );
+        assert_eq!(fragment_pointer("/a%2Fb%7E1").as_deref(), Some("/a/b~1"));
+        assert_eq!(fragment_pointer("/%C3%A9").as_deref(), Some("/\u{e9}"));
+        assert_eq!(fragment_pointer("/a%2"), None);
+        assert_eq!(fragment_pointer("/a%zz"), None);
+        assert_eq!(fragment_pointer("/%FF"), None);
+    }
+
+    #[test]
+    fn fragment_token_round_trips_through_escaping_and_encoding() {
+        let mut out = String::from("#/");
+        push_fragment_token(&mut out, "a b/c~d[e]%\u{e9}");
+        assert_eq!(out, "#/a%20b~1c~0d%5Be%5D%25%C3%A9");
+        let pointer = fragment_pointer(&out[1..]).unwrap();
+        assert_eq!(unescape_token(&pointer[1..]), "a b/c~d[e]%\u{e9}");
+        let mut plain = String::new();
+        push_fragment_token(&mut plain, "io.k8s.api.core.v1.Pod");
+        assert_eq!(plain, "io.k8s.api.core.v1.Pod");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::json::pointer::escape_token;
+use crate::json::pointer::{escape_token, fragment_pointer};
 
 /// Calls `f` with every object of `doc` and its JSON pointer, parents
 /// before children, in document order.
@@ -45,13 +45,20 @@ pub fn all_refs(doc: &Value) -> Vec<(String, String)> {
 }
 
 /// The local `$ref`s of `doc` (`#/…`) that do not resolve inside `doc`.
+/// The fragment is percent-decoded before it is read as a JSON pointer
+/// (RFC 6901 §6), as the converter writes names that need it encoded.
 #[must_use]
 pub fn dangling_refs(doc: &Value) -> Vec<String> {
-    all_refs(doc)
-        .into_iter()
-        .filter(|(_, r)| r.strip_prefix('#').is_some_and(|p| doc.pointer(p).is_none()))
-        .map(|(_, r)| r)
-        .collect()
+    all_refs(doc).into_iter().filter(|(_, r)| !resolves(doc, r)).map(|(_, r)| r).collect()
+}
+
+/// True when `reference` is local (`#…`) and its fragment, percent-decoded,
+/// is a JSON pointer to something in `doc`.
+fn resolves(doc: &Value, reference: &str) -> bool {
+    reference
+        .strip_prefix('#')
+        .and_then(fragment_pointer)
+        .is_some_and(|p| doc.pointer(&p).is_some())
 }
 
 #[cfg(test)]
@@ -71,5 +78,17 @@ mod tests {
         });
         assert_eq!(dangling_refs(&doc), ["#/components/schemas/B"]);
         assert_eq!(all_refs(&doc)[0].0, "/components/schemas/A/properties/b");
+    }
+
+    #[test]
+    fn percent_encoded_fragments_resolve_once_decoded() {
+        let doc = json!({
+            "components": {"schemas": {"A B": {"properties": {
+                "c": {"$ref": "#/components/schemas/A%20B"},
+                "d": {"$ref": "#/components/schemas/A B"},
+                "e": {"$ref": "#/components/schemas/A%2"},
+            }}}}
+        });
+        assert_eq!(dangling_refs(&doc), ["#/components/schemas/A%2"]);
     }
 }

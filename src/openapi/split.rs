@@ -28,7 +28,7 @@ use serde_json::Value;
 use crate::json::tree::render::{text_len, write_text};
 use crate::json::tree::{Node, Object, Text};
 
-use crate::json::pointer::{JsonPointer, unescape_token};
+use crate::json::pointer::{JsonPointer, fragment_pointer, unescape_token};
 use crate::wire::key::DocumentKey;
 
 /// The documents a whole document splits into.
@@ -451,12 +451,14 @@ impl<'a> Index<'a> {
     /// Resolves a local reference (`#/…`) as an RFC 6901 pointer into the
     /// whole input and says what it lands on.
     ///
-    /// The fragment is not percent-decoded: Kubernetes and the converter
-    /// write names verbatim, and `Node::pointer` (which the closure check
-    /// uses too) does not decode either.
+    /// The fragment is percent-decoded first (RFC 6901 §6): the converter
+    /// writes characters a URI fragment does not allow encoded. Kubernetes'
+    /// references have no `%`, and then nothing is copied.
     fn resolve(&self, reference: &str) -> Target {
-        let Some(pointer) = reference.strip_prefix('#') else { return Target::Missing };
-        if self.doc.pointer(pointer).is_none() {
+        let Some(pointer) = reference.strip_prefix('#').and_then(fragment_pointer) else {
+            return Target::Missing;
+        };
+        if self.doc.pointer(&pointer).is_none() {
             return Target::Missing;
         }
         // Only the first three tokens decide.

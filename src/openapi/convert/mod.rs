@@ -13,23 +13,30 @@
 //! schemes to valid v3 forms, and never drops an existing `allOf` when it
 //! wraps a `$ref`.
 //!
+//! References (in `refs.rs`): every local `$ref` follows its target
+//! wherever it stands, vendor extensions included; fragments are
+//! percent-decoded before they are read as JSON pointers; component names
+//! OpenAPI 3.0 forbids are renamed, with a note, and references follow.
+//!
 //! Kubernetes heuristics (in `schema.rs`): IntOrString and Quantity become
 //! `anyOf`, and a `$ref` that carries siblings (a description, a default) is
 //! wrapped in `allOf` so the siblings survive.
 //!
 //! What v3 cannot express is not silently lost: it is reported as a
 //! [`Note`] with a JSON pointer into the input. Only input that cannot be a
-//! Swagger 2.0 document, or a `$ref` to nothing, is an error.
+//! Swagger 2.0 document, or a `$ref` to nothing (outside vendor extensions,
+//! which are not the converter's to refuse), is an error.
 //!
 //! Output is deterministic: object members follow the input's order (the
 //! crate enables `serde_json/preserve_order`), and nothing depends on a
 //! hash map's iteration order, a clock or randomness.
 
 mod operation;
+mod refs;
 mod schema;
 mod security;
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde_json::Value;
@@ -136,6 +143,20 @@ pub enum NoteKind {
     OperationSchemes,
     /// An operation has more than one body parameter; the first one wins.
     ExtraBodyParameter,
+    /// A component name OpenAPI 3.0 does not allow (outside
+    /// `^[a-zA-Z0-9.\-_]+$`) was changed; every reference to it follows.
+    RenamedComponent {
+        /// The name in the input.
+        from: String,
+        /// The name in the output.
+        to: String,
+    },
+    /// A local `$ref` inside a vendor extension points to nothing; it was
+    /// kept as written (extensions are not the converter's to refuse).
+    DanglingRef {
+        /// The reference.
+        reference: String,
+    },
 }
 
 impl NoteKind {
@@ -158,6 +179,8 @@ impl NoteKind {
             Self::UnknownSecurityScheme { .. } => "unknown-security-scheme",
             Self::OperationSchemes => "operation-schemes",
             Self::ExtraBodyParameter => "extra-body-parameter",
+            Self::RenamedComponent { .. } => "renamed-component",
+            Self::DanglingRef { .. } => "dangling-ref",
         }
     }
 }
@@ -202,6 +225,12 @@ impl fmt::Display for Note {
             }
             NoteKind::ExtraBodyParameter => {
                 f.write_str("more than one body parameter; only the first is kept")
+            }
+            NoteKind::RenamedComponent { from, to } => {
+                write!(f, "component name {from:?} is not valid OpenAPI 3.0; renamed {to:?}")
+            }
+            NoteKind::DanglingRef { reference } => {
+                write!(f, "reference {reference:?} in a vendor extension points to nothing; kept")
             }
         }
     }
@@ -304,10 +333,11 @@ pub(crate) struct Context<'a> {
     consumes: Vec<&'a str>,
     produces: Vec<&'a str>,
     notes: Vec<Note>,
-    /// Local references already found to resolve: Kubernetes 1.27 has
-    /// 2152 `$ref`s to 492 targets, and resolving one walks the 600
-    /// definitions by name.
-    resolved: BTreeSet<String>,
+    /// Local references already resolved, and what each became (see
+    /// `Context::local_ref`).
+    refs: BTreeMap<String, refs::Mapped>,
+    /// Component names OpenAPI 3.0 does not allow, and their new names.
+    renames: refs::Renames,
 }
 
 const ROOT_CONSUMES: &str = "consumes";
@@ -318,7 +348,9 @@ impl<'a> Context<'a> {
         let top = Location::root();
         let consumes = media_types(doc.get(ROOT_CONSUMES), &top.key(ROOT_CONSUMES))?;
         let produces = media_types(doc.get(ROOT_PRODUCES), &top.key(ROOT_PRODUCES))?;
-        Ok(Self { root, doc, consumes, produces, notes: Vec::new(), resolved: BTreeSet::new() })
+        let mut notes = Vec::new();
+        let renames = refs::Renames::new(doc, &mut notes);
+        Ok(Self { root, doc, consumes, produces, notes, refs: BTreeMap::new(), renames })
     }
 
     fn note(&mut self, at: &Location<'_>, kind: NoteKind) {
@@ -356,10 +388,15 @@ impl<'a> Context<'a> {
                         out.insert("components", components);
                     }
                 }
-                // info, tags, security, externalDocs and x- extensions are
-                // the same objects in v3.
+                "security" => {
+                    out.insert(key.clone(), self.security_requirements(value));
+                }
+                // info, tags, externalDocs and x- extensions are the same
+                // objects in v3, but local `$ref`s anywhere in them follow
+                // their targets.
                 _ => {
-                    out.insert(key.clone(), value.clone());
+                    let converted = self.extension(value, &top.key(key));
+                    out.insert(key.clone(), converted);
                 }
             }
         }
@@ -400,7 +437,7 @@ impl<'a> Context<'a> {
             let mut schemas = Object::new();
             for (name, s) in defs {
                 let converted = self.named_schema(name, s, &at.key(name))?;
-                schemas.push_new(name.clone(), converted);
+                schemas.push_new(self.component_key("definitions", name), converted);
             }
             out.insert("schemas", Node::Object(schemas));
         }
@@ -410,7 +447,8 @@ impl<'a> Context<'a> {
             let produces = self.produces.clone();
             let mut converted = Object::new();
             for (name, r) in responses {
-                converted.push_new(name.clone(), self.response(r, &produces, &at.key(name))?);
+                let response = self.response(r, &produces, &at.key(name))?;
+                converted.push_new(self.component_key("responses", name), response);
             }
             out.insert("responses", Node::Object(converted));
         }
@@ -428,52 +466,6 @@ impl<'a> Context<'a> {
             out.insert("securitySchemes", schemes);
         }
         Ok(Node::Object(out))
-    }
-
-    /// Checks that a local reference resolves in the input document and
-    /// returns what it points to.
-    fn resolve(&self, reference: &str, at: &Location<'_>) -> Result<&'a Node<'a>, ConvertError> {
-        let unresolved =
-            || ConvertError::UnresolvedRef { reference: reference.to_owned(), at: at.to_pointer() };
-        let pointer = reference.strip_prefix('#').ok_or_else(unresolved)?;
-        self.root.pointer(pointer).ok_or_else(unresolved)
-    }
-
-    /// Rewrites a `$ref` value into its v3 form, checking that local ones
-    /// resolve. `#/definitions/` → `#/components/schemas/`,
-    /// `#/responses/` → `#/components/responses/`, `#/parameters/` →
-    /// `#/components/parameters/` (body and formData parameters are handled
-    /// by the operation converter before they get here).
-    fn rewrite_ref(
-        &mut self,
-        reference: &Node<'a>,
-        at: &Location<'_>,
-    ) -> Result<Node<'a>, ConvertError> {
-        let Node::String(r) = reference else {
-            return Err(ConvertError::WrongType {
-                at: at.key("$ref").to_pointer(),
-                expected: "a string",
-            });
-        };
-        if !r.starts_with('#') {
-            self.note(at, NoteKind::ExternalRef { reference: r.to_string() });
-            return Ok(reference.clone());
-        }
-        if !self.resolved.contains(r.as_str()) {
-            self.resolve(r, at)?;
-            self.resolved.insert(r.to_string());
-        }
-        for (from, to) in [
-            ("#/definitions/", "#/components/schemas/"),
-            ("#/responses/", "#/components/responses/"),
-            ("#/parameters/", "#/components/parameters/"),
-        ] {
-            if let Some(rest) = r.strip_prefix(from) {
-                return Ok(Node::string(format!("{to}{rest}")));
-            }
-        }
-        self.note(at, NoteKind::UnmappedRef { reference: r.to_string() });
-        Ok(reference.clone())
     }
 }
 

@@ -85,7 +85,7 @@ impl<'a> Context<'a> {
         let mut out = Object::with_capacity(paths.len());
         for (path, item) in paths {
             let converted = if path.starts_with("x-") {
-                item.clone()
+                self.extension(item, &at.key(path))
             } else {
                 self.path_item(item, &at.key(path))?
             };
@@ -125,7 +125,11 @@ impl<'a> Context<'a> {
                     let op = self.operation(value, &shared, &at.key(key))?;
                     out.insert(key.clone(), op);
                 }
-                // `$ref` (to another file, in practice) and x- extensions.
+                k if k.starts_with("x-") => {
+                    let converted = self.extension(value, &at.key(key));
+                    out.insert(key.clone(), converted);
+                }
+                // `$ref` (to another file, in practice).
                 _ => {
                     out.insert(key.clone(), value.clone());
                 }
@@ -201,6 +205,13 @@ impl<'a> Context<'a> {
                     insert_parameters_and_body(&mut out, &mut plain, &mut body);
                     out.insert(key.clone(), self.responses(value, &produces, &at.key(key))?);
                 }
+                "security" => {
+                    out.insert(key.clone(), self.security_requirements(value));
+                }
+                k if k.starts_with("x-") => {
+                    let converted = self.extension(value, &at.key(key));
+                    out.insert(key.clone(), converted);
+                }
                 _ => {
                     out.insert(key.clone(), value.clone());
                 }
@@ -224,7 +235,7 @@ impl<'a> Context<'a> {
             Param::Body { param, at } => {
                 Some(self.request_body(param, consumes, &Location::at(at))?)
             }
-            Param::BodyRef(name) => Some(ref_object(format!("#/components/requestBodies/{name}"))),
+            Param::BodyRef(name) => Some(ref_object(self.body_ref(name))),
             Param::Plain(_) | Param::Form { .. } => None,
         })
     }
@@ -299,16 +310,22 @@ impl<'a> Context<'a> {
                 expected: "a string",
             });
         };
-        let Some(name) = r.strip_prefix("#/parameters/") else {
+        if !r.starts_with("#/parameters/") {
             // External or unusual references stay references.
             return Ok(Some(Param::Plain(ref_object_value(self.rewrite_ref(reference, at)?))));
+        }
+        let (target, pointer) = self.resolve(r, at)?;
+        // The parameter's name, decoded: `#/parameters/` is followed by one
+        // token (a deeper reference is no parameter and stays plain).
+        let name = match pointer.strip_prefix("/parameters/") {
+            Some(name) if !name.contains('/') => unescape_token(name).into_owned(),
+            _ => return Ok(Some(Param::Plain(ref_object_value(self.rewrite_ref(reference, at)?)))),
         };
-        let target = self.resolve(r, at)?;
         let location = target.get("in").and_then(Node::as_str);
         Ok(Some(match location {
-            Some("body") => Param::BodyRef(name.to_owned()),
+            Some("body") => Param::BodyRef(name),
             Some("formData") => {
-                let target_at = JsonPointer::root().push("parameters").push(&unescape_token(name));
+                let target_at = JsonPointer::root().push("parameters").push(&name);
                 let param = as_object(target, &Location::at(&target_at), "a parameter object")?;
                 Param::Form { param, at: target_at }
             }
@@ -367,7 +384,8 @@ impl<'a> Context<'a> {
                     }
                 }
                 k if k.starts_with("x-") && k != "x-nullable" => {
-                    out.insert(key.clone(), value.clone());
+                    let converted = self.extension(value, &at.key(key));
+                    out.insert(key.clone(), converted);
                 }
                 _ => {}
             }
@@ -523,7 +541,8 @@ impl<'a> Context<'a> {
         }
         for (k, v) in param {
             if k.starts_with("x-") {
-                out.insert(k.clone(), v.clone());
+                let converted = self.extension(v, &at.key(k));
+                out.insert(k.clone(), converted);
             }
         }
         Ok(Node::Object(out))
@@ -614,7 +633,7 @@ impl<'a> Context<'a> {
         let mut out = Object::with_capacity(responses.len());
         for (code, r) in responses {
             let converted = if code.starts_with("x-") {
-                r.clone()
+                self.extension(r, &at.key(code))
             } else {
                 self.response(r, produces, &at.key(code))?
             };
@@ -690,7 +709,8 @@ impl<'a> Context<'a> {
         }
         for (k, v) in r {
             if k.starts_with("x-") {
-                out.insert(k.clone(), v.clone());
+                let converted = self.extension(v, &at.key(k));
+                out.insert(k.clone(), converted);
             }
         }
         Ok(Node::Object(out))
@@ -709,7 +729,8 @@ impl<'a> Context<'a> {
         out.insert("schema", self.simple_schema(h, at)?);
         for (k, v) in h {
             if k.starts_with("x-") && k != "x-nullable" {
-                out.insert(k.clone(), v.clone());
+                let converted = self.extension(v, &at.key(k));
+                out.insert(k.clone(), converted);
             }
         }
         Ok(Node::Object(out))
@@ -733,11 +754,12 @@ impl<'a> Context<'a> {
             let obj = as_object(p, &at, "a parameter object")?;
             match self.parameter(obj, &at)? {
                 Some(Param::Plain(v)) => {
-                    parameters.insert(name.clone(), v);
+                    parameters.insert(self.component_key("parameters", name), v);
                 }
                 Some(Param::Body { param, at }) => {
                     let at = Location::at(&at);
-                    bodies.insert(name.clone(), self.request_body(param, &consumes, &at)?);
+                    let body = self.request_body(param, &consumes, &at)?;
+                    bodies.insert(self.component_key("parameters", name), body);
                 }
                 Some(Param::Form { .. }) => {
                     self.note(&at, NoteKind::FormDataComponent { name: name.to_string() });

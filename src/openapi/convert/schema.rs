@@ -164,6 +164,10 @@ impl<'a> Context<'a> {
                     out.insert(key.clone(), converted);
                 }
                 "type" => self.schema_type(value, &mut out, &at.key(key))?,
+                k if k.starts_with("x-") => {
+                    let converted = self.extension(value, &at.key(key));
+                    out.insert(key.clone(), converted);
+                }
                 k if copied_as_is(k) => {
                     out.insert(key.clone(), value.clone());
                 }

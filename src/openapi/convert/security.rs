@@ -20,7 +20,8 @@ impl<'a> Context<'a> {
         let defs = as_object(defs, at, "an object of security schemes")?;
         let mut out = Object::with_capacity(defs.len());
         for (name, def) in defs {
-            out.insert(name.clone(), self.security_scheme(def, &at.key(name))?);
+            let scheme = self.security_scheme(def, &at.key(name))?;
+            out.insert(self.component_key("securityDefinitions", name), scheme);
         }
         Ok(Node::Object(out))
     }
@@ -80,7 +81,8 @@ impl<'a> Context<'a> {
         }
         for (k, v) in def {
             if k.starts_with("x-") {
-                out.insert(k.clone(), v.clone());
+                let converted = self.extension(v, &at.key(k));
+                out.insert(k.clone(), converted);
             }
         }
         Ok(Node::Object(out))

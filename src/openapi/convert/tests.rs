@@ -560,3 +560,224 @@ fn conversion_does_not_mutate_and_is_deterministic() {
     assert_eq!(v2, before);
     assert_eq!(a, b);
 }
+
+// Issue 14: references and component names that made outputs invalid on
+// real-world Swagger. The inputs are the minimal documents in
+// `testdata/issue14/`, which `tests/integration/validators.rs` also feeds
+// through swagger-parser.
+
+fn issue14(name: &str) -> Converted {
+    let path = format!("{}/testdata/issue14/{name}.v2.json", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    convert_ok(&serde_json::from_str(&text).unwrap())
+}
+
+/// Every `$ref` of `doc`, in document order.
+fn refs_in(doc: &Value) -> Vec<String> {
+    crate::json::refs::all_refs(doc).into_iter().map(|(_, r)| r).collect()
+}
+
+/// What every issue-14 output must be: no Swagger 2.0 reference left, no
+/// reference dangling, every component name valid.
+fn assert_valid_v3_refs_and_names(doc: &Value) {
+    for r in refs_in(doc) {
+        assert!(r.starts_with("#/components/"), "{r}");
+    }
+    assert_eq!(crate::json::refs::dangling_refs(doc), Vec::<String>::new());
+    for (_, section) in doc["components"].as_object().unwrap() {
+        for name in section.as_object().unwrap().keys() {
+            assert!(
+                !name.is_empty()
+                    && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)),
+                "{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn issue14_refs_inside_vendor_extensions_follow_their_targets() {
+    let c = issue14("extension-refs");
+    let d = &c.document;
+    assert_eq!(
+        d["x-ms-parameterized-host"]["parameters"],
+        json!([{"$ref": "#/components/parameters/AccountName"}])
+    );
+    let any = &d["paths"]["/things"]["x-amazon-apigateway-any-method"];
+    assert_eq!(any["parameters"], json!([{"$ref": "#/components/parameters/AccountName"}]));
+    assert_eq!(any["responses"]["default"], json!({"$ref": "#/components/responses/Error"}));
+    // A body parameter became a request body: the reference goes there.
+    let create = &d["x-ms-paths"]["/things?op=create"]["post"];
+    assert_eq!(create["parameters"], json!([{"$ref": "#/components/requestBodies/Payload"}]));
+    assert_eq!(create["responses"]["200"]["schema"], json!({"$ref": "#/components/schemas/Thing"}));
+    let thing = &d["components"]["schemas"]["Thing"];
+    assert_eq!(thing["x-mapped-definition"], json!({"$ref": "#/components/schemas/Other"}));
+    assert_eq!(
+        thing["properties"]["kind"]["x-oneOf"],
+        json!([{"$ref": "#/components/schemas/Other"}])
+    );
+    assert_valid_v3_refs_and_names(d);
+    assert_eq!(kinds(&c.notes), Vec::<&str>::new());
+}
+
+#[test]
+fn issue14_security_definition_refs_in_extensions_become_security_scheme_refs() {
+    let mut v2 = doc(json!({}), json!({}));
+    v2["securityDefinitions"] = json!({"k": {"type": "apiKey", "name": "k", "in": "header"}});
+    v2["x-auth"] = json!({"$ref": "#/securityDefinitions/k"});
+    let c = convert_ok(&v2);
+    assert_eq!(c.document["x-auth"], json!({"$ref": "#/components/securitySchemes/k"}));
+}
+
+#[test]
+fn issue14_dangling_ref_in_an_extension_is_kept_with_a_note_not_refused() {
+    let mut v2 = doc(json!({}), json!({}));
+    v2["x-links"] = json!([{"$ref": "#/definitions/Nope"}, {"$ref": "other.json#/x"}]);
+    let c = convert_ok(&v2);
+    assert_eq!(
+        c.document["x-links"],
+        json!([{"$ref": "#/definitions/Nope"}, {"$ref": "other.json#/x"}])
+    );
+    assert_eq!(
+        c.notes,
+        [Note {
+            at: JsonPointer::root().push("x-links").index(0),
+            kind: NoteKind::DanglingRef { reference: "#/definitions/Nope".into() },
+        }]
+    );
+}
+
+#[test]
+fn issue14_extension_ref_to_a_form_parameter_is_unmapped_with_a_note() {
+    let mut v2 = doc(json!({}), json!({}));
+    v2["parameters"] = json!({"f": {"name": "f", "in": "formData", "type": "string"}});
+    v2["x-form"] = json!({"$ref": "#/parameters/f"});
+    let c = convert_ok(&v2);
+    assert_eq!(c.document["x-form"], json!({"$ref": "#/parameters/f"}));
+    // Notes follow the input: `parameters` comes before `x-form`.
+    assert_eq!(kinds(&c.notes), ["formdata-component", "unmapped-ref"]);
+}
+
+#[test]
+fn issue14_percent_encoded_fragments_are_decoded_and_written_back_encoded() {
+    let c = issue14("percent-encoded-refs");
+    let d = &c.document;
+    let get = &d["paths"]["/transactions/{id}"]["get"];
+    assert_eq!(get["parameters"], json!([{"$ref": "#/components/parameters/Transaction_Id"}]));
+    let schema_of =
+        |code: &str| get["responses"][code]["content"]["application/json"]["schema"].clone();
+    assert_eq!(schema_of("200"), json!({"$ref": "#/components/schemas/Transaction"}));
+    assert_eq!(
+        schema_of("402"),
+        json!({"$ref": "#/components/schemas/Transaction/properties/amount%20due"})
+    );
+    assert_eq!(schema_of("404"), json!({"$ref": "#/components/schemas/Transaction_Id"}));
+    assert_eq!(
+        d["components"]["schemas"]["Transaction"]["properties"]["id"],
+        json!({"$ref": "#/components/schemas/Transaction_Id"})
+    );
+    assert_valid_v3_refs_and_names(d);
+    assert_eq!(kinds(&c.notes), ["renamed-component", "renamed-component"]);
+}
+
+#[test]
+fn issue14_malformed_percent_encoding_is_a_dangling_ref() {
+    let v2 = doc(json!({}), json!({"A": {"$ref": "#/definitions/B%2"}, "B": {}}));
+    assert_eq!(
+        convert(&v2),
+        Err(ConvertError::UnresolvedRef {
+            reference: "#/definitions/B%2".into(),
+            at: JsonPointer::root().push("definitions").push("A"),
+        })
+    );
+}
+
+#[test]
+fn issue14_invalid_component_names_are_renamed_without_collisions() {
+    let c = issue14("component-names");
+    let d = &c.document;
+    let comp = &d["components"];
+    let keys = |section: &str| -> Vec<String> {
+        comp[section].as_object().unwrap().keys().cloned().collect()
+    };
+    assert_eq!(keys("schemas"), ["io.k8s.api.core.v1.Pod", "Error_400"]);
+    // `filter_from_` was taken by an input name, `filter_to_` by an earlier
+    // rename.
+    assert_eq!(
+        keys("parameters"),
+        ["filter_from__2", "filter_from_", "filter_to_", "filter_to__2"]
+    );
+    assert_eq!(keys("securitySchemes"), ["api_key"]);
+    // The parameters keep their own `name`: only the component key changes.
+    assert_eq!(comp["parameters"]["filter_from__2"]["name"], "filter[from]");
+    let get = &d["paths"]["/items"]["get"];
+    assert_eq!(
+        get["parameters"],
+        json!([{"$ref": "#/components/parameters/filter_from__2"},
+               {"$ref": "#/components/parameters/filter_from_"},
+               {"$ref": "#/components/parameters/filter_to_"},
+               {"$ref": "#/components/parameters/filter_to__2"}])
+    );
+    assert_eq!(
+        get["responses"]["400"]["content"]["application/json"]["schema"],
+        json!({"$ref": "#/components/schemas/Error_400"})
+    );
+    assert_eq!(d["security"], json!([{"api_key": []}]));
+    assert_eq!(get["security"], json!([{"api_key": []}]));
+    assert_valid_v3_refs_and_names(d);
+    let renamed = |section: &str, from: &str, to: &str| Note {
+        at: JsonPointer::root().push(section).push(from),
+        kind: NoteKind::RenamedComponent { from: from.into(), to: to.into() },
+    };
+    assert_eq!(
+        c.notes,
+        [
+            renamed("definitions", "Error/400", "Error_400"),
+            renamed("parameters", "filter[from]", "filter_from__2"),
+            renamed("parameters", "filter[to]", "filter_to_"),
+            renamed("parameters", "filter(to)", "filter_to__2"),
+            renamed("securityDefinitions", "api key", "api_key"),
+        ]
+    );
+    assert_eq!(
+        c.notes[0].to_string(),
+        "/definitions/Error~1400: component name \"Error/400\" is not valid OpenAPI 3.0; \
+         renamed \"Error_400\""
+    );
+}
+
+#[test]
+fn issue14_renamed_body_parameter_is_referenced_under_its_new_name() {
+    let mut v2 = doc(
+        json!({"/a": {"post": {"parameters": [{"$ref": "#/parameters/new%20item"}],
+                               "responses": {"200": {"description": "OK"}}}}}),
+        json!({}),
+    );
+    v2["parameters"] = json!({"new item": {"name": "b", "in": "body", "schema": {}}});
+    let c = convert_ok(&v2);
+    let comp = &c.document["components"]["requestBodies"];
+    assert!(comp.get("new_item").is_some(), "{comp}");
+    assert_eq!(
+        c.document["paths"]["/a"]["post"]["requestBody"],
+        json!({"$ref": "#/components/requestBodies/new_item"})
+    );
+}
+
+#[test]
+fn issue14_split_keeps_the_targets_of_refs_in_extensions() {
+    let c = issue14("extension-refs");
+    let split = crate::openapi::split::split(&c.document).unwrap();
+    assert!(!split.documents.is_empty());
+    for (key, part) in &split.documents {
+        // `x-ms-parameterized-host` is kept by every part, so is its target.
+        assert_eq!(
+            part["x-ms-parameterized-host"]["parameters"],
+            json!([{"$ref": "#/components/parameters/AccountName"}]),
+            "{key}"
+        );
+        assert!(part["components"]["parameters"].get("AccountName").is_some(), "{key}");
+        // So are the targets of `x-ms-paths`, a top-level member too.
+        assert!(part["components"]["requestBodies"].get("Payload").is_some(), "{key}");
+        assert_eq!(crate::json::refs::dangling_refs(part), Vec::<String>::new(), "{key}");
+    }
+}
