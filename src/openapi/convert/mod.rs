@@ -34,7 +34,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::json::tree::{Node, Object};
+use crate::json::tree::{Node, Number, Object};
 
 use crate::json::pointer::{JsonPointer, Location};
 
@@ -136,6 +136,10 @@ pub enum NoteKind {
     OperationSchemes,
     /// An operation has more than one body parameter; the first one wins.
     ExtraBodyParameter,
+    /// `swagger` was the number `2.0` (YAML reads an unquoted `2.0` as a
+    /// number) rather than the string the specification requires; the
+    /// document was converted as Swagger 2.0 all the same.
+    NumericSwaggerVersion,
 }
 
 impl NoteKind {
@@ -158,6 +162,7 @@ impl NoteKind {
             Self::UnknownSecurityScheme { .. } => "unknown-security-scheme",
             Self::OperationSchemes => "operation-schemes",
             Self::ExtraBodyParameter => "extra-body-parameter",
+            Self::NumericSwaggerVersion => "numeric-swagger-version",
         }
     }
 }
@@ -203,6 +208,9 @@ impl fmt::Display for Note {
             NoteKind::ExtraBodyParameter => {
                 f.write_str("more than one body parameter; only the first is kept")
             }
+            NoteKind::NumericSwaggerVersion => f.write_str(
+                "swagger version is the number 2.0, not the string \"2.0\"; read as 2.0",
+            ),
         }
     }
 }
@@ -266,6 +274,9 @@ pub fn convert(v2: &Value) -> Result<Converted, ConvertError> {
 pub fn convert_tree<'a>(v2: &'a Node<'a>) -> Result<ConvertedTree<'a>, ConvertError> {
     let root = swagger2_root(v2)?;
     let mut cx = Context::new(v2, root)?;
+    if let Some(Node::Number(_)) = root.get("swagger") {
+        cx.note(&Location::root().key("swagger"), NoteKind::NumericSwaggerVersion);
+    }
     let document = cx.document()?;
     Ok(ConvertedTree { document, notes: cx.notes })
 }
@@ -275,17 +286,32 @@ pub fn convert_tree<'a>(v2: &'a Node<'a>) -> Result<ConvertedTree<'a>, ConvertEr
 /// pipeline checks before it splits (a document that splits into nothing
 /// must still be refused when it is no Swagger 2.0 document).
 ///
+/// The number `2.0` is accepted too: a YAML file that writes `swagger: 2.0`
+/// unquoted means Swagger 2.0, and refusing it "found 2.0" helps nobody
+/// ([`convert_tree`] notes it as [`NoteKind::NumericSwaggerVersion`]).
+///
 /// # Errors
 /// [`ConvertError::NotAnObject`] or [`ConvertError::NotSwagger2`].
 pub fn swagger2_root<'t, 'a>(v2: &'t Node<'a>) -> Result<&'t Object<'a>, ConvertError> {
     let root = v2.as_object().ok_or(ConvertError::NotAnObject)?;
     match root.get("swagger") {
         Some(Node::String(s)) if s == "2.0" => Ok(root),
+        Some(Node::Number(n)) if is_two_point_zero(n) => Ok(root),
         Some(other) => Err(ConvertError::NotSwagger2 { found: Some(version_text(other)) }),
         None => {
             let found = root.get("openapi").map(|v| format!("openapi {}", version_text(v)));
             Err(ConvertError::NotSwagger2 { found })
         }
+    }
+}
+
+/// True for the number 2.0 written as a decimal (`2.0`, `2.00`, `20e-1`),
+/// which is how YAML and JSON read an unquoted `2.0`; the integer `2` is not
+/// a version anyone writes by mistake for `"2.0"`, so it stays refused.
+fn is_two_point_zero(n: &Number<'_>) -> bool {
+    match n {
+        Number::Parsed(n) => n.is_f64() && n.as_f64() == Some(2.0),
+        _ => false,
     }
 }
 

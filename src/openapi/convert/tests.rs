@@ -560,3 +560,32 @@ fn conversion_does_not_mutate_and_is_deterministic() {
     assert_eq!(v2, before);
     assert_eq!(a, b);
 }
+
+// Issue 14, cause 5: `swagger: 2.0` unquoted in YAML is a number.
+#[test]
+fn numeric_swagger_version_is_accepted_with_a_note() {
+    let c = convert_ok(&json!({"swagger": 2.0, "paths": {}}));
+    assert_eq!(c.document, json!({"openapi": "3.0.0", "paths": {}, "components": {}}));
+    assert_eq!(kinds(&c.notes), ["numeric-swagger-version"]);
+    assert_eq!(c.notes[0].at, JsonPointer::root().push("swagger"));
+    assert_eq!(
+        c.notes[0].to_string(),
+        "/swagger: swagger version is the number 2.0, not the string \"2.0\"; read as 2.0"
+    );
+}
+
+#[test]
+fn numeric_swagger_version_from_yaml_is_accepted() {
+    let tree = crate::json::document::parse_tree(b"swagger: 2.0\npaths: {}\n").unwrap();
+    let c = convert_tree(&tree).unwrap();
+    assert_eq!(c.document.to_value(), json!({"openapi": "3.0.0", "paths": {}, "components": {}}));
+    assert_eq!(kinds(&c.notes), ["numeric-swagger-version"]);
+}
+
+#[test]
+fn other_numeric_versions_are_still_refused() {
+    let e = convert(&json!({"swagger": 2})).unwrap_err();
+    assert_eq!(e, ConvertError::NotSwagger2 { found: Some("2".into()) });
+    let e = convert(&json!({"swagger": 3.0})).unwrap_err();
+    assert_eq!(e, ConvertError::NotSwagger2 { found: Some("3.0".into()) });
+}
