@@ -86,6 +86,10 @@ pub enum NoteKind {
     TupleItems,
     /// `type` held a list; it became `nullable` and/or `anyOf`.
     TypeList,
+    /// `type: "null"` (JSON Schema's null type, which OpenAPI 3.0 lacks)
+    /// became `nullable: true` without a type: v3.0 can say "null is
+    /// allowed" but not "only null is".
+    NullType,
     /// `collectionFormat: tsv` has no v3 style; the parameter keeps the
     /// default style.
     TabSeparatedCollection,
@@ -150,6 +154,7 @@ impl NoteKind {
             Self::DroppedSchemaKeyword { .. } => "dropped-schema-keyword",
             Self::TupleItems => "tuple-items",
             Self::TypeList => "type-list",
+            Self::NullType => "null-type",
             Self::TabSeparatedCollection => "tsv-collection",
             Self::UnsupportedCollectionFormat { .. } => "unsupported-collection-format",
             Self::MissingResponses => "missing-responses",
@@ -176,6 +181,9 @@ impl fmt::Display for Note {
             }
             NoteKind::TupleItems => f.write_str("tuple `items` became `anyOf`; positions are lost"),
             NoteKind::TypeList => f.write_str("a list of types became `nullable`/`anyOf`"),
+            NoteKind::NullType => {
+                f.write_str("type \"null\" has no OpenAPI 3.0 equivalent; became `nullable: true`")
+            }
             NoteKind::TabSeparatedCollection => {
                 f.write_str("collectionFormat tsv has no OpenAPI 3.0 style; default style used")
             }

@@ -444,6 +444,11 @@ impl<'a> Context<'a> {
                 out.insert("type", Node::String("string".into()));
                 out.insert("format", Node::String("binary".into()));
             }
+            // As in a schema: OpenAPI 3.0 has no null type.
+            Some(Node::String(t)) if t == "null" => {
+                self.note(&at.key("type"), NoteKind::NullType);
+                out.insert("nullable", Node::Bool(true));
+            }
             Some(t @ Node::String(_)) => {
                 out.insert("type", t.clone());
             }

@@ -589,3 +589,46 @@ fn other_numeric_versions_are_still_refused() {
     let e = convert(&json!({"swagger": 3.0})).unwrap_err();
     assert_eq!(e, ConvertError::NotSwagger2 { found: Some("3.0".into()) });
 }
+
+// Issue 14, cause 2: OpenAPI 3.0 has no null type.
+#[test]
+fn null_type_becomes_nullable_without_a_type() {
+    let (x, notes) = schema_of(json!({"type": "null", "description": "d"}), json!({}));
+    assert_eq!(x, json!({"nullable": true, "description": "d"}));
+    assert_eq!(kinds(&notes), ["null-type"]);
+    assert_eq!(notes[0].at, JsonPointer::root().push("definitions").push("X").push("type"));
+}
+
+#[test]
+fn null_type_inside_properties_becomes_nullable() {
+    let (x, notes) = schema_of(json!({"properties": {"n": {"type": "null"}}}), json!({}));
+    assert_eq!(x, json!({"properties": {"n": {"nullable": true}}}));
+    assert_eq!(kinds(&notes), ["null-type"]);
+}
+
+#[test]
+fn type_list_of_one_type_and_null_keeps_the_type() {
+    let (x, notes) = schema_of(json!({"type": ["null", "integer"], "format": "int32"}), json!({}));
+    assert_eq!(x, json!({"nullable": true, "type": "integer", "format": "int32"}));
+    assert_eq!(kinds(&notes), ["type-list"]);
+}
+
+#[test]
+fn type_list_of_several_types_and_null_becomes_nullable_any_of() {
+    let (x, notes) = schema_of(json!({"type": ["string", "integer", "null"]}), json!({}));
+    assert_eq!(x, json!({"anyOf": [{"type": "string"}, {"type": "integer"}], "nullable": true}));
+    assert_eq!(kinds(&notes), ["type-list"]);
+}
+
+#[test]
+fn null_type_of_a_simple_parameter_becomes_nullable() {
+    let (op, notes) = operation_of(json!({
+        "parameters": [{"name": "q", "in": "query", "type": "null"}],
+        "responses": {"200": {"description": "OK"}}
+    }));
+    assert_eq!(
+        op["parameters"],
+        json!([{"name": "q", "in": "query", "schema": {"nullable": true}}])
+    );
+    assert_eq!(kinds(&notes), ["null-type"]);
+}
