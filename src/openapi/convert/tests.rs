@@ -632,3 +632,21 @@ fn null_type_of_a_simple_parameter_becomes_nullable() {
     );
     assert_eq!(kinds(&notes), ["null-type"]);
 }
+
+// Issue 14, cause 4: integers beyond 64 bits made YAML input refused and
+// JSON input change form (`1.8446744073709552e19`).
+#[test]
+fn integers_beyond_64_bits_reach_the_output_as_written() {
+    let yaml = b"swagger: '2.0'\npaths: {}\ndefinitions:\n  X:\n    type: integer\n    \
+                 enum: [-9223372036854776000, 18446744073709551616]\n";
+    let json = br#"{"swagger":"2.0","paths":{},"definitions":{"X":{"type":"integer","enum":[-9223372036854776000,18446744073709551616]}}}"#;
+    for input in [&yaml[..], &json[..]] {
+        let tree = crate::json::document::parse_tree(input).unwrap();
+        let c = convert_tree(&tree).unwrap();
+        assert_eq!(
+            String::from_utf8(c.document.to_vec()).unwrap(),
+            r#"{"openapi":"3.0.0","paths":{},"components":{"schemas":{"X":{"type":"integer","enum":[-9223372036854776000,18446744073709551616]}}}}"#
+        );
+        assert_eq!(kinds(&c.notes), Vec::<&str>::new());
+    }
+}
