@@ -93,6 +93,11 @@ pub enum NoteKind {
     /// `collectionFormat: tsv` has no v3 style; the parameter keeps the
     /// default style.
     TabSeparatedCollection,
+    /// An array field of a `multipart/form-data` body got its
+    /// `collectionFormat` as an encoding `style`, which OpenAPI 3.0 defines
+    /// for URL-encoded bodies only (3.1 for multipart too): a strict 3.0
+    /// reader may ignore it.
+    MultipartCollectionFormat,
     /// A `collectionFormat` that does not apply where it stands (for
     /// example `multi` on a path parameter) was dropped.
     UnsupportedCollectionFormat {
@@ -157,6 +162,7 @@ impl NoteKind {
             Self::NullType => "null-type",
             Self::TabSeparatedCollection => "tsv-collection",
             Self::UnsupportedCollectionFormat { .. } => "unsupported-collection-format",
+            Self::MultipartCollectionFormat => "multipart-collection-format",
             Self::MissingResponses => "missing-responses",
             Self::MissingDescription => "missing-description",
             Self::ExternalRef { .. } => "external-ref",
@@ -187,6 +193,10 @@ impl fmt::Display for Note {
             NoteKind::TabSeparatedCollection => {
                 f.write_str("collectionFormat tsv has no OpenAPI 3.0 style; default style used")
             }
+            NoteKind::MultipartCollectionFormat => f.write_str(
+                "collectionFormat of a multipart field became an encoding style, \
+                 which OpenAPI 3.0 defines for URL-encoded bodies only",
+            ),
             NoteKind::UnsupportedCollectionFormat { format } => {
                 write!(f, "collectionFormat {format:?} does not apply here; dropped")
             }

@@ -11,7 +11,7 @@
 //!   the schemas of operations that have none);
 //! - simple parameters carry their type, format, items, enum, default and
 //!   limits inside `schema`, and `collectionFormat` becomes
-//!   `style`/`explode`.
+//!   `style`/`explode` (for form fields, in the body's `encoding`).
 
 use crate::json::tree::{Node, Object};
 
@@ -536,7 +536,9 @@ impl<'a> Context<'a> {
 
     /// `formData` parameters → one object schema under the form media
     /// types the operation consumes (multipart when a file is uploaded and
-    /// nothing says otherwise, else URL-encoded).
+    /// nothing says otherwise, else URL-encoded); an array field's
+    /// `collectionFormat` becomes its `encoding` `style`/`explode`, as for a
+    /// query parameter.
     fn form_body(
         &mut self,
         form: &[(&'a Object<'a>, JsonPointer)],
@@ -545,6 +547,8 @@ impl<'a> Context<'a> {
         let mut properties = Object::new();
         let mut required = Vec::new();
         let mut encoding = Object::new();
+        // Where each field that got an encoding `style` states its format.
+        let mut styled = Vec::new();
         let mut has_file = false;
         for (p, at) in form {
             let at = &Location::at(at);
@@ -570,6 +574,12 @@ impl<'a> Context<'a> {
                 e.insert("style", Node::String(style.into()));
                 e.insert("explode", Node::Bool(explode));
                 encoding.insert(name.clone(), Node::Object(e));
+                // The default `csv` is written nowhere: point at the field.
+                styled.push(if p.contains_key("collectionFormat") {
+                    at.key("collectionFormat").to_pointer()
+                } else {
+                    at.to_pointer()
+                });
             }
             properties.insert(name, schema);
         }
@@ -593,12 +603,20 @@ impl<'a> Context<'a> {
         } else {
             vec![FORM_URLENCODED]
         };
+        // OpenAPI 3.0 defines an encoding's `style`/`explode` for URL-encoded
+        // bodies only; 3.1 extends them to multipart, and tools read them
+        // there. They are written for multipart too, so a `pipes` field
+        // keeps saying so, with a note that a strict 3.0 reader may ignore
+        // it (dropping it left nothing at all, not even a note).
+        if !encoding.is_empty() && types.iter().any(|mt| media_base(mt) == MULTIPART) {
+            for at in styled {
+                self.notes.push(super::Note { at, kind: NoteKind::MultipartCollectionFormat });
+            }
+        }
         let mut content = Object::new();
         for mt in types {
-            // `style`/`explode` in `encoding` only apply to URL-encoded
-            // bodies (OpenAPI 3.0 encoding object).
-            let enc = (media_base(mt) == FORM_URLENCODED && !encoding.is_empty())
-                .then(|| encoding.clone());
+            let form = matches!(media_base(mt), FORM_URLENCODED | MULTIPART);
+            let enc = (form && !encoding.is_empty()).then(|| encoding.clone());
             content.insert(mt, media_type(Some(schema.clone()), enc));
         }
         let mut out = Object::new();

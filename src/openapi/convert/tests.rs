@@ -650,3 +650,69 @@ fn integers_beyond_64_bits_reach_the_output_as_written() {
         assert_eq!(kinds(&c.notes), Vec::<&str>::new());
     }
 }
+
+// Issue 14, cause 9: `collectionFormat` on a multipart array field vanished
+// with no note.
+#[test]
+fn multipart_collection_formats_become_encoding_styles_with_a_note() {
+    let field = |cf: &str| {
+        let (op, notes) = operation_of(json!({
+            "consumes": ["multipart/form-data"],
+            "parameters": [{"name": "tags", "in": "formData", "type": "array",
+                            "items": {"type": "string"}, "collectionFormat": cf}],
+            "responses": {"200": {"description": "OK"}}
+        }));
+        let media = op["requestBody"]["content"]["multipart/form-data"].clone();
+        (media["encoding"].clone(), notes)
+    };
+    for (cf, style, explode) in [
+        ("pipes", "pipeDelimited", false),
+        ("ssv", "spaceDelimited", false),
+        ("csv", "form", false),
+        ("multi", "form", true),
+    ] {
+        let (encoding, notes) = field(cf);
+        assert_eq!(encoding, json!({"tags": {"style": style, "explode": explode}}), "{cf}");
+        assert_eq!(kinds(&notes), ["multipart-collection-format"], "{cf}");
+        assert_eq!(
+            notes[0].at.to_string(),
+            "/paths/~1apis~1g~1v1~1things/post/parameters/0/collectionFormat"
+        );
+    }
+    let (encoding, notes) = field("tsv");
+    assert_eq!(encoding, Value::Null);
+    assert_eq!(kinds(&notes), ["tsv-collection"]);
+}
+
+#[test]
+fn multipart_body_keeps_its_schema_beside_the_encoding() {
+    let (op, _) = operation_of(json!({
+        "consumes": ["multipart/form-data"],
+        "parameters": [{"name": "f", "in": "formData", "type": "file"},
+                       {"name": "tags", "in": "formData", "type": "array",
+                        "items": {"type": "string"}, "collectionFormat": "pipes"}],
+        "responses": {"200": {"description": "OK"}}
+    }));
+    assert_eq!(
+        op["requestBody"],
+        json!({"content": {"multipart/form-data": {
+            "schema": {"type": "object", "properties": {
+                "f": {"type": "string", "format": "binary"},
+                "tags": {"type": "array", "items": {"type": "string"}}}},
+            "encoding": {"tags": {"style": "pipeDelimited", "explode": false}}}}})
+    );
+}
+
+#[test]
+fn url_encoded_collection_formats_need_no_note() {
+    let (op, notes) = operation_of(json!({
+        "parameters": [{"name": "tags", "in": "formData", "type": "array",
+                        "items": {"type": "string"}, "collectionFormat": "pipes"}],
+        "responses": {"200": {"description": "OK"}}
+    }));
+    assert_eq!(
+        op["requestBody"]["content"]["application/x-www-form-urlencoded"]["encoding"],
+        json!({"tags": {"style": "pipeDelimited", "explode": false}})
+    );
+    assert_eq!(kinds(&notes), Vec::<&str>::new());
+}
