@@ -11,7 +11,11 @@
 //!   the schemas of operations that have none);
 //! - simple parameters carry their type, format, items, enum, default and
 //!   limits inside `schema`, and `collectionFormat` becomes
-//!   `style`/`explode` (for form fields, in the body's `encoding`).
+//!   `style`/`explode` (for form fields, in the body's `encoding`);
+//! - a shared body parameter (`#/parameters/…`) is a `$ref` to its
+//!   `components.requestBodies` entry only where the operation consumes
+//!   what the document does; elsewhere it is inlined with the operation's
+//!   media types (see `body_of`).
 
 use crate::json::tree::{Node, Object};
 
@@ -54,7 +58,14 @@ enum Param<'a> {
     /// `in: body`.
     Body { param: &'a Object<'a>, at: JsonPointer },
     /// `$ref` to a top-level body parameter.
-    BodyRef(String),
+    BodyRef {
+        /// Its name in `parameters` (as the reference spells it).
+        name: String,
+        /// The parameter referred to.
+        param: &'a Object<'a>,
+        /// Where it stands in the input.
+        at: JsonPointer,
+    },
     /// `in: formData`.
     Form { param: &'a Object<'a>, at: JsonPointer },
 }
@@ -169,7 +180,7 @@ impl<'a> Context<'a> {
                 // Path-level plain parameters stay at the path level in v3.
                 Param::Plain(_) if !is_own => {}
                 Param::Plain(v) => plain.push(v.clone()),
-                Param::Body { .. } | Param::BodyRef(_) => {
+                Param::Body { .. } | Param::BodyRef { .. } => {
                     // An operation's own body replaces a path-level one.
                     if !is_own && own_body_seen {
                         continue;
@@ -215,6 +226,15 @@ impl<'a> Context<'a> {
     }
 
     /// The request body a body parameter (inline or referenced) stands for.
+    ///
+    /// A referenced one is a `$ref` to its `components.requestBodies`
+    /// entry only when the operation consumes what the document does: that
+    /// entry's content was made from the document's `consumes`, and a
+    /// request body's media types are its operation's. Otherwise it is
+    /// inlined with the operation's media types, which is also how
+    /// Kubernetes publishes the DELETE bodies (`*/*`) that its 1.35
+    /// Swagger shares as `#/parameters/body-2Y1dVQaQ` (it never writes
+    /// `components.requestBodies`).
     fn body_of(
         &mut self,
         p: &Param<'a>,
@@ -224,7 +244,13 @@ impl<'a> Context<'a> {
             Param::Body { param, at } => {
                 Some(self.request_body(param, consumes, &Location::at(at))?)
             }
-            Param::BodyRef(name) => Some(ref_object(format!("#/components/requestBodies/{name}"))),
+            Param::BodyRef { name, param, at } => {
+                if media_or_default(consumes) == media_or_default(&self.consumes) {
+                    Some(ref_object(format!("#/components/requestBodies/{name}")))
+                } else {
+                    Some(self.request_body(param, consumes, &Location::at(at))?)
+                }
+            }
             Param::Plain(_) | Param::Form { .. } => None,
         })
     }
@@ -306,7 +332,11 @@ impl<'a> Context<'a> {
         let target = self.resolve(r, at)?;
         let location = target.get("in").and_then(Node::as_str);
         Ok(Some(match location {
-            Some("body") => Param::BodyRef(name.to_owned()),
+            Some("body") => {
+                let target_at = JsonPointer::root().push("parameters").push(&unescape_token(name));
+                let param = as_object(target, &Location::at(&target_at), "a parameter object")?;
+                Param::BodyRef { name: name.to_owned(), param, at: target_at }
+            }
             Some("formData") => {
                 let target_at = JsonPointer::root().push("parameters").push(&unescape_token(name));
                 let param = as_object(target, &Location::at(&target_at), "a parameter object")?;
@@ -765,7 +795,7 @@ impl<'a> Context<'a> {
                 Some(Param::Form { .. }) => {
                     self.note(&at, NoteKind::FormDataComponent { name: name.to_string() });
                 }
-                Some(Param::BodyRef(_)) | None => {}
+                Some(Param::BodyRef { .. }) | None => {}
             }
         }
         Ok((parameters, bodies))

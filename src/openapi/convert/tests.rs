@@ -716,3 +716,59 @@ fn url_encoded_collection_formats_need_no_note() {
     );
     assert_eq!(kinds(&notes), Vec::<&str>::new());
 }
+
+// Issue 14, cause 8: Kubernetes 1.35 shares its DeleteOptions body as
+// `#/parameters/body-2Y1dVQaQ` among DELETE operations that consume `*/*`;
+// the component's content (from the document's `consumes`) said
+// `application/json` for all of them.
+#[test]
+fn shared_body_with_other_consumes_is_inlined_with_the_operations_media_types() {
+    let v2 = json!({
+        "swagger": "2.0",
+        "parameters": {"body-2Y1dVQaQ": {"name": "body", "in": "body",
+                                         "schema": {"$ref": "#/definitions/DeleteOptions"}}},
+        "definitions": {"DeleteOptions": {"type": "object"}},
+        "paths": {"/a": {
+            "delete": {"consumes": ["*/*"], "parameters": [{"$ref": "#/parameters/body-2Y1dVQaQ"}],
+                       "responses": {"200": {"description": "OK"}}},
+            "post": {"parameters": [{"$ref": "#/parameters/body-2Y1dVQaQ"}],
+                     "responses": {"200": {"description": "OK"}}}}}
+    });
+    let c = convert_ok(&v2);
+    let a = &c.document["paths"]["/a"];
+    assert_eq!(
+        a["delete"]["requestBody"],
+        json!({"content": {"*/*": {"schema": {"$ref": "#/components/schemas/DeleteOptions"}}}})
+    );
+    // An operation that consumes what the document does keeps the reference.
+    assert_eq!(
+        a["post"]["requestBody"],
+        json!({"$ref": "#/components/requestBodies/body-2Y1dVQaQ"})
+    );
+    assert_eq!(
+        c.document["components"]["requestBodies"],
+        json!({"body-2Y1dVQaQ": {"content": {"application/json": {
+            "schema": {"$ref": "#/components/schemas/DeleteOptions"}}}}})
+    );
+    assert_eq!(kinds(&c.notes), Vec::<&str>::new());
+}
+
+#[test]
+fn shared_body_inlined_keeps_description_required_and_extensions() {
+    let v2 = json!({
+        "swagger": "2.0", "consumes": ["application/json"],
+        "parameters": {"b": {"name": "body", "in": "body", "required": true, "description": "d",
+                             "x-k": 1, "schema": {"type": "object"}}},
+        "paths": {"/a": {"put": {"consumes": ["application/yaml", "application/json"],
+                                 "parameters": [{"$ref": "#/parameters/b"}],
+                                 "responses": {"200": {"description": "OK"}}}}}
+    });
+    let c = convert_ok(&v2);
+    assert_eq!(
+        c.document["paths"]["/a"]["put"]["requestBody"],
+        json!({"description": "d",
+               "content": {"application/yaml": {"schema": {"type": "object"}},
+                           "application/json": {"schema": {"type": "object"}}},
+               "required": true, "x-k": 1})
+    );
+}
