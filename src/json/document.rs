@@ -108,9 +108,7 @@ pub fn parse_tree_within(bytes: &[u8], budget_bytes: usize) -> Result<Node<'_>, 
     if looks_like_json(bytes) {
         return parse_json_tree_within(bytes, budget_bytes);
     }
-    yaml::from_slice(bytes, yaml::budget_for(bytes.len()))
-        .map(Node::from_owned_value)
-        .map_err(ParseError::Yaml)
+    yaml::from_slice(bytes, yaml::budget_for(bytes.len())).map_err(ParseError::Yaml)
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! YAML → `serde_json::Value` under an expansion budget.
+//! YAML → [`Node`] tree under an expansion budget.
 //!
 //! YAML aliases let a small file stand for a huge document: one anchored
 //! list of 100,000 items reused 100,000 times is 500 KB of text and ten
@@ -7,14 +7,22 @@
 //! and refused as soon as it outgrows what its own text could spell
 //! without aliases. Memory stays a small multiple of the input, whatever
 //! the input says.
+//!
+//! The tree is built directly rather than through a `serde_json::Value`:
+//! a `Value` holds no integer beyond 64 bits, and YAML documents do carry
+//! them (`maximum: 18446744073709551616`, an `enum` of
+//! `-9223372036854776000` as a JavaScript tool printed it). Those become
+//! [`Number::Big`], written back exactly as the integer reads. Integers
+//! beyond 128 bits are read by the YAML library as floats and stay floats.
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Number, Value};
 use std::cell::Cell;
 use std::fmt;
 
+use crate::json::tree::{Node, Number, Object, Text};
+
 /// What one value costs against the budget, beside its string bytes: about
-/// what a `Value` takes in memory.
+/// what a value of a tree takes in memory.
 const VALUE_COST: usize = 16;
 
 /// Budget beyond the input's own size, for small documents.
@@ -46,12 +54,12 @@ pub enum YamlError {
     },
 }
 
-/// Reads one YAML document as a `Value`, refusing it once its expanded size
-/// passes `budget` (see [`budget_for`]).
+/// Reads one YAML document as a tree owning its strings, refusing it once
+/// its expanded size passes `budget` (see [`budget_for`]).
 ///
 /// # Errors
 /// [`YamlError`].
-pub fn from_slice(bytes: &[u8], budget: usize) -> Result<Value, YamlError> {
+pub fn from_slice(bytes: &[u8], budget: usize) -> Result<Node<'static>, YamlError> {
     let spent = Cell::new(0usize);
     let seed = Bounded { spent: &spent, budget };
     match seed.deserialize(serde_yaml_ng::Deserializer::from_slice(bytes)) {
@@ -82,85 +90,117 @@ impl Bounded<'_> {
 }
 
 impl<'de> DeserializeSeed<'de> for Bounded<'_> {
-    type Value = Value;
+    type Value = Node<'static>;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Node<'static>, D::Error> {
         deserializer.deserialize_any(self)
     }
 }
 
+/// An integer as its decimal text, for one that does not fit 64 bits (the
+/// YAML library hands those over as 128-bit integers).
+fn big(text: String) -> Node<'static> {
+    Node::Number(Number::Big(Text::from(text)))
+}
+
 impl<'de> Visitor<'de> for Bounded<'_> {
-    type Value = Value;
+    type Value = Node<'static>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a YAML value JSON can hold")
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+    fn visit_unit<E: de::Error>(self) -> Result<Node<'static>, E> {
         self.charge(0)?;
-        Ok(Value::Null)
+        Ok(Node::Null)
     }
 
-    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+    fn visit_none<E: de::Error>(self) -> Result<Node<'static>, E> {
         self.visit_unit()
     }
 
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Node<'static>, D::Error> {
         d.deserialize_any(self)
     }
 
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Node<'static>, E> {
         self.charge(0)?;
-        Ok(Value::Bool(v))
+        Ok(Node::Bool(v))
     }
 
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Node<'static>, E> {
         self.charge(0)?;
-        Ok(Value::Number(v.into()))
+        Ok(Node::Number(Number::Parsed(v.into())))
     }
 
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Node<'static>, E> {
         self.charge(0)?;
-        Ok(Value::Number(v.into()))
+        Ok(Node::Number(Number::Parsed(v.into())))
     }
 
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Node<'static>, E> {
+        match i64::try_from(v) {
+            Ok(v) => self.visit_i64(v),
+            Err(_) => {
+                self.charge(0)?;
+                Ok(big(v.to_string()))
+            }
+        }
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Node<'static>, E> {
+        match u64::try_from(v) {
+            Ok(v) => self.visit_u64(v),
+            Err(_) => {
+                self.charge(0)?;
+                Ok(big(v.to_string()))
+            }
+        }
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Node<'static>, E> {
         self.charge(0)?;
-        Number::from_f64(v)
-            .map(Value::Number)
+        serde_json::Number::from_f64(v)
+            .map(|n| Node::Number(Number::Parsed(n)))
             .ok_or_else(|| E::custom(format!("{v} is not a number JSON can hold")))
     }
 
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Node<'static>, E> {
         self.charge(v.len())?;
-        Ok(Value::String(v.to_owned()))
+        Ok(Node::String(Text::from(v.to_owned())))
     }
 
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Node<'static>, E> {
         self.charge(v.len())?;
-        Ok(Value::String(v))
+        Ok(Node::String(Text::from(v)))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'static>, A::Error> {
         self.charge(0)?;
         let mut items = Vec::new();
         while let Some(item) = seq.next_element_seed(self)? {
             items.push(item);
         }
-        Ok(Value::Array(items))
+        Ok(Node::Array(items))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'static>, A::Error> {
         self.charge(0)?;
-        let mut members = Map::new();
+        let mut members = Vec::new();
         while let Some(key) = map.next_key_seed(Key(self))? {
-            if members.contains_key(&key) {
-                return Err(de::Error::custom(format!("duplicate entry with key \"{key}\"")));
-            }
             let value = map.next_value_seed(self)?;
-            members.insert(key, value);
+            members.push((Text::from(key), value));
         }
-        Ok(Value::Object(members))
+        // Repeated keys are found once the mapping is read, by sorting its
+        // keys: `Object` looks keys up linearly, and checking each key as it
+        // comes would be quadratic in the size of a mapping (a document's
+        // `paths` or `definitions` has thousands).
+        let mut keys: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
+        keys.sort_unstable();
+        if let Some(pair) = keys.windows(2).find(|pair| pair[0] == pair[1]) {
+            return Err(de::Error::custom(format!("duplicate entry with key \"{}\"", pair[0])));
+        }
+        Ok(Node::Object(Object::from_unique(members)))
     }
 }
 
@@ -195,6 +235,14 @@ impl<'de> Visitor<'de> for Key<'_> {
         self.visit_string(v.to_string())
     }
 
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<String, E> {
+        self.visit_string(v.to_string())
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<String, E> {
+        self.visit_string(v.to_string())
+    }
+
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<String, E> {
         if !v.is_finite() {
             return Err(E::custom(format!("{v} cannot be a JSON object key")));
@@ -219,10 +267,39 @@ impl<'de> Visitor<'de> for Key<'_> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
     use super::*;
 
     fn read(text: &str) -> Result<Value, YamlError> {
-        from_slice(text.as_bytes(), budget_for(text.len()))
+        from_slice(text.as_bytes(), budget_for(text.len())).map(|n| n.to_value())
+    }
+
+    fn render(text: &str) -> String {
+        let node = from_slice(text.as_bytes(), budget_for(text.len())).unwrap();
+        String::from_utf8(node.to_vec()).unwrap()
+    }
+
+    // Issue 14, cause 4: such integers made the whole document refused.
+    #[test]
+    fn integers_beyond_64_bits_are_kept_as_written() {
+        assert_eq!(
+            render("a: -9223372036854776000\nb: 18446744073709551616\nc: [-9223372036854775809]\n"),
+            r#"{"a":-9223372036854776000,"b":18446744073709551616,"c":[-9223372036854775809]}"#
+        );
+    }
+
+    #[test]
+    fn integers_within_64_bits_are_written_as_before() {
+        assert_eq!(
+            render("a: -9223372036854775808\nb: 18446744073709551615\nc: 0x10\n"),
+            r#"{"a":-9223372036854775808,"b":18446744073709551615,"c":16}"#
+        );
+    }
+
+    #[test]
+    fn a_key_beyond_64_bits_is_its_decimal_text() {
+        assert_eq!(render("18446744073709551616: x\n"), r#"{"18446744073709551616":"x"}"#);
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::common::validators;
 
 const K8S_1_24: &str = "kube-openapi/pkg/openapiconv/testdata_generated_from_k8s";
 const K8S_1_27: &str = "kube-openapi/pkg/schemaconv/testdata/swagger.json";
+const K8S_1_35: &str = "kubernetes-1.35/swagger.json";
 const GROUP_VERSIONS_1_24: [&str; 3] = ["api.v1", "batch.v1", "apiextensions.k8s.io.v1"];
 const ALLOW_1_24: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -195,6 +196,46 @@ fn conversion_is_deterministic_on_the_whole_1_27_document() {
     let a = serde_json::to_vec(&convert(&v2).expect("converts").document).expect("serializes");
     let b = serde_json::to_vec(&convert(&v2).expect("converts").document).expect("serializes");
     assert!(a == b, "two conversions of the same input differ");
+}
+
+/// Issue 14, cause 8: Kubernetes 1.35 shares its DeleteOptions and Patch
+/// bodies as `#/parameters/body-…` among operations that consume `*/*`
+/// (DELETE) and the patch media types (PATCH); their request bodies said
+/// `application/json`, the document-wide default a shared component was
+/// made with. No 1.35 OpenAPI v3 reference is in the test data, so each
+/// request body's media types are checked against its operation's
+/// `consumes` in the 1.35 Swagger, which is what Kubernetes' own v3
+/// writes (its 1.24 group-versions and kube-openapi's apps/v1 spec3
+/// fixture inline every request body under the operation's `consumes`).
+#[test]
+fn kubernetes_1_35_request_bodies_take_their_operations_consumes() {
+    let v2 = shared_json(K8S_1_35);
+    let v3 = convert(&v2).expect("converts").document;
+    let mut checked = 0;
+    for (path, item) in v2["paths"].as_object().expect("paths") {
+        for (method, op) in item.as_object().expect("path item") {
+            let Some(consumes) = op.get("consumes").and_then(Value::as_array) else { continue };
+            let shared_body =
+                op["parameters"].as_array().into_iter().flatten().any(|p| {
+                    p["$ref"].as_str().is_some_and(|r| r.starts_with("#/parameters/body-"))
+                });
+            if !shared_body {
+                continue;
+            }
+            let body = &v3["paths"][path][method]["requestBody"];
+            let media: Vec<&str> = body["content"]
+                .as_object()
+                .unwrap_or_else(|| panic!("{method} {path}: request body {body} has no content"))
+                .keys()
+                .map(String::as_str)
+                .collect();
+            let consumes: Vec<&str> = consumes.iter().filter_map(Value::as_str).collect();
+            assert_eq!(media, consumes, "{method} {path}");
+            checked += 1;
+        }
+    }
+    // 163 DELETE operations share DeleteOptions, 123 PATCH operations Patch.
+    assert_eq!(checked, 163 + 123);
 }
 
 /// Converts every real Swagger 2.0 document we have (1.24 group-versions,

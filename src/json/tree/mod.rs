@@ -77,6 +77,13 @@ pub enum Number<'a> {
     /// An integer as it stood in the input, already in the form
     /// `serde_json` writes (no sign on zero, fits in `i64`/`u64`).
     Integer(&'a str),
+    /// An integer beyond 64 bits (`18446744073709551616`), its decimal
+    /// digits as written. `serde_json` would read it as a float and write
+    /// `1.8446744073709552e19`, changing a value the document's author
+    /// wrote exactly (an `enum` member, a `maximum`); kept as text, it is
+    /// written back as it came. Only [`Node::to_value`] loses it, as a
+    /// `Value` holds no such integer.
+    Big(Text<'a>),
     /// Any other number, as `serde_json` read it.
     Parsed(serde_json::Number),
 }
@@ -228,6 +235,13 @@ impl<'a> Object<'a> {
             Some((_, slot)) => *slot = value,
             None => self.members.push((key, value)),
         }
+    }
+
+    /// An object of `members` whose keys the caller has already found to
+    /// be unique (the YAML reader, which checks a mapping's keys once, by
+    /// sorting them, rather than once per key).
+    pub(crate) fn from_unique(members: Vec<(Text<'a>, Node<'a>)>) -> Self {
+        Self { members }
     }
 
     /// Appends member `key`, which the caller knows is not there yet (the
@@ -431,6 +445,9 @@ impl Number<'_> {
             Number::Integer(text) => {
                 text.parse().expect("the parser makes an Integer only of a text serde_json reads")
             }
+            Number::Big(text) => text.parse().expect(
+                "a Big is made only of an integer text serde_json reads (as the nearest float)",
+            ),
             Number::Parsed(n) => n.clone(),
         }
     }

@@ -442,10 +442,15 @@ impl<'a> Parser<'a> {
         if integer && fits {
             return Ok(Node::Number(Number::Integer(token)));
         }
-        token
+        let parsed = token
             .parse::<serde_json::Number>()
-            .map(|n| Node::Number(Number::Parsed(n)))
-            .map_err(|_| SyntaxError { offset: start, kind: SyntaxErrorKind::NumberOutOfRange })
+            .map_err(|_| SyntaxError { offset: start, kind: SyntaxErrorKind::NumberOutOfRange })?;
+        // An integer beyond 64 bits keeps its digits rather than become the
+        // float serde_json reads it as (`-0` is serde_json's float `-0.0`).
+        if integer && parsed.is_f64() && token != "-0" {
+            return Ok(Node::Number(Number::Big(Text::plain(token))));
+        }
+        Ok(Node::Number(Number::Parsed(parsed)))
     }
 }
 

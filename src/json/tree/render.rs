@@ -20,6 +20,7 @@ impl Node<'_> {
             Node::Bool(true) => out.extend_from_slice(b"true"),
             Node::Bool(false) => out.extend_from_slice(b"false"),
             Node::Number(Number::Integer(text)) => out.extend_from_slice(text.as_bytes()),
+            Node::Number(Number::Big(text)) => out.extend_from_slice(text.as_bytes()),
             // `Number`'s `Display` is the serializer's itoa/ryu output.
             Node::Number(Number::Parsed(n)) => out.extend_from_slice(n.to_string().as_bytes()),
             Node::String(s) => write_text(out, s),
@@ -58,6 +59,7 @@ impl Node<'_> {
             Node::Null | Node::Bool(true) => 4,
             Node::Bool(false) => 5,
             Node::Number(Number::Integer(text)) => text.len(),
+            Node::Number(Number::Big(text)) => text.len(),
             Node::Number(Number::Parsed(n)) => n.to_string().len(),
             Node::String(s) => text_len(s),
             Node::Array(items) => {

@@ -41,7 +41,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::json::tree::{Node, Object};
+use crate::json::tree::{Node, Number, Object};
 
 use crate::json::pointer::{JsonPointer, Location};
 
@@ -93,9 +93,18 @@ pub enum NoteKind {
     TupleItems,
     /// `type` held a list; it became `nullable` and/or `anyOf`.
     TypeList,
+    /// `type: "null"` (JSON Schema's null type, which OpenAPI 3.0 lacks)
+    /// became `nullable: true` without a type: v3.0 can say "null is
+    /// allowed" but not "only null is".
+    NullType,
     /// `collectionFormat: tsv` has no v3 style; the parameter keeps the
     /// default style.
     TabSeparatedCollection,
+    /// An array field of a `multipart/form-data` body got its
+    /// `collectionFormat` as an encoding `style`, which OpenAPI 3.0 defines
+    /// for URL-encoded bodies only (3.1 for multipart too): a strict 3.0
+    /// reader may ignore it.
+    MultipartCollectionFormat,
     /// A `collectionFormat` that does not apply where it stands (for
     /// example `multi` on a path parameter) was dropped.
     UnsupportedCollectionFormat {
@@ -157,6 +166,10 @@ pub enum NoteKind {
         /// The reference.
         reference: String,
     },
+    /// `swagger` was the number `2.0` (YAML reads an unquoted `2.0` as a
+    /// number) rather than the string the specification requires; the
+    /// document was converted as Swagger 2.0 all the same.
+    NumericSwaggerVersion,
 }
 
 impl NoteKind {
@@ -167,8 +180,10 @@ impl NoteKind {
             Self::DroppedSchemaKeyword { .. } => "dropped-schema-keyword",
             Self::TupleItems => "tuple-items",
             Self::TypeList => "type-list",
+            Self::NullType => "null-type",
             Self::TabSeparatedCollection => "tsv-collection",
             Self::UnsupportedCollectionFormat { .. } => "unsupported-collection-format",
+            Self::MultipartCollectionFormat => "multipart-collection-format",
             Self::MissingResponses => "missing-responses",
             Self::MissingDescription => "missing-description",
             Self::ExternalRef { .. } => "external-ref",
@@ -181,6 +196,7 @@ impl NoteKind {
             Self::ExtraBodyParameter => "extra-body-parameter",
             Self::RenamedComponent { .. } => "renamed-component",
             Self::DanglingRef { .. } => "dangling-ref",
+            Self::NumericSwaggerVersion => "numeric-swagger-version",
         }
     }
 }
@@ -194,9 +210,16 @@ impl fmt::Display for Note {
             }
             NoteKind::TupleItems => f.write_str("tuple `items` became `anyOf`; positions are lost"),
             NoteKind::TypeList => f.write_str("a list of types became `nullable`/`anyOf`"),
+            NoteKind::NullType => {
+                f.write_str("type \"null\" has no OpenAPI 3.0 equivalent; became `nullable: true`")
+            }
             NoteKind::TabSeparatedCollection => {
                 f.write_str("collectionFormat tsv has no OpenAPI 3.0 style; default style used")
             }
+            NoteKind::MultipartCollectionFormat => f.write_str(
+                "collectionFormat of a multipart field became an encoding style, \
+                 which OpenAPI 3.0 defines for URL-encoded bodies only",
+            ),
             NoteKind::UnsupportedCollectionFormat { format } => {
                 write!(f, "collectionFormat {format:?} does not apply here; dropped")
             }
@@ -232,6 +255,9 @@ impl fmt::Display for Note {
             NoteKind::DanglingRef { reference } => {
                 write!(f, "reference {reference:?} in a vendor extension points to nothing; kept")
             }
+            NoteKind::NumericSwaggerVersion => f.write_str(
+                "swagger version is the number 2.0, not the string \"2.0\"; read as 2.0",
+            ),
         }
     }
 }
@@ -295,6 +321,9 @@ pub fn convert(v2: &Value) -> Result<Converted, ConvertError> {
 pub fn convert_tree<'a>(v2: &'a Node<'a>) -> Result<ConvertedTree<'a>, ConvertError> {
     let root = swagger2_root(v2)?;
     let mut cx = Context::new(v2, root)?;
+    if let Some(Node::Number(_)) = root.get("swagger") {
+        cx.note(&Location::root().key("swagger"), NoteKind::NumericSwaggerVersion);
+    }
     let document = cx.document()?;
     Ok(ConvertedTree { document, notes: cx.notes })
 }
@@ -304,17 +333,32 @@ pub fn convert_tree<'a>(v2: &'a Node<'a>) -> Result<ConvertedTree<'a>, ConvertEr
 /// pipeline checks before it splits (a document that splits into nothing
 /// must still be refused when it is no Swagger 2.0 document).
 ///
+/// The number `2.0` is accepted too: a YAML file that writes `swagger: 2.0`
+/// unquoted means Swagger 2.0, and refusing it "found 2.0" helps nobody
+/// ([`convert_tree`] notes it as [`NoteKind::NumericSwaggerVersion`]).
+///
 /// # Errors
 /// [`ConvertError::NotAnObject`] or [`ConvertError::NotSwagger2`].
 pub fn swagger2_root<'t, 'a>(v2: &'t Node<'a>) -> Result<&'t Object<'a>, ConvertError> {
     let root = v2.as_object().ok_or(ConvertError::NotAnObject)?;
     match root.get("swagger") {
         Some(Node::String(s)) if s == "2.0" => Ok(root),
+        Some(Node::Number(n)) if is_two_point_zero(n) => Ok(root),
         Some(other) => Err(ConvertError::NotSwagger2 { found: Some(version_text(other)) }),
         None => {
             let found = root.get("openapi").map(|v| format!("openapi {}", version_text(v)));
             Err(ConvertError::NotSwagger2 { found })
         }
+    }
+}
+
+/// True for the number 2.0 written as a decimal (`2.0`, `2.00`, `20e-1`),
+/// which is how YAML and JSON read an unquoted `2.0`; the integer `2` is not
+/// a version anyone writes by mistake for `"2.0"`, so it stays refused.
+fn is_two_point_zero(n: &Number<'_>) -> bool {
+    match n {
+        Number::Parsed(n) => n.is_f64() && n.as_f64() == Some(2.0),
+        _ => false,
     }
 }
 

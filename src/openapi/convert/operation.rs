@@ -11,7 +11,11 @@
 //!   the schemas of operations that have none);
 //! - simple parameters carry their type, format, items, enum, default and
 //!   limits inside `schema`, and `collectionFormat` becomes
-//!   `style`/`explode`.
+//!   `style`/`explode` (for form fields, in the body's `encoding`);
+//! - a shared body parameter (`#/parameters/…`) is a `$ref` to its
+//!   `components.requestBodies` entry only where the operation consumes
+//!   what the document does; elsewhere it is inlined with the operation's
+//!   media types (see `body_of`).
 
 use crate::json::tree::{Node, Object};
 
@@ -54,7 +58,14 @@ enum Param<'a> {
     /// `in: body`.
     Body { param: &'a Object<'a>, at: JsonPointer },
     /// `$ref` to a top-level body parameter.
-    BodyRef(String),
+    BodyRef {
+        /// Its name in `parameters`, decoded from the reference.
+        name: String,
+        /// The parameter referred to.
+        param: &'a Object<'a>,
+        /// Where it stands in the input.
+        at: JsonPointer,
+    },
     /// `in: formData`.
     Form { param: &'a Object<'a>, at: JsonPointer },
 }
@@ -173,7 +184,7 @@ impl<'a> Context<'a> {
                 // Path-level plain parameters stay at the path level in v3.
                 Param::Plain(_) if !is_own => {}
                 Param::Plain(v) => plain.push(v.clone()),
-                Param::Body { .. } | Param::BodyRef(_) => {
+                Param::Body { .. } | Param::BodyRef { .. } => {
                     // An operation's own body replaces a path-level one.
                     if !is_own && own_body_seen {
                         continue;
@@ -226,6 +237,15 @@ impl<'a> Context<'a> {
     }
 
     /// The request body a body parameter (inline or referenced) stands for.
+    ///
+    /// A referenced one is a `$ref` to its `components.requestBodies`
+    /// entry only when the operation consumes what the document does: that
+    /// entry's content was made from the document's `consumes`, and a
+    /// request body's media types are its operation's. Otherwise it is
+    /// inlined with the operation's media types, which is also how
+    /// Kubernetes publishes the DELETE bodies (`*/*`) that its 1.35
+    /// Swagger shares as `#/parameters/body-2Y1dVQaQ` (it never writes
+    /// `components.requestBodies`).
     fn body_of(
         &mut self,
         p: &Param<'a>,
@@ -235,7 +255,13 @@ impl<'a> Context<'a> {
             Param::Body { param, at } => {
                 Some(self.request_body(param, consumes, &Location::at(at))?)
             }
-            Param::BodyRef(name) => Some(ref_object(self.body_ref(name))),
+            Param::BodyRef { name, param, at } => {
+                if media_or_default(consumes) == media_or_default(&self.consumes) {
+                    Some(ref_object(self.body_ref(name)))
+                } else {
+                    Some(self.request_body(param, consumes, &Location::at(at))?)
+                }
+            }
             Param::Plain(_) | Param::Form { .. } => None,
         })
     }
@@ -323,7 +349,11 @@ impl<'a> Context<'a> {
         };
         let location = target.get("in").and_then(Node::as_str);
         Ok(Some(match location {
-            Some("body") => Param::BodyRef(name),
+            Some("body") => {
+                let target_at = JsonPointer::root().push("parameters").push(&name);
+                let param = as_object(target, &Location::at(&target_at), "a parameter object")?;
+                Param::BodyRef { name, param, at: target_at }
+            }
             Some("formData") => {
                 let target_at = JsonPointer::root().push("parameters").push(&name);
                 let param = as_object(target, &Location::at(&target_at), "a parameter object")?;
@@ -462,6 +492,11 @@ impl<'a> Context<'a> {
                 out.insert("type", Node::String("string".into()));
                 out.insert("format", Node::String("binary".into()));
             }
+            // As in a schema: OpenAPI 3.0 has no null type.
+            Some(Node::String(t)) if t == "null" => {
+                self.note(&at.key("type"), NoteKind::NullType);
+                out.insert("nullable", Node::Bool(true));
+            }
             Some(t @ Node::String(_)) => {
                 out.insert("type", t.clone());
             }
@@ -550,7 +585,9 @@ impl<'a> Context<'a> {
 
     /// `formData` parameters → one object schema under the form media
     /// types the operation consumes (multipart when a file is uploaded and
-    /// nothing says otherwise, else URL-encoded).
+    /// nothing says otherwise, else URL-encoded); an array field's
+    /// `collectionFormat` becomes its `encoding` `style`/`explode`, as for a
+    /// query parameter.
     fn form_body(
         &mut self,
         form: &[(&'a Object<'a>, JsonPointer)],
@@ -559,6 +596,8 @@ impl<'a> Context<'a> {
         let mut properties = Object::new();
         let mut required = Vec::new();
         let mut encoding = Object::new();
+        // Where each field that got an encoding `style` states its format.
+        let mut styled = Vec::new();
         let mut has_file = false;
         for (p, at) in form {
             let at = &Location::at(at);
@@ -584,6 +623,12 @@ impl<'a> Context<'a> {
                 e.insert("style", Node::String(style.into()));
                 e.insert("explode", Node::Bool(explode));
                 encoding.insert(name.clone(), Node::Object(e));
+                // The default `csv` is written nowhere: point at the field.
+                styled.push(if p.contains_key("collectionFormat") {
+                    at.key("collectionFormat").to_pointer()
+                } else {
+                    at.to_pointer()
+                });
             }
             properties.insert(name, schema);
         }
@@ -607,12 +652,20 @@ impl<'a> Context<'a> {
         } else {
             vec![FORM_URLENCODED]
         };
+        // OpenAPI 3.0 defines an encoding's `style`/`explode` for URL-encoded
+        // bodies only; 3.1 extends them to multipart, and tools read them
+        // there. They are written for multipart too, so a `pipes` field
+        // keeps saying so, with a note that a strict 3.0 reader may ignore
+        // it (dropping it left nothing at all, not even a note).
+        if !encoding.is_empty() && types.iter().any(|mt| media_base(mt) == MULTIPART) {
+            for at in styled {
+                self.notes.push(super::Note { at, kind: NoteKind::MultipartCollectionFormat });
+            }
+        }
         let mut content = Object::new();
         for mt in types {
-            // `style`/`explode` in `encoding` only apply to URL-encoded
-            // bodies (OpenAPI 3.0 encoding object).
-            let enc = (media_base(mt) == FORM_URLENCODED && !encoding.is_empty())
-                .then(|| encoding.clone());
+            let form = matches!(media_base(mt), FORM_URLENCODED | MULTIPART);
+            let enc = (form && !encoding.is_empty()).then(|| encoding.clone());
             content.insert(mt, media_type(Some(schema.clone()), enc));
         }
         let mut out = Object::new();
@@ -764,7 +817,7 @@ impl<'a> Context<'a> {
                 Some(Param::Form { .. }) => {
                     self.note(&at, NoteKind::FormDataComponent { name: name.to_string() });
                 }
-                Some(Param::BodyRef(_)) | None => {}
+                Some(Param::BodyRef { .. }) | None => {}
             }
         }
         Ok((parameters, bodies))

@@ -5,7 +5,8 @@
 //! here are:
 //! - `$ref`s move from `#/definitions/` to `#/components/schemas/`;
 //! - `x-nullable` becomes `nullable`, a string `discriminator` becomes
-//!   `{propertyName}`, `type: file` becomes a binary string;
+//!   `{propertyName}`, `type: file` becomes a binary string, `type: "null"`
+//!   and lists of types holding `"null"` become `nullable`;
 //! - JSON Schema keywords v3 forbids are dropped with a note;
 //! - recursion goes into every place a schema can stand, including
 //!   `allOf`/`anyOf`/`oneOf`/`not` (upstream skips those and leaves
@@ -193,9 +194,11 @@ impl<'a> Context<'a> {
         Ok(Node::Array(converted?))
     }
 
-    /// `type`: `file` becomes a binary string; a list of types (not valid
-    /// Swagger 2.0, but common in hand-written documents) becomes
-    /// `nullable` and, for several non-null types, `anyOf`.
+    /// `type`: `file` becomes a binary string; `"null"` (JSON Schema's,
+    /// not OpenAPI 3.0's) becomes `nullable: true`; a list of types (not
+    /// valid Swagger 2.0, but common in hand-written documents) becomes
+    /// `nullable` when it holds `"null"`, and `anyOf` of the others when
+    /// there are several.
     fn schema_type(
         &mut self,
         value: &Node<'a>,
@@ -206,6 +209,11 @@ impl<'a> Context<'a> {
             Node::String(t) if t == "file" => {
                 out.insert("type", Node::String("string".into()));
                 out.insert("format", Node::String("binary".into()));
+            }
+            // OpenAPI 3.0 has no null type: a v3 reader would reject it.
+            Node::String(t) if t == "null" => {
+                self.note(at, NoteKind::NullType);
+                out.insert("nullable", Node::Bool(true));
             }
             Node::String(_) => {
                 out.insert("type", value.clone());

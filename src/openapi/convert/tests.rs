@@ -781,3 +781,215 @@ fn issue14_split_keeps_the_targets_of_refs_in_extensions() {
         assert_eq!(crate::json::refs::dangling_refs(part), Vec::<String>::new(), "{key}");
     }
 }
+
+// Issue 14, cause 5: `swagger: 2.0` unquoted in YAML is a number.
+#[test]
+fn numeric_swagger_version_is_accepted_with_a_note() {
+    let c = convert_ok(&json!({"swagger": 2.0, "paths": {}}));
+    assert_eq!(c.document, json!({"openapi": "3.0.0", "paths": {}, "components": {}}));
+    assert_eq!(kinds(&c.notes), ["numeric-swagger-version"]);
+    assert_eq!(c.notes[0].at, JsonPointer::root().push("swagger"));
+    assert_eq!(
+        c.notes[0].to_string(),
+        "/swagger: swagger version is the number 2.0, not the string \"2.0\"; read as 2.0"
+    );
+}
+
+#[test]
+fn numeric_swagger_version_from_yaml_is_accepted() {
+    let tree = crate::json::document::parse_tree(b"swagger: 2.0\npaths: {}\n").unwrap();
+    let c = convert_tree(&tree).unwrap();
+    assert_eq!(c.document.to_value(), json!({"openapi": "3.0.0", "paths": {}, "components": {}}));
+    assert_eq!(kinds(&c.notes), ["numeric-swagger-version"]);
+}
+
+#[test]
+fn other_numeric_versions_are_still_refused() {
+    let e = convert(&json!({"swagger": 2})).unwrap_err();
+    assert_eq!(e, ConvertError::NotSwagger2 { found: Some("2".into()) });
+    let e = convert(&json!({"swagger": 3.0})).unwrap_err();
+    assert_eq!(e, ConvertError::NotSwagger2 { found: Some("3.0".into()) });
+}
+
+// Issue 14, cause 2: OpenAPI 3.0 has no null type.
+#[test]
+fn null_type_becomes_nullable_without_a_type() {
+    let (x, notes) = schema_of(json!({"type": "null", "description": "d"}), json!({}));
+    assert_eq!(x, json!({"nullable": true, "description": "d"}));
+    assert_eq!(kinds(&notes), ["null-type"]);
+    assert_eq!(notes[0].at, JsonPointer::root().push("definitions").push("X").push("type"));
+}
+
+#[test]
+fn null_type_inside_properties_becomes_nullable() {
+    let (x, notes) = schema_of(json!({"properties": {"n": {"type": "null"}}}), json!({}));
+    assert_eq!(x, json!({"properties": {"n": {"nullable": true}}}));
+    assert_eq!(kinds(&notes), ["null-type"]);
+}
+
+#[test]
+fn type_list_of_one_type_and_null_keeps_the_type() {
+    let (x, notes) = schema_of(json!({"type": ["null", "integer"], "format": "int32"}), json!({}));
+    assert_eq!(x, json!({"nullable": true, "type": "integer", "format": "int32"}));
+    assert_eq!(kinds(&notes), ["type-list"]);
+}
+
+#[test]
+fn type_list_of_several_types_and_null_becomes_nullable_any_of() {
+    let (x, notes) = schema_of(json!({"type": ["string", "integer", "null"]}), json!({}));
+    assert_eq!(x, json!({"anyOf": [{"type": "string"}, {"type": "integer"}], "nullable": true}));
+    assert_eq!(kinds(&notes), ["type-list"]);
+}
+
+#[test]
+fn null_type_of_a_simple_parameter_becomes_nullable() {
+    let (op, notes) = operation_of(json!({
+        "parameters": [{"name": "q", "in": "query", "type": "null"}],
+        "responses": {"200": {"description": "OK"}}
+    }));
+    assert_eq!(
+        op["parameters"],
+        json!([{"name": "q", "in": "query", "schema": {"nullable": true}}])
+    );
+    assert_eq!(kinds(&notes), ["null-type"]);
+}
+
+// Issue 14, cause 4: integers beyond 64 bits made YAML input refused and
+// JSON input change form (`1.8446744073709552e19`).
+#[test]
+fn integers_beyond_64_bits_reach_the_output_as_written() {
+    let yaml = b"swagger: '2.0'\npaths: {}\ndefinitions:\n  X:\n    type: integer\n    \
+                 enum: [-9223372036854776000, 18446744073709551616]\n";
+    let json = br#"{"swagger":"2.0","paths":{},"definitions":{"X":{"type":"integer","enum":[-9223372036854776000,18446744073709551616]}}}"#;
+    for input in [&yaml[..], &json[..]] {
+        let tree = crate::json::document::parse_tree(input).unwrap();
+        let c = convert_tree(&tree).unwrap();
+        assert_eq!(
+            String::from_utf8(c.document.to_vec()).unwrap(),
+            r#"{"openapi":"3.0.0","paths":{},"components":{"schemas":{"X":{"type":"integer","enum":[-9223372036854776000,18446744073709551616]}}}}"#
+        );
+        assert_eq!(kinds(&c.notes), Vec::<&str>::new());
+    }
+}
+
+// Issue 14, cause 9: `collectionFormat` on a multipart array field vanished
+// with no note.
+#[test]
+fn multipart_collection_formats_become_encoding_styles_with_a_note() {
+    let field = |cf: &str| {
+        let (op, notes) = operation_of(json!({
+            "consumes": ["multipart/form-data"],
+            "parameters": [{"name": "tags", "in": "formData", "type": "array",
+                            "items": {"type": "string"}, "collectionFormat": cf}],
+            "responses": {"200": {"description": "OK"}}
+        }));
+        let media = op["requestBody"]["content"]["multipart/form-data"].clone();
+        (media["encoding"].clone(), notes)
+    };
+    for (cf, style, explode) in [
+        ("pipes", "pipeDelimited", false),
+        ("ssv", "spaceDelimited", false),
+        ("csv", "form", false),
+        ("multi", "form", true),
+    ] {
+        let (encoding, notes) = field(cf);
+        assert_eq!(encoding, json!({"tags": {"style": style, "explode": explode}}), "{cf}");
+        assert_eq!(kinds(&notes), ["multipart-collection-format"], "{cf}");
+        assert_eq!(
+            notes[0].at.to_string(),
+            "/paths/~1apis~1g~1v1~1things/post/parameters/0/collectionFormat"
+        );
+    }
+    let (encoding, notes) = field("tsv");
+    assert_eq!(encoding, Value::Null);
+    assert_eq!(kinds(&notes), ["tsv-collection"]);
+}
+
+#[test]
+fn multipart_body_keeps_its_schema_beside_the_encoding() {
+    let (op, _) = operation_of(json!({
+        "consumes": ["multipart/form-data"],
+        "parameters": [{"name": "f", "in": "formData", "type": "file"},
+                       {"name": "tags", "in": "formData", "type": "array",
+                        "items": {"type": "string"}, "collectionFormat": "pipes"}],
+        "responses": {"200": {"description": "OK"}}
+    }));
+    assert_eq!(
+        op["requestBody"],
+        json!({"content": {"multipart/form-data": {
+            "schema": {"type": "object", "properties": {
+                "f": {"type": "string", "format": "binary"},
+                "tags": {"type": "array", "items": {"type": "string"}}}},
+            "encoding": {"tags": {"style": "pipeDelimited", "explode": false}}}}})
+    );
+}
+
+#[test]
+fn url_encoded_collection_formats_need_no_note() {
+    let (op, notes) = operation_of(json!({
+        "parameters": [{"name": "tags", "in": "formData", "type": "array",
+                        "items": {"type": "string"}, "collectionFormat": "pipes"}],
+        "responses": {"200": {"description": "OK"}}
+    }));
+    assert_eq!(
+        op["requestBody"]["content"]["application/x-www-form-urlencoded"]["encoding"],
+        json!({"tags": {"style": "pipeDelimited", "explode": false}})
+    );
+    assert_eq!(kinds(&notes), Vec::<&str>::new());
+}
+
+// Issue 14, cause 8: Kubernetes 1.35 shares its DeleteOptions body as
+// `#/parameters/body-2Y1dVQaQ` among DELETE operations that consume `*/*`;
+// the component's content (from the document's `consumes`) said
+// `application/json` for all of them.
+#[test]
+fn shared_body_with_other_consumes_is_inlined_with_the_operations_media_types() {
+    let v2 = json!({
+        "swagger": "2.0",
+        "parameters": {"body-2Y1dVQaQ": {"name": "body", "in": "body",
+                                         "schema": {"$ref": "#/definitions/DeleteOptions"}}},
+        "definitions": {"DeleteOptions": {"type": "object"}},
+        "paths": {"/a": {
+            "delete": {"consumes": ["*/*"], "parameters": [{"$ref": "#/parameters/body-2Y1dVQaQ"}],
+                       "responses": {"200": {"description": "OK"}}},
+            "post": {"parameters": [{"$ref": "#/parameters/body-2Y1dVQaQ"}],
+                     "responses": {"200": {"description": "OK"}}}}}
+    });
+    let c = convert_ok(&v2);
+    let a = &c.document["paths"]["/a"];
+    assert_eq!(
+        a["delete"]["requestBody"],
+        json!({"content": {"*/*": {"schema": {"$ref": "#/components/schemas/DeleteOptions"}}}})
+    );
+    // An operation that consumes what the document does keeps the reference.
+    assert_eq!(
+        a["post"]["requestBody"],
+        json!({"$ref": "#/components/requestBodies/body-2Y1dVQaQ"})
+    );
+    assert_eq!(
+        c.document["components"]["requestBodies"],
+        json!({"body-2Y1dVQaQ": {"content": {"application/json": {
+            "schema": {"$ref": "#/components/schemas/DeleteOptions"}}}}})
+    );
+    assert_eq!(kinds(&c.notes), Vec::<&str>::new());
+}
+
+#[test]
+fn shared_body_inlined_keeps_description_required_and_extensions() {
+    let v2 = json!({
+        "swagger": "2.0", "consumes": ["application/json"],
+        "parameters": {"b": {"name": "body", "in": "body", "required": true, "description": "d",
+                             "x-k": 1, "schema": {"type": "object"}}},
+        "paths": {"/a": {"put": {"consumes": ["application/yaml", "application/json"],
+                                 "parameters": [{"$ref": "#/parameters/b"}],
+                                 "responses": {"200": {"description": "OK"}}}}}
+    });
+    let c = convert_ok(&v2);
+    assert_eq!(
+        c.document["paths"]["/a"]["put"]["requestBody"],
+        json!({"description": "d",
+               "content": {"application/yaml": {"schema": {"type": "object"}},
+                           "application/json": {"schema": {"type": "object"}}},
+               "required": true, "x-k": 1})
+    );
+}
