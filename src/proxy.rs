@@ -62,10 +62,10 @@ pub struct Running {
 /// # Errors
 /// [`StartError`] when a client cannot be made or the address is taken.
 pub fn start(config: &Config) -> Result<Running, StartError> {
-    let store = Arc::new(Store::new());
     let metrics = Arc::new(Metrics::default());
     let names = config.downstreams.iter().map(|d| d.name.clone()).collect();
     let hub = Arc::new(Hub::new(names, config.readiness_grace_period));
+    let store = Arc::new(Store::waiting(hub.current().1));
     let cache = Arc::new(ConversionCache::<Rendered>::default());
 
     let mut pollers = Vec::with_capacity(config.downstreams.len());

@@ -102,12 +102,8 @@ pub async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>)
     let mut generation = 0u64;
     let mut reported: BTreeSet<Conflict> = BTreeSet::new();
     let mut was_ready = false;
-    // The first build does not wait: `/readyz?verbose` lists every
-    // downstream from the start.
-    let mut first = true;
     loop {
         match hub.grace_ends() {
-            _ if std::mem::take(&mut first) => {}
             Some(end) => {
                 tokio::select! {
                     () = hub.changed() => {}

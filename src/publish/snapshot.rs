@@ -272,7 +272,14 @@ impl Store {
     /// A store serving an empty, not-ready snapshot.
     #[must_use]
     pub fn new() -> Self {
-        let (empty, _) = build(0, &[], Readiness::default());
+        Self::waiting(Readiness::default())
+    }
+
+    /// A store serving an empty snapshot with `readiness`: before the
+    /// first build, `/readyz` already names every downstream it waits for.
+    #[must_use]
+    pub fn waiting(readiness: Readiness) -> Self {
+        let (empty, _) = build(0, &[], readiness);
         Self { current: ArcSwap::from_pointee(empty) }
     }
 
