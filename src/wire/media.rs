@@ -56,3 +56,8 @@ pub const FORM_URLENCODED: &str = "application/x-www-form-urlencoded";
 
 /// A Swagger 2.0 form body with a `file` field.
 pub const MULTIPART_FORM_DATA: &str = "multipart/form-data";
+
+/// Any media type: the content key of a converted request body or response
+/// whose Swagger 2.0 operation and document declare no `consumes` or
+/// `produces` (docs/wire.md#a-5).
+pub const ANY_MEDIA_TYPE: &str = "*/*";

@@ -238,6 +238,31 @@ fn kubernetes_1_35_request_bodies_take_their_operations_consumes() {
     assert_eq!(checked, 163 + 123);
 }
 
+/// Kubernetes 1.35's Swagger shares 47 parameters as `#/parameters/…`;
+/// its own v3 (like 1.24's, the reference here) writes every parameter in
+/// place and has only `schemas` and `securitySchemes` components. The
+/// conversion does the same: no parameter is a `$ref`, no other component
+/// section is written.
+#[test]
+fn kubernetes_1_35_parameters_are_written_in_place_as_kubernetes_does() {
+    let v2 = shared_json(K8S_1_35);
+    let v3 = convert(&v2).expect("converts").document;
+    let sections: Vec<&str> =
+        v3["components"].as_object().expect("components").keys().map(String::as_str).collect();
+    assert_eq!(sections, ["schemas", "securitySchemes"]);
+    let mut in_place = 0;
+    for (path, item) in v3["paths"].as_object().expect("paths") {
+        let lists = std::iter::once(&item["parameters"])
+            .chain(item.as_object().expect("path item").values().map(|op| &op["parameters"]));
+        for p in lists.filter_map(Value::as_array).flatten() {
+            assert!(p.get("$ref").is_none(), "{path}: {p}");
+            assert!(p["name"].is_string() && p["in"].is_string(), "{path}: {p}");
+            in_place += 1;
+        }
+    }
+    assert!(in_place > 2_000, "only {in_place} parameters");
+}
+
 /// Converts every real Swagger 2.0 document we have (1.24 group-versions,
 /// the 1.27 split, the 1.14 aggregator documents, Config Connector CRDs,
 /// the 1.8 definitions) and writes each output as a file for the

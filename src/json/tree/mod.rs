@@ -252,6 +252,16 @@ impl<'a> Object<'a> {
         self.members.push((key, value));
     }
 
+    /// The value of member `key`, to change in place.
+    pub(crate) fn get_mut(&mut self, key: &str) -> Option<&mut Node<'a>> {
+        self.members.iter_mut().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+    }
+
+    /// Keeps the members for which `keep` says so, in their order.
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&str, &Node<'a>) -> bool) {
+        self.members.retain(|(k, v)| keep(k.as_str(), v));
+    }
+
     /// The members in order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Text<'a>, &Node<'a>)> + '_ {
         self.members.iter().map(|(k, v)| (k, v))

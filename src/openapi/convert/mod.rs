@@ -36,7 +36,7 @@ mod refs;
 mod schema;
 mod security;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde_json::Value;
@@ -71,7 +71,7 @@ pub struct ConvertedTree<'a> {
 }
 
 /// One spot of the input that OpenAPI 3.0 could not carry exactly.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Note {
     /// Where in the input document.
     pub at: JsonPointer,
@@ -80,7 +80,7 @@ pub struct Note {
 }
 
 /// What a [`Note`] is about.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum NoteKind {
     /// A JSON Schema keyword OpenAPI 3.0's schema object does not allow was
     /// dropped (`additionalItems`, `patternProperties`, `dependencies`, …).
@@ -324,7 +324,8 @@ pub fn convert_tree<'a>(v2: &'a Node<'a>) -> Result<ConvertedTree<'a>, ConvertEr
     if let Some(Node::Number(_)) = root.get("swagger") {
         cx.note(&Location::root().key("swagger"), NoteKind::NumericSwaggerVersion);
     }
-    let document = cx.document()?;
+    let mut document = cx.document()?;
+    cx.drop_unreferenced_parameter_components(&mut document);
     Ok(ConvertedTree { document, notes: cx.notes })
 }
 
@@ -382,6 +383,11 @@ pub(crate) struct Context<'a> {
     refs: BTreeMap<String, refs::Mapped>,
     /// Component names OpenAPI 3.0 does not allow, and their new names.
     renames: refs::Renames,
+    /// The notes already taken, so that each is taken once.
+    noted: BTreeSet<Note>,
+    /// Top-level query, header and path parameters, converted once and
+    /// copied into each operation that refers to them.
+    shared_parameters: BTreeMap<String, Option<Node<'a>>>,
 }
 
 const ROOT_CONSUMES: &str = "consumes";
@@ -394,11 +400,26 @@ impl<'a> Context<'a> {
         let produces = media_types(doc.get(ROOT_PRODUCES), &top.key(ROOT_PRODUCES))?;
         let mut notes = Vec::new();
         let renames = refs::Renames::new(doc, &mut notes);
-        Ok(Self { root, doc, consumes, produces, notes, refs: BTreeMap::new(), renames })
+        Ok(Self {
+            root,
+            doc,
+            consumes,
+            produces,
+            noted: notes.iter().cloned().collect(),
+            notes,
+            refs: BTreeMap::new(),
+            renames,
+            shared_parameters: BTreeMap::new(),
+        })
     }
 
+    /// Records a note once: a shared parameter is converted at each
+    /// operation that uses it, and its spot of the input is one spot.
     fn note(&mut self, at: &Location<'_>, kind: NoteKind) {
-        self.notes.push(Note { at: at.to_pointer(), kind });
+        let note = Note { at: at.to_pointer(), kind };
+        if self.noted.insert(note.clone()) {
+            self.notes.push(note);
+        }
     }
 
     /// The document level: input members in input order, each mapped to its

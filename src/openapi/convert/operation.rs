@@ -6,9 +6,10 @@
 //!   looks for the *name* `body`, docs/wire.md#b-8-2), form parameters
 //!   become the properties of an object schema under a form media type;
 //! - the media types of request and response content come from the
-//!   operation's `consumes`/`produces`, else the document's, else
-//!   `application/json` (upstream ignores the document's lists and loses
-//!   the schemas of operations that have none);
+//!   operation's `consumes`/`produces`, else the document's, else `*/*`:
+//!   nothing was declared, so nothing narrower is claimed (upstream ignores
+//!   the document's lists and loses the schemas of operations that have
+//!   none);
 //! - simple parameters carry their type, format, items, enum, default and
 //!   limits inside `schema`, and `collectionFormat` becomes
 //!   `style`/`explode` (for form fields, in the body's `encoding`);
@@ -20,12 +21,10 @@
 use crate::json::tree::{Node, Object};
 
 use super::{Context, ConvertError, NoteKind, as_object, media_types};
-use crate::json::pointer::{JsonPointer, Location, unescape_token};
+use crate::json::pointer::{JsonPointer, Location, fragment_pointer, unescape_token};
 
 const METHODS: [&str; 7] = ["get", "put", "post", "delete", "options", "head", "patch"];
-use crate::wire::media::{
-    APPLICATION_JSON as DEFAULT_MEDIA_TYPE, FORM_URLENCODED, MULTIPART_FORM_DATA as MULTIPART,
-};
+use crate::wire::media::{ANY_MEDIA_TYPE, FORM_URLENCODED, MULTIPART_FORM_DATA as MULTIPART};
 
 /// Fields of a v2 simple parameter, header or items object that move into
 /// the v3 `schema` unchanged.
@@ -59,8 +58,6 @@ enum Param<'a> {
     Body { param: &'a Object<'a>, at: JsonPointer },
     /// `$ref` to a top-level body parameter.
     BodyRef {
-        /// Its name in `parameters`, decoded from the reference.
-        name: String,
         /// The parameter referred to.
         param: &'a Object<'a>,
         /// Where it stands in the input.
@@ -238,14 +235,12 @@ impl<'a> Context<'a> {
 
     /// The request body a body parameter (inline or referenced) stands for.
     ///
-    /// A referenced one is a `$ref` to its `components.requestBodies`
-    /// entry only when the operation consumes what the document does: that
-    /// entry's content was made from the document's `consumes`, and a
-    /// request body's media types are its operation's. Otherwise it is
-    /// inlined with the operation's media types, which is also how
-    /// Kubernetes publishes the DELETE bodies (`*/*`) that its 1.35
-    /// Swagger shares as `#/parameters/body-2Y1dVQaQ` (it never writes
-    /// `components.requestBodies`).
+    /// A referenced one is inlined too: a request body's media types are
+    /// its operation's `consumes`, which a shared component cannot follow,
+    /// and Kubernetes writes every request body inline (its 1.35 Swagger
+    /// shares the DeleteOptions body as `#/parameters/body-2Y1dVQaQ` among
+    /// DELETE operations that consume `*/*`, and PATCH bodies among the
+    /// patch media types; its v3 has no `components.requestBodies`).
     fn body_of(
         &mut self,
         p: &Param<'a>,
@@ -255,12 +250,8 @@ impl<'a> Context<'a> {
             Param::Body { param, at } => {
                 Some(self.request_body(param, consumes, &Location::at(at))?)
             }
-            Param::BodyRef { name, param, at } => {
-                if media_or_default(consumes) == media_or_default(&self.consumes) {
-                    Some(ref_object(self.body_ref(name)))
-                } else {
-                    Some(self.request_body(param, consumes, &Location::at(at))?)
-                }
+            Param::BodyRef { param, at } => {
+                Some(self.request_body(param, consumes, &Location::at(at))?)
             }
             Param::Plain(_) | Param::Form { .. } => None,
         })
@@ -347,20 +338,64 @@ impl<'a> Context<'a> {
             Some(name) if !name.contains('/') => unescape_token(name).into_owned(),
             _ => return Ok(Some(Param::Plain(ref_object_value(self.rewrite_ref(reference, at)?)))),
         };
-        let location = target.get("in").and_then(Node::as_str);
-        Ok(Some(match location {
-            Some("body") => {
-                let target_at = JsonPointer::root().push("parameters").push(&name);
-                let param = as_object(target, &Location::at(&target_at), "a parameter object")?;
-                Param::BodyRef { name, param, at: target_at }
+        let target_at = JsonPointer::root().push("parameters").push(&name);
+        let param = as_object(target, &Location::at(&target_at), "a parameter object")?;
+        Ok(match param.get("in").and_then(Node::as_str) {
+            Some("body") => Some(Param::BodyRef { param, at: target_at }),
+            Some("formData") => Some(Param::Form { param, at: target_at }),
+            _ => self.shared_parameter(name, param, &target_at)?.map(Param::Plain),
+        })
+    }
+
+    /// A top-level query, header or path parameter, copied where it is
+    /// used as Kubernetes' own v3 has it (its 1.35 Swagger shares `pretty`,
+    /// `watch`, `fieldManager`, … as `#/parameters/…`; its v3 writes each
+    /// in place and has no `components.parameters`). Converted once; `None`
+    /// for a location v3 lacks, which is noted and dropped.
+    fn shared_parameter(
+        &mut self,
+        name: String,
+        param: &'a Object<'a>,
+        at: &JsonPointer,
+    ) -> Result<Option<Node<'a>>, ConvertError> {
+        if let Some(converted) = self.shared_parameters.get(&name) {
+            return Ok(converted.clone());
+        }
+        let converted = match self.parameter(param, &Location::at(at))? {
+            Some(Param::Plain(v)) => Some(v),
+            _ => None,
+        };
+        self.shared_parameters.insert(name, converted.clone());
+        Ok(converted)
+    }
+
+    /// Removes the `components.parameters` and `components.requestBodies`
+    /// entries nothing refers to any more: operations take shared
+    /// parameters in place, so an entry is kept only for a reference from
+    /// elsewhere (a vendor extension such as `x-ms-parameterized-host`).
+    pub(super) fn drop_unreferenced_parameter_components(&self, document: &mut Node<'a>) {
+        let Node::Object(doc) = document else { return };
+        let Some(Node::Object(components)) = doc.get_mut("components") else { return };
+        for section in ["parameters", "requestBodies"] {
+            let prefix = format!("#/components/{section}/");
+            let referenced: Vec<String> = self
+                .refs
+                .values()
+                .filter_map(|m| match m {
+                    super::refs::Mapped::To(to) => to.strip_prefix(&prefix),
+                    super::refs::Mapped::Unmapped => None,
+                })
+                .filter_map(|rest| {
+                    let token = rest.split('/').next().unwrap_or(rest);
+                    fragment_pointer(token).map(|t| unescape_token(&t).into_owned())
+                })
+                .collect();
+            let Some(Node::Object(entries)) = components.get_mut(section) else { continue };
+            entries.retain(|name, _| referenced.iter().any(|r| r == name));
+            if entries.is_empty() {
+                components.retain(|k, _| k != section);
             }
-            Some("formData") => {
-                let target_at = JsonPointer::root().push("parameters").push(&name);
-                let param = as_object(target, &Location::at(&target_at), "a parameter object")?;
-                Param::Form { param, at: target_at }
-            }
-            _ => Param::Plain(ref_object_value(self.rewrite_ref(reference, at)?)),
-        }))
+        }
     }
 
     /// Classifies and converts one inline parameter; `None` when it was
@@ -837,8 +872,10 @@ fn insert_parameters_and_body<'a>(
     }
 }
 
+/// The media types a body or response is written under: those declared,
+/// else `*/*` (docs/wire.md#a-5 says why not `application/json`).
 fn media_or_default<'m>(types: &[&'m str]) -> Vec<&'m str> {
-    if types.is_empty() { vec![DEFAULT_MEDIA_TYPE] } else { types.to_vec() }
+    if types.is_empty() { vec![ANY_MEDIA_TYPE] } else { types.to_vec() }
 }
 
 /// The media type without parameters (`multipart/form-data; boundary=x` →
@@ -856,10 +893,6 @@ fn media_type<'a>(schema: Option<Node<'a>>, encoding: Option<Object<'a>>) -> Nod
         m.insert("encoding", Node::Object(e));
     }
     Node::Object(m)
-}
-
-fn ref_object<'a>(reference: String) -> Node<'a> {
-    ref_object_value(Node::String(reference.into()))
 }
 
 fn ref_object_value<'a>(reference: Node<'a>) -> Node<'a> {

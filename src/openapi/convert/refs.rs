@@ -223,14 +223,6 @@ impl<'a> Context<'a> {
         Ok(Mapped::To(out))
     }
 
-    /// The v3 body reference for a `$ref` to top-level body parameter
-    /// `name` (decoded) in a parameter list.
-    pub(super) fn body_ref(&self, name: &str) -> String {
-        let mut out = String::from("#/components/requestBodies/");
-        push_fragment_token(&mut out, self.renames.name("parameters", name));
-        out
-    }
-
     /// A vendor extension's value, copied as it is except for its local
     /// `$ref`s, which follow their targets like every other reference.
     ///

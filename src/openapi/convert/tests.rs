@@ -265,7 +265,7 @@ fn body_parameter_is_found_by_location_not_name() {
 }
 
 #[test]
-fn body_media_types_come_from_the_document_then_default_to_json() {
+fn body_media_types_come_from_the_document_then_default_to_any() {
     let mut v2 = doc(
         json!({"/a": {"post": {"parameters": [{"name": "b", "in": "body", "schema": {}}],
                                 "responses": {"200": {"description": "OK"}}}}}),
@@ -274,7 +274,7 @@ fn body_media_types_come_from_the_document_then_default_to_json() {
     let c = convert_ok(&v2);
     assert_eq!(
         c.document["paths"]["/a"]["post"]["requestBody"]["content"],
-        json!({"application/json": {"schema": {}}})
+        json!({"*/*": {"schema": {}}})
     );
     v2["consumes"] = json!(["application/yaml"]);
     let c = convert_ok(&v2);
@@ -408,7 +408,7 @@ fn file_upload_becomes_a_multipart_binary_body() {
 }
 
 #[test]
-fn top_level_parameters_and_responses_become_components() {
+fn top_level_parameters_are_copied_in_place_and_responses_become_components() {
     let v2 = json!({
         "swagger": "2.0", "consumes": ["application/json"], "produces": ["application/json"],
         "parameters": {"pretty": {"name": "pretty", "in": "query", "type": "string"},
@@ -423,22 +423,24 @@ fn top_level_parameters_and_responses_become_components() {
     });
     let c = convert_ok(&v2);
     let comp = &c.document["components"];
-    assert_eq!(
-        comp["parameters"],
-        json!({"pretty": {"name": "pretty", "in": "query", "schema": {"type": "string"}}})
-    );
-    assert_eq!(
-        comp["requestBodies"],
-        json!({"payload": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/T"}}}}})
-    );
+    // Operations take shared parameters and bodies in place, as Kubernetes'
+    // v3 does; nothing else refers to them, so no component is left.
+    assert!(comp.get("parameters").is_none(), "{comp}");
+    assert!(comp.get("requestBodies").is_none(), "{comp}");
     assert_eq!(
         comp["responses"],
         json!({"NotFound": {"description": "nf",
                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/T"}}}}})
     );
     let post = &c.document["paths"]["/a"]["post"];
-    assert_eq!(post["parameters"], json!([{"$ref": "#/components/parameters/pretty"}]));
-    assert_eq!(post["requestBody"], json!({"$ref": "#/components/requestBodies/payload"}));
+    assert_eq!(
+        post["parameters"],
+        json!([{"name": "pretty", "in": "query", "schema": {"type": "string"}}])
+    );
+    assert_eq!(
+        post["requestBody"],
+        json!({"content": {"application/json": {"schema": {"$ref": "#/components/schemas/T"}}}})
+    );
     assert_eq!(post["responses"]["404"], json!({"$ref": "#/components/responses/NotFound"}));
     let put = &c.document["paths"]["/a"]["put"];
     assert_eq!(
@@ -469,13 +471,10 @@ fn path_level_parameters_stay_and_path_level_body_reaches_operations() {
     );
     assert!(item["put"].get("parameters").is_none());
     assert_eq!(
-        item["put"]["requestBody"]["content"]["application/json"]["schema"],
+        item["put"]["requestBody"]["content"]["*/*"]["schema"],
         json!({"$ref": "#/components/schemas/T"})
     );
-    assert_eq!(
-        item["post"]["requestBody"]["content"]["application/json"]["schema"],
-        json!({"type": "string"})
-    );
+    assert_eq!(item["post"]["requestBody"]["content"]["*/*"]["schema"], json!({"type": "string"}));
     assert_eq!(item["x-item"], json!(true));
     assert!(c.notes.is_empty(), "{:?}", c.notes);
 }
@@ -663,9 +662,11 @@ fn issue14_percent_encoded_fragments_are_decoded_and_written_back_encoded() {
     let c = issue14("percent-encoded-refs");
     let d = &c.document;
     let get = &d["paths"]["/transactions/{id}"]["get"];
-    assert_eq!(get["parameters"], json!([{"$ref": "#/components/parameters/Transaction_Id"}]));
-    let schema_of =
-        |code: &str| get["responses"][code]["content"]["application/json"]["schema"].clone();
+    assert_eq!(
+        get["parameters"],
+        json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}])
+    );
+    let schema_of = |code: &str| get["responses"][code]["content"]["*/*"]["schema"].clone();
     assert_eq!(schema_of("200"), json!({"$ref": "#/components/schemas/Transaction"}));
     assert_eq!(
         schema_of("402"),
@@ -703,23 +704,23 @@ fn issue14_invalid_component_names_are_renamed_without_collisions() {
     assert_eq!(keys("schemas"), ["io.k8s.api.core.v1.Pod", "Error_400"]);
     // `filter_from_` was taken by an input name, `filter_to_` by an earlier
     // rename.
+    // Only the parameters an extension refers to stay components (the
+    // operation takes all four in place).
+    assert_eq!(keys("parameters"), ["filter_from__2", "filter_to__2"]);
     assert_eq!(
-        keys("parameters"),
-        ["filter_from__2", "filter_from_", "filter_to_", "filter_to__2"]
+        d["x-filters"],
+        json!([{"$ref": "#/components/parameters/filter_from__2"},
+               {"$ref": "#/components/parameters/filter_to__2"}])
     );
     assert_eq!(keys("securitySchemes"), ["api_key"]);
     // The parameters keep their own `name`: only the component key changes.
     assert_eq!(comp["parameters"]["filter_from__2"]["name"], "filter[from]");
     let get = &d["paths"]["/items"]["get"];
+    let names: Vec<&str> =
+        get["parameters"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["filter[from]", "filter_from_", "filter[to]", "filter(to)"]);
     assert_eq!(
-        get["parameters"],
-        json!([{"$ref": "#/components/parameters/filter_from__2"},
-               {"$ref": "#/components/parameters/filter_from_"},
-               {"$ref": "#/components/parameters/filter_to_"},
-               {"$ref": "#/components/parameters/filter_to__2"}])
-    );
-    assert_eq!(
-        get["responses"]["400"]["content"]["application/json"]["schema"],
+        get["responses"]["400"]["content"]["*/*"]["schema"],
         json!({"$ref": "#/components/schemas/Error_400"})
     );
     assert_eq!(d["security"], json!([{"api_key": []}]));
@@ -754,12 +755,14 @@ fn issue14_renamed_body_parameter_is_referenced_under_its_new_name() {
         json!({}),
     );
     v2["parameters"] = json!({"new item": {"name": "b", "in": "body", "schema": {}}});
+    v2["x-body"] = json!({"$ref": "#/parameters/new%20item"});
     let c = convert_ok(&v2);
     let comp = &c.document["components"]["requestBodies"];
     assert!(comp.get("new_item").is_some(), "{comp}");
+    assert_eq!(c.document["x-body"], json!({"$ref": "#/components/requestBodies/new_item"}));
     assert_eq!(
         c.document["paths"]["/a"]["post"]["requestBody"],
-        json!({"$ref": "#/components/requestBodies/new_item"})
+        json!({"content": {"*/*": {"schema": {}}}})
     );
 }
 
@@ -945,7 +948,7 @@ fn url_encoded_collection_formats_need_no_note() {
 #[test]
 fn shared_body_with_other_consumes_is_inlined_with_the_operations_media_types() {
     let v2 = json!({
-        "swagger": "2.0",
+        "swagger": "2.0", "consumes": ["application/json"],
         "parameters": {"body-2Y1dVQaQ": {"name": "body", "in": "body",
                                          "schema": {"$ref": "#/definitions/DeleteOptions"}}},
         "definitions": {"DeleteOptions": {"type": "object"}},
@@ -961,16 +964,13 @@ fn shared_body_with_other_consumes_is_inlined_with_the_operations_media_types() 
         a["delete"]["requestBody"],
         json!({"content": {"*/*": {"schema": {"$ref": "#/components/schemas/DeleteOptions"}}}})
     );
-    // An operation that consumes what the document does keeps the reference.
+    // An operation that consumes what the document does takes the
+    // document's media types, in place too.
     assert_eq!(
         a["post"]["requestBody"],
-        json!({"$ref": "#/components/requestBodies/body-2Y1dVQaQ"})
+        json!({"content": {"application/json": {"schema": {"$ref": "#/components/schemas/DeleteOptions"}}}})
     );
-    assert_eq!(
-        c.document["components"]["requestBodies"],
-        json!({"body-2Y1dVQaQ": {"content": {"application/json": {
-            "schema": {"$ref": "#/components/schemas/DeleteOptions"}}}}})
-    );
+    assert!(c.document["components"].get("requestBodies").is_none());
     assert_eq!(kinds(&c.notes), Vec::<&str>::new());
 }
 
@@ -991,5 +991,51 @@ fn shared_body_inlined_keeps_description_required_and_extensions() {
                "content": {"application/yaml": {"schema": {"type": "object"}},
                            "application/json": {"schema": {"type": "object"}}},
                "required": true, "x-k": 1})
+    );
+}
+
+// Issue 14, cause 10: with no `produces` on the operation or the document,
+// the response's schema is kept under `*/*` (docs/wire.md#a-5), not under
+// a media type the input never named.
+#[test]
+fn response_without_any_produces_is_written_under_any_media_type() {
+    let v2 = doc(
+        json!({"/a": {"get": {"responses": {
+            "200": {"description": "OK", "schema": {"type": "string"}},
+            "204": {"description": "none"}}}}}),
+        json!({}),
+    );
+    let c = convert_ok(&v2);
+    let responses = &c.document["paths"]["/a"]["get"]["responses"];
+    assert_eq!(responses["200"]["content"], json!({"*/*": {"schema": {"type": "string"}}}));
+    assert_eq!(responses["204"], json!({"description": "none"}));
+}
+
+// A shared parameter is converted at each operation that uses it; what
+// OpenAPI 3.0 cannot carry in it is one spot of the input, noted once. A
+// shared parameter in a location v3 lacks is dropped where used (it used
+// to stay a `$ref` to a component that was never written).
+#[test]
+fn shared_parameters_are_noted_once_however_many_operations_use_them() {
+    let ops = json!({"parameters": [{"$ref": "#/parameters/q"}, {"$ref": "#/parameters/odd"}],
+                     "responses": {"200": {"description": "OK"}}});
+    let mut v2 = doc(json!({"/a": {"get": ops.clone(), "put": ops}}), json!({}));
+    v2["parameters"] = json!({
+        "q": {"name": "q", "in": "header", "type": "string", "allowEmptyValue": true},
+        "odd": {"name": "o", "in": "somewhere", "type": "string"}});
+    let c = convert_ok(&v2);
+    let a = &c.document["paths"]["/a"];
+    for method in ["get", "put"] {
+        assert_eq!(
+            a[method]["parameters"],
+            json!([{"name": "q", "in": "header", "schema": {"type": "string"}}]),
+            "{method}"
+        );
+    }
+    assert!(c.document["components"].get("parameters").is_none());
+    assert_eq!(kinds(&c.notes), ["allow-empty-value-outside-query", "unknown-parameter-location"]);
+    assert_eq!(
+        c.notes[0].at,
+        JsonPointer::root().push("parameters").push("q").push("allowEmptyValue")
     );
 }
