@@ -8,10 +8,14 @@
 # - negotiate: the Accept and If-None-Match headers real clients send
 #   (kubectl 1.26-1.32, client-go, curl, browsers), one per file, the
 #   header then an ETag on the next line.
+# Usage: ./seed.sh [DIR]  seeds DIR/<target> (default: fuzz/corpus/<target>,
+# where fuzzing also keeps what it finds; a new DIR gives the fresh corpus a
+# clean clone, and so CI, starts from).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
+base=${1:-$here/corpus}
 repo=$(dirname "$here")
-corpus="$here/corpus/convert_split"
+corpus="$base/convert_split"
 data=$("$repo/scripts/testdata.sh" --print-dir)
 crds="$data/kube-openapi/pkg/schemaconv/testdata/crds/openapiv2"
 mkdir -p "$corpus"
@@ -36,7 +40,7 @@ else
 fi
 echo "seed.sh: $(ls "$corpus" | wc -l) files in $corpus"
 
-corpus="$here/corpus/discovery"
+corpus="$base/discovery"
 mkdir -p "$corpus"
 if [ -d "$repo/testdata" ]; then
     (cd "$repo" && grep -rlE 'APIGroupDiscoveryList|APIResourceList' testdata | sort) | while IFS= read -r f; do
@@ -53,7 +57,7 @@ else
 fi
 echo "seed.sh: $(ls "$corpus" | wc -l) files in $corpus"
 
-corpus="$here/corpus/negotiate"
+corpus="$base/negotiate"
 mkdir -p "$corpus"
 n=0
 while IFS= read -r header; do
