@@ -290,6 +290,21 @@ pub enum ConvertError {
         /// What Swagger 2.0 requires there.
         expected: &'static str,
     },
+    /// Copying shared parameters into the operations that use them would
+    /// make the output much larger than the input (a few shared parameters
+    /// of huge schemas used by many operations): refused, so that no
+    /// document can make the converter hold many times its own size.
+    #[error(
+        "shared parameters copied into their operations would make {copied} values, more than \
+         the {limit} allowed (the values of the whole input, and at least {COPY_FLOOR})"
+    )]
+    CopiesOverBudget {
+        /// Values copied when the limit was passed.
+        copied: usize,
+        /// The limit: the number of values in the input, at least
+        /// [`COPY_FLOOR`].
+        limit: usize,
+    },
 }
 
 fn describe_version(found: &Option<String>) -> String {
@@ -388,7 +403,16 @@ pub(crate) struct Context<'a> {
     /// Top-level query, header and path parameters, converted once and
     /// copied into each operation that refers to them.
     shared_parameters: BTreeMap<String, Option<Node<'a>>>,
+    /// Values copied so far where a shared parameter is used.
+    copied: usize,
+    /// The number of values in the input, counted at the first copy: what
+    /// the copies may add up to.
+    input_values: Option<usize>,
 }
+
+/// The copies of shared parameters any document may make, whatever its
+/// size: half a million values, some 25 MB of tree.
+pub const COPY_FLOOR: usize = 500_000;
 
 const ROOT_CONSUMES: &str = "consumes";
 const ROOT_PRODUCES: &str = "produces";
@@ -410,6 +434,8 @@ impl<'a> Context<'a> {
             refs: BTreeMap::new(),
             renames,
             shared_parameters: BTreeMap::new(),
+            copied: 0,
+            input_values: None,
         })
     }
 
@@ -420,6 +446,23 @@ impl<'a> Context<'a> {
         if self.noted.insert(note.clone()) {
             self.notes.push(note);
         }
+    }
+
+    /// Counts `node`'s values as copied, refusing the document once the
+    /// copies outnumber the values of the whole input (and
+    /// [`COPY_FLOOR`], so that a small document may use its shared
+    /// parameters freely). The converted tree thus stays within about
+    /// twice the parsed one, which is what the pipeline's budget assumes
+    /// (`openapi::pipeline::Budget`). Kubernetes 1.35, which shares 47
+    /// parameters among its operations, copies a small fraction of that.
+    fn charge_copy(&mut self, node: &Node<'_>) -> Result<(), ConvertError> {
+        self.copied = self.copied.saturating_add(count_values(node));
+        let root = self.root;
+        let limit = *self.input_values.get_or_insert_with(|| count_values(root).max(COPY_FLOOR));
+        if self.copied > limit {
+            return Err(ConvertError::CopiesOverBudget { copied: self.copied, limit });
+        }
+        Ok(())
     }
 
     /// The document level: input members in input order, each mapped to its
@@ -532,6 +575,22 @@ impl<'a> Context<'a> {
         }
         Ok(Node::Object(out))
     }
+}
+
+/// The number of values in `node`, itself included; without recursion, so
+/// depth costs no stack.
+fn count_values(node: &Node<'_>) -> usize {
+    let mut count = 0;
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        count += 1;
+        match n {
+            Node::Object(o) => stack.extend(o.iter().map(|(_, v)| v)),
+            Node::Array(a) => stack.extend(a.iter()),
+            _ => {}
+        }
+    }
+    count
 }
 
 /// The server URLs for a host, base path and schemes (see

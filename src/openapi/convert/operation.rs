@@ -197,7 +197,12 @@ impl<'a> Context<'a> {
             }
         }
         if body.is_none() && !form.is_empty() {
-            body = Some(self.form_body(&form, &consumes)?);
+            let form_body = self.form_body(&form, &consumes)?;
+            // Shared form fields (`#/parameters/…`) are copies too.
+            if form.iter().any(|(_, at)| at.as_str().starts_with("/parameters/")) {
+                self.charge_copy(&form_body)?;
+            }
+            body = Some(form_body);
         }
 
         let mut out = Object::new();
@@ -251,7 +256,9 @@ impl<'a> Context<'a> {
                 Some(self.request_body(param, consumes, &Location::at(at))?)
             }
             Param::BodyRef { param, at } => {
-                Some(self.request_body(param, consumes, &Location::at(at))?)
+                let body = self.request_body(param, consumes, &Location::at(at))?;
+                self.charge_copy(&body)?;
+                Some(body)
             }
             Param::Plain(_) | Param::Form { .. } => None,
         })
@@ -358,14 +365,20 @@ impl<'a> Context<'a> {
         param: &'a Object<'a>,
         at: &JsonPointer,
     ) -> Result<Option<Node<'a>>, ConvertError> {
-        if let Some(converted) = self.shared_parameters.get(&name) {
-            return Ok(converted.clone());
-        }
-        let converted = match self.parameter(param, &Location::at(at))? {
-            Some(Param::Plain(v)) => Some(v),
-            _ => None,
+        let converted = match self.shared_parameters.get(&name) {
+            Some(converted) => converted.clone(),
+            None => {
+                let converted = match self.parameter(param, &Location::at(at))? {
+                    Some(Param::Plain(v)) => Some(v),
+                    _ => None,
+                };
+                self.shared_parameters.insert(name, converted.clone());
+                converted
+            }
         };
-        self.shared_parameters.insert(name, converted.clone());
+        if let Some(node) = &converted {
+            self.charge_copy(node)?;
+        }
         Ok(converted)
     }
 
