@@ -49,7 +49,14 @@ pub fn all_refs(doc: &Value) -> Vec<(String, String)> {
 /// (RFC 6901 §6), as the converter writes names that need it encoded.
 #[must_use]
 pub fn dangling_refs(doc: &Value) -> Vec<String> {
-    all_refs(doc).into_iter().filter(|(_, r)| !resolves(doc, r)).map(|(_, r)| r).collect()
+    // A reference to another document (`other.json#/A`, or anything not
+    // starting with `#`) is kept as written, with a note, by the converter:
+    // it cannot resolve inside `doc` and is not what this looks for.
+    all_refs(doc)
+        .into_iter()
+        .filter(|(_, r)| r.starts_with('#') && !resolves(doc, r))
+        .map(|(_, r)| r)
+        .collect()
 }
 
 /// True when `reference` is local (`#…`) and its fragment, percent-decoded,
@@ -78,6 +85,16 @@ mod tests {
         });
         assert_eq!(dangling_refs(&doc), ["#/components/schemas/B"]);
         assert_eq!(all_refs(&doc)[0].0, "/components/schemas/A/properties/b");
+    }
+
+    // Found by fuzzing (convert_split, seed 1): a `$ref` of
+    // `!/definitions/…` is no local reference; the converter keeps it with
+    // an `external-ref` note, and the oracle counted it as dangling.
+    #[test]
+    fn references_to_other_documents_are_not_dangling_local_refs() {
+        let doc = json!({"a": {"$ref": "!/definitions/A"}, "b": {"$ref": "other.json#/B"},
+                         "c": {"$ref": "#/nowhere"}});
+        assert_eq!(dangling_refs(&doc), ["#/nowhere"]);
     }
 
     #[test]

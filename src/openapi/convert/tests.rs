@@ -1075,3 +1075,27 @@ fn copies_of_shared_parameters_are_bounded_by_the_input() {
     let c = convert_ok(&v2);
     assert_eq!(c.document["paths"]["/p0"]["get"]["parameters"][0]["schema"]["enum"][1999], "v1999");
 }
+
+// Found by fuzzing (convert_split, seed 1, from a Config Connector CRD
+// document): a schema `$ref` that is not local (`!/definitions/…`) is kept
+// as written with an `external-ref` note, and the split document of its
+// group-version keeps it too, with every local reference resolving.
+#[test]
+fn fuzz_convert_split_external_ref_in_a_group_version() {
+    let v2 = doc(
+        json!({"/apis/g.example.com/v1/things": {"get": {"produces": ["application/json"],
+            "responses": {"200": {"description": "OK",
+                "schema": {"$ref": "!/definitions/com.example.Thing"}}}}}}),
+        json!({"com.example.Thing": {"type": "object"}}),
+    );
+    let c = convert_ok(&v2);
+    assert_eq!(kinds(&c.notes), ["external-ref"]);
+    let split = crate::openapi::split::split(&c.document).unwrap();
+    let part = &split.documents[&crate::wire::DocumentKey::parse("apis/g.example.com/v1").unwrap()];
+    assert_eq!(
+        part["paths"]["/apis/g.example.com/v1/things"]["get"]["responses"]["200"]["content"]["application/json"]
+            ["schema"],
+        json!({"$ref": "!/definitions/com.example.Thing"})
+    );
+    assert_eq!(crate::json::refs::dangling_refs(part), Vec::<String>::new());
+}
