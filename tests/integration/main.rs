@@ -38,6 +38,8 @@ mod properties;
 mod serving_tls;
 /// The converter and splitter on real Kubernetes documents (`scripts/testdata.sh`).
 mod shared_data;
+/// swagger2openapi's conversion suite: each case valid per swagger-parser, or refused by name.
+mod swagger2openapi;
 /// TLS to downstreams (CA bundles, mutual TLS, skipping verification) and bearer tokens.
 mod tls;
 /// Plain HTTP's two transports, the direct writer and actix-http: same answers, HTTP/1.1 framing, hand-over.
