@@ -221,6 +221,12 @@ impl<'a> Object<'a> {
         self.members.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
     }
 
+    /// The value of member `key`, to change it in place.
+    #[must_use]
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Node<'a>> {
+        self.members.iter_mut().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+    }
+
     /// True when there is a member `key`.
     #[must_use]
     pub fn contains_key(&self, key: &str) -> bool {

@@ -166,6 +166,14 @@ pub enum NoteKind {
         /// The reference.
         reference: String,
     },
+    /// A `$ref` pointed at a schema inside `paths` (a response's or a body
+    /// parameter's, or one within it), which has no such place in v3; the
+    /// schema was copied into `components.schemas` under `name` and the
+    /// reference points there.
+    HoistedSchema {
+        /// Its name in `components.schemas`.
+        name: String,
+    },
     /// `swagger` was the number `2.0` (YAML reads an unquoted `2.0` as a
     /// number) rather than the string the specification requires; the
     /// document was converted as Swagger 2.0 all the same.
@@ -196,6 +204,7 @@ impl NoteKind {
             Self::ExtraBodyParameter => "extra-body-parameter",
             Self::RenamedComponent { .. } => "renamed-component",
             Self::DanglingRef { .. } => "dangling-ref",
+            Self::HoistedSchema { .. } => "hoisted-schema",
             Self::NumericSwaggerVersion => "numeric-swagger-version",
         }
     }
@@ -254,6 +263,9 @@ impl fmt::Display for Note {
             }
             NoteKind::DanglingRef { reference } => {
                 write!(f, "reference {reference:?} in a vendor extension points to nothing; kept")
+            }
+            NoteKind::HoistedSchema { name } => {
+                write!(f, "schema referred to inside paths copied to components.schemas {name:?}")
             }
             NoteKind::NumericSwaggerVersion => f.write_str(
                 "swagger version is the number 2.0, not the string \"2.0\"; read as 2.0",
@@ -324,7 +336,8 @@ pub fn convert_tree<'a>(v2: &'a Node<'a>) -> Result<ConvertedTree<'a>, ConvertEr
     if let Some(Node::Number(_)) = root.get("swagger") {
         cx.note(&Location::root().key("swagger"), NoteKind::NumericSwaggerVersion);
     }
-    let document = cx.document()?;
+    let mut document = cx.document()?;
+    cx.add_hoisted(&mut document)?;
     Ok(ConvertedTree { document, notes: cx.notes })
 }
 
@@ -382,6 +395,9 @@ pub(crate) struct Context<'a> {
     refs: BTreeMap<String, refs::Mapped>,
     /// Component names OpenAPI 3.0 does not allow, and their new names.
     renames: refs::Renames,
+    /// Schemas inside `paths` that references point at, for
+    /// `components.schemas` (see `Context::hoist`).
+    hoisted: Vec<refs::Hoisted<'a>>,
 }
 
 const ROOT_CONSUMES: &str = "consumes";
@@ -394,7 +410,16 @@ impl<'a> Context<'a> {
         let produces = media_types(doc.get(ROOT_PRODUCES), &top.key(ROOT_PRODUCES))?;
         let mut notes = Vec::new();
         let renames = refs::Renames::new(doc, &mut notes);
-        Ok(Self { root, doc, consumes, produces, notes, refs: BTreeMap::new(), renames })
+        Ok(Self {
+            root,
+            doc,
+            consumes,
+            produces,
+            notes,
+            refs: BTreeMap::new(),
+            renames,
+            hoisted: Vec::new(),
+        })
     }
 
     fn note(&mut self, at: &Location<'_>, kind: NoteKind) {

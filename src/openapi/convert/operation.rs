@@ -22,7 +22,8 @@ use crate::json::tree::{Node, Object};
 use super::{Context, ConvertError, NoteKind, as_object, media_types};
 use crate::json::pointer::{JsonPointer, Location, unescape_token};
 
-const METHODS: [&str; 7] = ["get", "put", "post", "delete", "options", "head", "patch"];
+/// The operations a v2 path item can hold.
+pub(super) const METHODS: [&str; 7] = ["get", "put", "post", "delete", "options", "head", "patch"];
 use crate::wire::media::{
     APPLICATION_JSON as DEFAULT_MEDIA_TYPE, FORM_URLENCODED, MULTIPART_FORM_DATA as MULTIPART,
 };

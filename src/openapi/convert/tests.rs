@@ -782,6 +782,137 @@ fn issue14_split_keeps_the_targets_of_refs_in_extensions() {
     }
 }
 
+// Issue 14, cause 6: a `$ref` to a schema inside `paths` (swagger2openapi's
+// issue51c/d) used to stay at its v2 place, where v3 has no schema.
+#[test]
+fn issue14_refs_to_schemas_inside_paths_point_to_hoisted_components() {
+    let c = issue14("path-schema-refs");
+    let d = &c.document;
+    let response = "paths._test.get.responses.200.schema.properties.default";
+    let body = "paths._test.post.parameters.0.schema";
+    let schema =
+        &d["paths"]["/test"]["get"]["responses"]["200"]["content"]["application/json"]["schema"];
+    assert_eq!(
+        schema["properties"]["database"],
+        json!({"$ref": format!("#/components/schemas/{response}")})
+    );
+    // The original stays where it stood; the copy is converted too.
+    assert_eq!(schema["properties"]["default"], d["components"]["schemas"][response]);
+    assert_eq!(
+        d["components"]["schemas"][body],
+        json!({"type": "object", "properties": {"size": {"$ref": "#/components/schemas/Size"}}})
+    );
+    assert_eq!(
+        d["components"]["schemas"]["Request"]["properties"]["payload"],
+        json!({"$ref": format!("#/components/schemas/{body}")})
+    );
+    let names: Vec<&String> = d["components"]["schemas"].as_object().unwrap().keys().collect();
+    assert_eq!(names, ["Size", "Request", response, body]);
+    assert_valid_v3_refs_and_names(d);
+    assert_eq!(
+        c.notes,
+        [
+            Note {
+                at: JsonPointer::root()
+                    .push("paths")
+                    .push("/test")
+                    .push("get")
+                    .push("responses")
+                    .push("200")
+                    .push("schema")
+                    .push("properties")
+                    .push("default"),
+                kind: NoteKind::HoistedSchema { name: response.into() },
+            },
+            Note {
+                at: JsonPointer::root()
+                    .push("paths")
+                    .push("/test")
+                    .push("post")
+                    .push("parameters")
+                    .index(0)
+                    .push("schema"),
+                kind: NoteKind::HoistedSchema { name: body.into() },
+            },
+        ]
+    );
+}
+
+#[test]
+fn issue14_hoisted_names_do_not_take_a_definitions_name() {
+    let taken = "paths._a.get.responses.200.schema";
+    let v2 = doc(
+        json!({"/a": {"get": {"responses": {"200": {"description": "OK",
+            "schema": {"type": "string", "x-self": {"$ref": "#/paths/~1a/get/responses/200/schema"}}}}}}}),
+        json!({taken: {"type": "integer"}, "B": {"$ref": "#/paths/~1a/get/responses/200/schema"}}),
+    );
+    let c = convert_ok(&v2);
+    let schemas = &c.document["components"]["schemas"];
+    assert_eq!(schemas[taken], json!({"type": "integer"}));
+    let hoisted = format!("{taken}_2");
+    assert_eq!(schemas["B"], json!({"$ref": format!("#/components/schemas/{hoisted}")}));
+    // The copy refers to itself through the extension: mapped once, no loop.
+    assert_eq!(
+        schemas[&hoisted],
+        json!({"type": "string", "x-self": {"$ref": format!("#/components/schemas/{hoisted}")}})
+    );
+    assert_eq!(kinds(&c.notes), ["hoisted-schema"]);
+}
+
+#[test]
+fn issue14_hoisted_schemas_chain_and_get_components_when_there_were_none() {
+    let v2 = json!({"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {"/a": {
+        "parameters": [{"name": "b", "in": "body", "schema": {"type": "object",
+            "properties": {"x": {"$ref": "#/paths/~1a/get/responses/200/schema/items"}}}}],
+        "get": {"responses": {"200": {"description": "OK", "schema": {"type": "array",
+            "items": {"type": "string"}}}}},
+        "put": {"responses": {"200": {"description": "OK",
+            "schema": {"$ref": "#/paths/~1a/parameters/0/schema"}}}}}}});
+    let c = convert_ok(&v2);
+    let d = &c.document;
+    let body = "paths._a.parameters.0.schema";
+    let items = "paths._a.get.responses.200.schema.items";
+    assert_eq!(
+        d["components"]["schemas"][body]["properties"]["x"],
+        json!({"$ref": format!("#/components/schemas/{items}")})
+    );
+    assert_eq!(d["components"]["schemas"][items], json!({"type": "string"}));
+    assert_eq!(crate::json::refs::dangling_refs(d), Vec::<String>::new());
+}
+
+#[test]
+fn issue14_refs_to_what_is_no_schema_inside_paths_stay_unmapped() {
+    for reference in [
+        "#/paths/~1a/get/responses/200",
+        "#/paths/~1a/get/responses/200/schema/properties",
+        "#/paths/~1a/get/responses/200/schema/required",
+        "#/paths/~1a/get/responses/200/description",
+    ] {
+        let v2 = doc(
+            json!({"/a": {"get": {"responses": {"200": {"description": "OK",
+                "schema": {"type": "object", "required": ["p"],
+                    "properties": {"p": {"type": "string"}}}}}}}}),
+            json!({}),
+        );
+        let mut v2 = v2;
+        v2["x-see"] = json!({"$ref": reference});
+        let c = convert_ok(&v2);
+        assert_eq!(c.document["x-see"], json!({"$ref": reference}), "{reference}");
+        assert_eq!(kinds(&c.notes), ["unmapped-ref"], "{reference}");
+        assert!(c.document["components"]["schemas"].as_object().unwrap().is_empty());
+    }
+}
+
+#[test]
+fn issue14_split_keeps_hoisted_schemas() {
+    let c = issue14("path-schema-refs");
+    let split = crate::openapi::split::split(&c.document).unwrap();
+    assert!(!split.documents.is_empty());
+    for (key, part) in &split.documents {
+        assert_eq!(crate::json::refs::dangling_refs(part), Vec::<String>::new(), "{key}");
+    }
+}
+
 // Issue 14, cause 5: `swagger: 2.0` unquoted in YAML is a number.
 #[test]
 fn numeric_swagger_version_is_accepted_with_a_note() {
