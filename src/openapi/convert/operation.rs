@@ -141,7 +141,13 @@ impl<'a> Context<'a> {
                     let converted = self.extension(value, &at.key(key));
                     out.insert(key.clone(), converted);
                 }
-                // `$ref` (to another file, in practice).
+                // To another file, in practice, which is not converted:
+                // noted like every other reference to another document (a
+                // local one follows its target, or is noted as unmapped).
+                "$ref" => {
+                    let converted = self.rewrite_ref(value, at)?;
+                    out.insert(key.clone(), converted);
+                }
                 _ => {
                     out.insert(key.clone(), value.clone());
                 }

@@ -913,6 +913,21 @@ fn issue14_split_keeps_hoisted_schemas() {
     }
 }
 
+// swagger2openapi's issue39: a path item that is a `$ref` to another file
+// was kept without a note, though that file is never converted.
+#[test]
+fn path_item_ref_to_another_document_is_kept_with_a_note() {
+    let c = convert_ok(&doc(json!({"/test": {"$ref": "./subdir1/test.yaml"}}), json!({})));
+    assert_eq!(c.document["paths"]["/test"], json!({"$ref": "./subdir1/test.yaml"}));
+    assert_eq!(
+        c.notes,
+        [Note {
+            at: JsonPointer::root().push("paths").push("/test"),
+            kind: NoteKind::ExternalRef { reference: "./subdir1/test.yaml".into() },
+        }]
+    );
+}
+
 // Issue 14, cause 5: `swagger: 2.0` unquoted in YAML is a number.
 #[test]
 fn numeric_swagger_version_is_accepted_with_a_note() {
