@@ -309,8 +309,8 @@ fn only_zero_value_defaults_that_do_not_fit_are_tolerated() {
 
 /// The minimal documents of issue 14 (references inside vendor extensions,
 /// percent-encoded reference fragments, component names outside the
-/// OpenAPI 3.0 pattern, references to schemas inside `paths`), converted by
-/// the real converter.
+/// OpenAPI 3.0 pattern, references to schemas inside `paths` and inside
+/// shared parameters and responses), converted by the real converter.
 fn issue14_outputs() -> Vec<(String, Value)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/issue14");
     let mut names: Vec<String> = fs::read_dir(&dir)
@@ -321,7 +321,13 @@ fn issue14_outputs() -> Vec<(String, Value)> {
     names.sort();
     assert_eq!(
         names,
-        ["component-names", "extension-refs", "path-schema-refs", "percent-encoded-refs"]
+        [
+            "component-names",
+            "extension-refs",
+            "inner-refs",
+            "path-schema-refs",
+            "percent-encoded-refs"
+        ]
     );
     names
         .into_iter()

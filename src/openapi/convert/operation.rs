@@ -30,7 +30,7 @@ use crate::wire::media::{
 
 /// Fields of a v2 simple parameter, header or items object that move into
 /// the v3 `schema` unchanged.
-const SIMPLE_SCHEMA_FIELDS: [&str; 15] = [
+pub(super) const SIMPLE_SCHEMA_FIELDS: [&str; 15] = [
     "format",
     "default",
     "maximum",
@@ -844,7 +844,9 @@ fn insert_parameters_and_body<'a>(
     }
 }
 
-fn media_or_default<'m>(types: &[&'m str]) -> Vec<&'m str> {
+/// `types`, or the default media type when there are none: the media types
+/// of content made from `consumes` or `produces`.
+pub(super) fn media_or_default<'m>(types: &[&'m str]) -> Vec<&'m str> {
     if types.is_empty() { vec![DEFAULT_MEDIA_TYPE] } else { types.to_vec() }
 }
 

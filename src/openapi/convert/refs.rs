@@ -8,7 +8,12 @@
 //!   wherever it stands — vendor extensions included: documents carry
 //!   references in `x-ms-parameterized-host`, `x-ms-paths`,
 //!   `x-amazon-apigateway-any-method`, `x-oneOf` and the like, and a v2
-//!   reference left there makes the output invalid.
+//!   reference left there makes the output invalid. A reference that
+//!   reaches inside a response or parameter follows what it reaches: a
+//!   response's or body's `schema` moved under `content/<media>`, a simple
+//!   parameter's type and validation into its `schema`. What v3 has no
+//!   place for (anything of a `formData` parameter, which is inlined into
+//!   the form bodies using it) keeps its reference, with a note.
 //! - A `$ref` to a schema that stands inside `paths` (the schema of a
 //!   response or a body parameter, or a schema within one: swagger2openapi's
 //!   `#/paths/~1test/get/responses/200/schema/properties/default`) has no
@@ -36,7 +41,7 @@ use crate::json::pointer::{
 };
 use crate::json::tree::{Node, Object, Text};
 
-use super::operation::METHODS;
+use super::operation::{METHODS, SIMPLE_SCHEMA_FIELDS, media_or_default};
 use super::{Context, ConvertError, Note, NoteKind};
 
 /// The Swagger 2.0 sections whose members become components.
@@ -221,31 +226,40 @@ impl<'a> Context<'a> {
         let (Some(section), Some(name)) = (tokens.next(), tokens.next()) else {
             return Ok(Mapped::Unmapped);
         };
-        let to = match &*section {
+        let inner: Vec<Cow<'_, str>> = tokens.collect();
+        let (to, inner) = match &*section {
             "paths" => {
-                let below: Vec<Cow<'_, str>> = std::iter::once(name).chain(tokens).collect();
+                let below: Vec<Cow<'_, str>> = std::iter::once(name).chain(inner).collect();
                 return Ok(self.hoist(&below, target));
             }
-            "definitions" => "schemas",
-            "responses" => "responses",
-            "securityDefinitions" => "securitySchemes",
+            "definitions" => ("schemas", Some(inner)),
+            "responses" => {
+                let media = media_or_default(&self.produces).first().copied();
+                ("responses", response_inner(inner, media))
+            }
+            "securityDefinitions" => ("securitySchemes", Some(inner)),
             "parameters" => {
                 let param = self.doc.get("parameters").and_then(|p| p.get(&name));
                 match param.and_then(|p| p.get("in")).and_then(Node::as_str) {
-                    Some("body") => "requestBodies",
+                    Some("body") => {
+                        let media = media_or_default(&self.consumes).first().copied();
+                        ("requestBodies", body_inner(inner, media))
+                    }
                     // Form parameters are inlined where used: no component.
                     Some("formData") => return Ok(Mapped::Unmapped),
-                    _ => "parameters",
+                    _ => ("parameters", simple_inner(inner, PARAMETER_FIELDS)),
                 }
             }
             _ => return Ok(Mapped::Unmapped),
         };
+        // Something inside the component that has no counterpart in v3.
+        let Some(inner) = inner else { return Ok(Mapped::Unmapped) };
         let mut out = String::with_capacity(r.len() + 16);
         out.push_str("#/components/");
         out.push_str(to);
         out.push('/');
         push_fragment_token(&mut out, self.renames.name(&section, &name));
-        for token in tokens {
+        for token in inner {
             out.push('/');
             push_fragment_token(&mut out, &token);
         }
@@ -398,6 +412,80 @@ impl<'a> Context<'a> {
                 .collect(),
         )
     }
+}
+
+/// Members of a v2 simple parameter that stay members of the v3 parameter.
+const PARAMETER_FIELDS: &[&str] =
+    &["name", "in", "description", "required", "deprecated", "allowEmptyValue", "schema"];
+
+/// Members of a v2 header that stay members of the v3 header.
+const HEADER_FIELDS: &[&str] = &["description"];
+
+/// The tokens below a v3 parameter (or header) for `inner`, the tokens
+/// below a v2 simple parameter (or header): the type and validation fields
+/// moved into `schema` (`x-nullable` became `nullable` there), the fields in
+/// `kept` and extensions stayed. `None` for what v3 has no place for
+/// (`collectionFormat` became `style`).
+fn simple_inner<'t>(mut inner: Vec<Cow<'t, str>>, kept: &[&str]) -> Option<Vec<Cow<'t, str>>> {
+    let Some(first) = inner.first() else { return Some(inner) };
+    let (into_schema, renamed) = match &**first {
+        "x-nullable" => (true, Some("nullable")),
+        f if f.starts_with("x-") || kept.contains(&f) => (false, None),
+        f if f == "type" || f == "items" || SIMPLE_SCHEMA_FIELDS.contains(&f) => (true, None),
+        _ => return None,
+    };
+    if let Some(renamed) = renamed {
+        inner[0] = Cow::Borrowed(renamed);
+    }
+    if into_schema {
+        inner.insert(0, Cow::Borrowed("schema"));
+    }
+    Some(inner)
+}
+
+/// The tokens below a v3 request body for `inner`, the tokens below a v2
+/// body parameter: its `schema` moved under `content` (the first media type
+/// the document consumes, which the `requestBodies` entry was made with);
+/// `description`, `required` and extensions stayed. `None` for the rest
+/// (`name`, `in`).
+fn body_inner<'t>(mut inner: Vec<Cow<'t, str>>, media: Option<&str>) -> Option<Vec<Cow<'t, str>>> {
+    match inner.first().map(|t| &**t) {
+        None => {}
+        Some("schema") => {
+            inner.splice(0..0, [Cow::Borrowed("content"), Cow::Owned(media?.to_owned())]);
+        }
+        Some(f) if f == "description" || f == "required" || f.starts_with("x-") => {}
+        Some(_) => return None,
+    }
+    Some(inner)
+}
+
+/// The tokens below a v3 response for `inner`, the tokens below a v2
+/// response: its `schema` moved under `content` (the first media type the
+/// document produces, which the `responses` entry was made with), an
+/// example under `content` too, and a header's type and validation into its
+/// `schema`.
+fn response_inner<'t>(
+    mut inner: Vec<Cow<'t, str>>,
+    media: Option<&str>,
+) -> Option<Vec<Cow<'t, str>>> {
+    match inner.first().map(|t| &**t) {
+        None => {}
+        Some("schema") => {
+            inner.splice(0..0, [Cow::Borrowed("content"), Cow::Owned(media?.to_owned())]);
+        }
+        Some("examples") if inner.len() >= 2 => {
+            inner[0] = Cow::Borrowed("content");
+            inner.insert(2, Cow::Borrowed("example"));
+        }
+        Some("headers") if inner.len() >= 2 => {
+            let below = simple_inner(inner.split_off(2), HEADER_FIELDS)?;
+            inner.extend(below);
+        }
+        Some(f) if f == "description" || f.starts_with("x-") => {}
+        Some(_) => return None,
+    }
+    Some(inner)
 }
 
 /// True when the tokens `below` `paths` lead from a path item to a schema:

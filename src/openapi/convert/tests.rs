@@ -913,6 +913,133 @@ fn issue14_split_keeps_hoisted_schemas() {
     }
 }
 
+// Issue 14: a reference inside a shared parameter or response follows what
+// is inside to its v3 place, rather than keeping the v2 inner path, which
+// dangles (a v3 response has no `schema`, a v3 parameter no `type`).
+#[test]
+fn issue14_refs_inside_responses_follow_to_their_v3_inner_place() {
+    let mut v2 = doc(json!({}), json!({}));
+    v2["produces"] = json!(["application/yaml", "application/json"]);
+    v2["responses"] = json!({"R": {"description": "d", "x-r": 1,
+        "schema": {"type": "object", "properties": {"a": {"type": "string"}}},
+        "examples": {"application/json": {"a": "x"}},
+        "headers": {"H": {"type": "integer", "description": "h", "x-nullable": true}}}});
+    let cases = [
+        ("#/responses/R/schema", "#/components/responses/R/content/application~1yaml/schema"),
+        (
+            "#/responses/R/schema/properties/a",
+            "#/components/responses/R/content/application~1yaml/schema/properties/a",
+        ),
+        (
+            "#/responses/R/examples/application~1json",
+            "#/components/responses/R/content/application~1json/example",
+        ),
+        ("#/responses/R/headers/H/type", "#/components/responses/R/headers/H/schema/type"),
+        (
+            "#/responses/R/headers/H/x-nullable",
+            "#/components/responses/R/headers/H/schema/nullable",
+        ),
+        ("#/responses/R/headers/H/description", "#/components/responses/R/headers/H/description"),
+        ("#/responses/R/description", "#/components/responses/R/description"),
+        ("#/responses/R/x-r", "#/components/responses/R/x-r"),
+        ("#/responses/R", "#/components/responses/R"),
+    ];
+    v2["x-refs"] = cases.iter().map(|(from, _)| json!({"$ref": from})).collect();
+    let c = convert_ok(&v2);
+    let expected: Value = cases.iter().map(|(_, to)| json!({"$ref": to})).collect();
+    assert_eq!(c.document["x-refs"], expected);
+    assert_eq!(crate::json::refs::dangling_refs(&c.document), Vec::<String>::new());
+    assert_eq!(kinds(&c.notes), Vec::<&str>::new());
+}
+
+#[test]
+fn issue14_refs_inside_parameters_follow_to_their_v3_inner_place() {
+    let mut v2 = doc(json!({}), json!({"T": {"type": "object"}}));
+    v2["consumes"] = json!(["application/merge-patch+json"]);
+    v2["parameters"] = json!({
+        "B": {"name": "b", "in": "body", "description": "d", "required": true,
+              "schema": {"type": "object", "properties": {"t": {"$ref": "#/definitions/T"}}}},
+        "Q": {"name": "q", "in": "query", "type": "array", "items": {"type": "string"},
+              "maxItems": 3, "x-nullable": true, "x-q": 1}
+    });
+    let cases = [
+        (
+            "#/parameters/B/schema",
+            "#/components/requestBodies/B/content/application~1merge-patch+json/schema",
+        ),
+        (
+            "#/parameters/B/schema/properties/t",
+            "#/components/requestBodies/B/content/application~1merge-patch+json/schema/properties/t",
+        ),
+        ("#/parameters/B/description", "#/components/requestBodies/B/description"),
+        ("#/parameters/Q/items", "#/components/parameters/Q/schema/items"),
+        ("#/parameters/Q/items/type", "#/components/parameters/Q/schema/items/type"),
+        ("#/parameters/Q/maxItems", "#/components/parameters/Q/schema/maxItems"),
+        ("#/parameters/Q/x-nullable", "#/components/parameters/Q/schema/nullable"),
+        ("#/parameters/Q/name", "#/components/parameters/Q/name"),
+        ("#/parameters/Q/x-q", "#/components/parameters/Q/x-q"),
+    ];
+    v2["x-refs"] = cases.iter().map(|(from, _)| json!({"$ref": from})).collect();
+    let c = convert_ok(&v2);
+    let expected: Value = cases.iter().map(|(_, to)| json!({"$ref": to})).collect();
+    assert_eq!(c.document["x-refs"], expected);
+    assert_eq!(crate::json::refs::dangling_refs(&c.document), Vec::<String>::new());
+    assert_eq!(kinds(&c.notes), Vec::<&str>::new());
+}
+
+#[test]
+fn issue14_a_schema_ref_to_a_shared_responses_schema_resolves() {
+    let mut v2 = doc(
+        json!({"/a": {"get": {"responses": {"200": {"description": "OK",
+            "schema": {"$ref": "#/responses/R/schema"}}}}}}),
+        json!({}),
+    );
+    v2["responses"] = json!({"R": {"description": "d", "schema": {"type": "string"}}});
+    let c = convert_ok(&v2);
+    let content = &c.document["paths"]["/a"]["get"]["responses"]["200"]["content"];
+    assert_eq!(
+        content["application/json"]["schema"],
+        json!({"$ref": "#/components/responses/R/content/application~1json/schema"})
+    );
+    assert_eq!(crate::json::refs::dangling_refs(&c.document), Vec::<String>::new());
+}
+
+#[test]
+fn issue14_inner_refs_case_has_only_v3_refs_that_resolve() {
+    let c = issue14("inner-refs");
+    assert_valid_v3_refs_and_names(&c.document);
+    assert_eq!(
+        c.document["paths"]["/things"]["get"]["x-paging"]["limit"],
+        json!({"$ref": "#/components/parameters/Limit/schema/maximum"})
+    );
+    assert_eq!(kinds(&c.notes), Vec::<&str>::new());
+}
+
+#[test]
+fn issue14_refs_inside_to_what_v3_has_no_place_for_stay_unmapped() {
+    let mut v2 = doc(json!({}), json!({}));
+    v2["parameters"] = json!({
+        "B": {"name": "b", "in": "body", "schema": {"type": "object"}},
+        "Q": {"name": "q", "in": "query", "type": "array", "items": {"type": "string"},
+              "collectionFormat": "pipes"},
+        "F": {"name": "f", "in": "formData", "type": "string"}
+    });
+    let unmapped = [
+        "#/parameters/B/in",
+        "#/parameters/Q/collectionFormat",
+        "#/parameters/F",
+        "#/parameters/F/type",
+    ];
+    v2["x-refs"] = unmapped.iter().map(|r| json!({"$ref": r})).collect();
+    let c = convert_ok(&v2);
+    let kept: Value = unmapped.iter().map(|r| json!({"$ref": r})).collect();
+    assert_eq!(c.document["x-refs"], kept);
+    assert_eq!(
+        kinds(&c.notes),
+        ["formdata-component", "unmapped-ref", "unmapped-ref", "unmapped-ref", "unmapped-ref"]
+    );
+}
+
 // swagger2openapi's issue39: a path item that is a `$ref` to another file
 // was kept without a note, though that file is never converted.
 #[test]
