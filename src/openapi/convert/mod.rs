@@ -140,6 +140,12 @@ pub enum NoteKind {
         /// The `in` value.
         location: String,
     },
+    /// A member of a parameter, header or response that neither version
+    /// defines there (`title` on a query parameter, say) was dropped.
+    DroppedField {
+        /// The member's name.
+        field: String,
+    },
     /// `allowEmptyValue` only exists for query parameters in v3; dropped.
     AllowEmptyValueOutsideQuery,
     /// A security scheme v3 cannot express was kept as written.
@@ -198,6 +204,7 @@ impl NoteKind {
             Self::UnmappedRef { .. } => "unmapped-ref",
             Self::FormDataComponent { .. } => "formdata-component",
             Self::UnknownParameterLocation { .. } => "unknown-parameter-location",
+            Self::DroppedField { .. } => "dropped-field",
             Self::AllowEmptyValueOutsideQuery => "allow-empty-value-outside-query",
             Self::UnknownSecurityScheme { .. } => "unknown-security-scheme",
             Self::OperationSchemes => "operation-schemes",
@@ -245,6 +252,9 @@ impl fmt::Display for Note {
             }
             NoteKind::UnknownParameterLocation { location } => {
                 write!(f, "parameter location {location:?} unknown; parameter dropped")
+            }
+            NoteKind::DroppedField { field } => {
+                write!(f, "{field:?} has no OpenAPI 3.0 place here; dropped")
             }
             NoteKind::AllowEmptyValueOutsideQuery => {
                 f.write_str("allowEmptyValue only applies to query parameters; dropped")

@@ -420,11 +420,17 @@ impl<'a> Context<'a> {
                         self.note(&at.key(key), NoteKind::AllowEmptyValueOutsideQuery);
                     }
                 }
+                // v3 parameters have `example`; v2 ones do not, but
+                // documents write it (swagger2openapi's issue79).
+                "example" => {
+                    out.insert(key.clone(), value.clone());
+                }
                 k if k.starts_with("x-") && k != "x-nullable" => {
                     let converted = self.extension(value, &at.key(key));
                     out.insert(key.clone(), converted);
                 }
-                _ => {}
+                k if moves_into_schema(k) => {}
+                _ => self.dropped_field(key, at),
             }
         }
         if let Some((style, explode)) = self.collection_style(p, location, at)? {
@@ -582,9 +588,16 @@ impl<'a> Context<'a> {
             out.insert("required", Node::Bool(true));
         }
         for (k, v) in param {
-            if k.starts_with("x-") {
-                let converted = self.extension(v, &at.key(k));
-                out.insert(k.clone(), converted);
+            match k.as_str() {
+                x if x.starts_with("x-") => {
+                    let converted = self.extension(v, &at.key(k));
+                    out.insert(k.clone(), converted);
+                }
+                // A v3 request body has no name: a body parameter's name
+                // is documentation only in v2 (and every Kubernetes body
+                // has one), so it goes without a note.
+                "name" | "in" | "description" | "required" | "schema" => {}
+                _ => self.dropped_field(k, at),
             }
         }
         Ok(Node::Object(out))
@@ -619,8 +632,8 @@ impl<'a> Context<'a> {
             };
             has_file |= p.get("type").and_then(Node::as_str) == Some("file");
             let mut schema = self.simple_schema(p, at)?;
-            if let (Some(d), Node::Object(s)) = (p.get("description"), &mut schema) {
-                s.insert("description", d.clone());
+            if let Node::Object(s) = &mut schema {
+                self.form_field_extras(p, s, at);
             }
             if p.get("required") == Some(&Node::Bool(true)) {
                 required.push(Node::String(name.clone()));
@@ -681,6 +694,35 @@ impl<'a> Context<'a> {
             out.insert("required", Node::Bool(true));
         }
         Ok(Node::Object(out))
+    }
+
+    /// What a form field carries besides its type and validation: its
+    /// description, example and extensions go into its property schema
+    /// (where v3 allows all three); `allowEmptyValue` (query only in v3)
+    /// and anything unknown are dropped with a note.
+    fn form_field_extras(&mut self, p: &Object<'a>, schema: &mut Object<'a>, at: &Location<'_>) {
+        for (key, value) in p {
+            match key.as_str() {
+                "description" | "example" => {
+                    schema.insert(key.clone(), value.clone());
+                }
+                "allowEmptyValue" => {
+                    self.note(&at.key(key), NoteKind::AllowEmptyValueOutsideQuery);
+                }
+                k if k.starts_with("x-") && k != "x-nullable" => {
+                    let converted = self.extension(value, &at.key(key));
+                    schema.insert(key.clone(), converted);
+                }
+                "name" | "in" | "required" => {}
+                k if moves_into_schema(k) => {}
+                _ => self.dropped_field(key, at),
+            }
+        }
+    }
+
+    /// Notes that member `key` of the object at `at` was dropped.
+    fn dropped_field(&mut self, key: &str, at: &Location<'_>) {
+        self.note(&at.key(key), NoteKind::DroppedField { field: key.to_owned() });
     }
 
     fn responses(
@@ -768,9 +810,13 @@ impl<'a> Context<'a> {
             out.insert("content", Node::Object(content));
         }
         for (k, v) in r {
-            if k.starts_with("x-") {
-                let converted = self.extension(v, &at.key(k));
-                out.insert(k.clone(), converted);
+            match k.as_str() {
+                x if x.starts_with("x-") => {
+                    let converted = self.extension(v, &at.key(k));
+                    out.insert(k.clone(), converted);
+                }
+                "description" | "schema" | "examples" | "headers" => {}
+                _ => self.dropped_field(k, at),
             }
         }
         Ok(Node::Object(out))
@@ -788,9 +834,17 @@ impl<'a> Context<'a> {
         }
         out.insert("schema", self.simple_schema(h, at)?);
         for (k, v) in h {
-            if k.starts_with("x-") && k != "x-nullable" {
-                let converted = self.extension(v, &at.key(k));
-                out.insert(k.clone(), converted);
+            match k.as_str() {
+                "example" => {
+                    out.insert(k.clone(), v.clone());
+                }
+                x if x.starts_with("x-") && x != "x-nullable" => {
+                    let converted = self.extension(v, &at.key(k));
+                    out.insert(k.clone(), converted);
+                }
+                "description" => {}
+                x if moves_into_schema(x) => {}
+                _ => self.dropped_field(k, at),
             }
         }
         Ok(Node::Object(out))
@@ -829,6 +883,13 @@ impl<'a> Context<'a> {
         }
         Ok((parameters, bodies))
     }
+}
+
+/// True for the members of a v2 simple parameter, header or form field
+/// that its v3 `schema` (or `style`/`explode`) carries.
+fn moves_into_schema(key: &str) -> bool {
+    matches!(key, "type" | "items" | "collectionFormat" | "schema")
+        || SIMPLE_SCHEMA_FIELDS.contains(&key)
 }
 
 fn insert_parameters_and_body<'a>(

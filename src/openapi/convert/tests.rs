@@ -1040,6 +1040,73 @@ fn issue14_refs_inside_to_what_v3_has_no_place_for_stay_unmapped() {
     );
 }
 
+// swagger2openapi's !issue79, issue35 and issue117: what a parameter
+// carries besides its type reaches the output, or is noted.
+#[test]
+fn a_parameters_example_is_kept_as_v3_allows_it() {
+    let (op, notes) = operation_of(json!({"parameters": [
+        {"name": "q", "in": "query", "type": "string", "example": "abc"}],
+        "responses": {"200": {"description": "OK"}}}));
+    assert_eq!(op["parameters"][0]["example"], json!("abc"));
+    assert_eq!(kinds(&notes), Vec::<&str>::new());
+}
+
+#[test]
+fn form_fields_keep_description_example_and_extensions_in_their_schema() {
+    let (op, notes) = operation_of(json!({"parameters": [
+        {"name": "f", "in": "formData", "type": "string", "description": "d", "example": "e",
+         "x-alternate-name": "g", "allowEmptyValue": true, "title": "t"}],
+        "responses": {"200": {"description": "OK"}}}));
+    let field = &op["requestBody"]["content"]["application/x-www-form-urlencoded"]["schema"]["properties"]
+        ["f"];
+    assert_eq!(
+        field,
+        &json!({"type": "string", "description": "d", "example": "e", "x-alternate-name": "g"})
+    );
+    assert_eq!(kinds(&notes), ["allow-empty-value-outside-query", "dropped-field"]);
+    assert_eq!(
+        notes[1],
+        Note {
+            at: JsonPointer::root()
+                .push("paths")
+                .push("/apis/g/v1/things")
+                .push("post")
+                .push("parameters")
+                .index(0)
+                .push("title"),
+            kind: NoteKind::DroppedField { field: "title".into() },
+        }
+    );
+}
+
+#[test]
+fn fields_no_version_defines_are_dropped_with_a_note() {
+    let (op, notes) = operation_of(json!({"parameters": [
+        {"name": "q", "in": "query", "type": "string", "title": "t"},
+        {"name": "b", "in": "body", "schema": {"type": "object"}, "example": {}}],
+        "responses": {"200": {"description": "OK", "title": "r",
+            "headers": {"H": {"type": "string", "example": "h", "readOnly": true}}}}}));
+    assert!(op["parameters"][0].get("title").is_none());
+    assert_eq!(op["responses"]["200"]["headers"]["H"]["example"], json!("h"));
+    let dropped: Vec<String> = notes
+        .iter()
+        .map(|n| match &n.kind {
+            NoteKind::DroppedField { field } => format!("{} {field}", n.at),
+            other => panic!("unexpected note {other:?}"),
+        })
+        .collect();
+    let op_at = "/paths/~1apis~1g~1v1~1things/post";
+    assert_eq!(
+        dropped,
+        [
+            format!("{op_at}/parameters/0/title title"),
+            format!("{op_at}/parameters/1/example example"),
+            format!("{op_at}/responses/200/headers/H/readOnly readOnly"),
+            format!("{op_at}/responses/200/title title"),
+        ]
+    );
+}
+
 // swagger2openapi's issue39: a path item that is a `$ref` to another file
 // was kept without a note, though that file is never converted.
 #[test]
