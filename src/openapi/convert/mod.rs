@@ -158,6 +158,9 @@ pub enum NoteKind {
     OperationSchemes,
     /// An operation has more than one body parameter; the first one wins.
     ExtraBodyParameter,
+    /// An operation has `formData` parameters beside a body parameter,
+    /// which v2 forbids; the body wins and the form field was dropped.
+    FormBesideBody,
     /// A component name OpenAPI 3.0 does not allow (outside
     /// `^[a-zA-Z0-9.\-_]+$`) was changed; every reference to it follows.
     RenamedComponent {
@@ -209,6 +212,7 @@ impl NoteKind {
             Self::UnknownSecurityScheme { .. } => "unknown-security-scheme",
             Self::OperationSchemes => "operation-schemes",
             Self::ExtraBodyParameter => "extra-body-parameter",
+            Self::FormBesideBody => "form-beside-body",
             Self::RenamedComponent { .. } => "renamed-component",
             Self::DanglingRef { .. } => "dangling-ref",
             Self::HoistedSchema { .. } => "hoisted-schema",
@@ -264,6 +268,9 @@ impl fmt::Display for Note {
             }
             NoteKind::OperationSchemes => {
                 f.write_str("operation schemes cannot be expressed without a host; dropped")
+            }
+            NoteKind::FormBesideBody => {
+                f.write_str("formData parameter beside a body parameter; dropped, the body is kept")
             }
             NoteKind::ExtraBodyParameter => {
                 f.write_str("more than one body parameter; only the first is kept")

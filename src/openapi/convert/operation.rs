@@ -208,6 +208,11 @@ impl<'a> Context<'a> {
         }
         if body.is_none() && !form.is_empty() {
             body = Some(self.form_body(&form, &consumes)?);
+        } else {
+            // v2 forbids form fields beside a body; the body wins.
+            for (_, at) in form {
+                self.notes.push(super::Note { at, kind: NoteKind::FormBesideBody });
+            }
         }
 
         let mut out = Object::new();

@@ -1107,6 +1107,20 @@ fn fields_no_version_defines_are_dropped_with_a_note() {
     );
 }
 
+#[test]
+fn form_fields_beside_a_body_are_dropped_with_a_note() {
+    let (op, notes) = operation_of(json!({"parameters": [
+        {"name": "b", "in": "body", "schema": {"type": "object"}},
+        {"name": "f", "in": "formData", "type": "string"}],
+        "responses": {"200": {"description": "OK"}}}));
+    assert_eq!(
+        op["requestBody"]["content"]["application/json"]["schema"],
+        json!({"type": "object"})
+    );
+    assert_eq!(kinds(&notes), ["form-beside-body"]);
+    assert_eq!(notes[0].at.to_string(), "/paths/~1apis~1g~1v1~1things/post/parameters/1");
+}
+
 // swagger2openapi's issue39: a path item that is a `$ref` to another file
 // was kept without a note, though that file is never converted.
 #[test]
