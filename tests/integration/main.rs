@@ -30,6 +30,8 @@ mod kubectl;
 mod layout;
 /// `/metrics` of the real binary: a valid text exposition, every family typed, requests timed by route and code.
 mod metrics;
+/// Generated Swagger 2.0 documents: every node reaches the output or is reported by a note.
+mod no_silent_drop;
 /// The proxy's OpenAPI v3 surface, black-box, in front of fake downstreams.
 mod openapi_v3;
 /// Generated documents: no panics, determinism, `$ref` closure.
