@@ -263,33 +263,46 @@ fn operation(id: String, names: Vec<String>) -> impl Strategy<Value = Value> {
             Just(json!(["multipart/form-data"])),
             Just(json!(["application/json", "application/yaml"])),
         ]),
+        prop::collection::vec(
+            prop_oneof![
+                Just(("summary", json!("s"))),
+                Just(("tags", json!(["t"]))),
+                Just(("deprecated", json!(true))),
+                Just(("description", json!("d"))),
+            ],
+            0..3,
+        ),
         extensions(),
     )
-        .prop_map(move |(parameters, shared, responses, shared_response, consumes, ext)| {
-            let mut op = Map::new();
-            op.insert("operationId".into(), json!(id));
-            let mut parameters = parameters;
-            if shared {
-                parameters.push(json!({"$ref": "#/parameters/shared"}));
-            }
-            op.insert("parameters".into(), Value::Array(parameters));
-            let mut responses: Map<String, Value> =
-                responses.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
-            if shared_response {
-                responses.insert("500".into(), json!({"$ref": "#/responses/Shared"}));
-            }
-            op.insert("responses".into(), Value::Object(responses));
-            if let Some(c) = consumes {
-                op.insert("consumes".into(), c);
-            }
-            insert_all(&mut op, ext);
-            Value::Object(op)
-        })
+        .prop_map(
+            move |(parameters, shared, responses, shared_response, consumes, more, ext)| {
+                let mut op = Map::new();
+                op.insert("operationId".into(), json!(id));
+                let mut parameters = parameters;
+                if shared {
+                    parameters.push(json!({"$ref": "#/parameters/shared"}));
+                }
+                op.insert("parameters".into(), Value::Array(parameters));
+                let mut responses: Map<String, Value> =
+                    responses.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+                if shared_response {
+                    responses.insert("500".into(), json!({"$ref": "#/responses/Shared"}));
+                }
+                op.insert("responses".into(), Value::Object(responses));
+                if let Some(c) = consumes {
+                    op.insert("consumes".into(), c);
+                }
+                insert_all(&mut op, more.into_iter().map(|(k, v)| (k.to_owned(), v)).collect());
+                insert_all(&mut op, ext);
+                Value::Object(op)
+            },
+        )
 }
 
 /// A Swagger 2.0 document: up to two paths of up to two operations each,
 /// definitions (`A` always, since schemas refer to it; `B c` has a name v3
-/// forbids), a shared parameter and response, extensions at the top.
+/// forbids), a shared parameter and response, tags, external docs and
+/// extensions at the top.
 fn document() -> impl Strategy<Value = Value> {
     let ops = (1usize..=2, 1usize..=2, 0usize..=2, 0usize..=2).prop_flat_map(|(a, b, pa, pb)| {
         let names = |prefix: &str, n: usize| -> Vec<String> {
@@ -325,6 +338,8 @@ fn document() -> impl Strategy<Value = Value> {
             doc.insert("definitions".into(), Value::Object(definitions));
             doc.insert("parameters".into(), json!({"shared": shared}));
             doc.insert("responses".into(), json!({"Shared": shared_response}));
+            doc.insert("tags".into(), json!([{"name": "t", "description": "the tag"}]));
+            doc.insert("externalDocs".into(), json!({"url": "https://example.com/doc"}));
             insert_all(&mut doc, ext);
             Value::Object(doc)
         })
