@@ -394,3 +394,54 @@ fn issue14_a_v2_ref_left_in_an_extension_fails_swagger_parser() {
         reports[0].errors
     );
 }
+
+// Cause 6's case is not vacuous either: with the v2 reference into `paths`
+// put back where the converter now points at the hoisted copy, swagger-parser
+// refuses the document (the response schema moved under `content`).
+#[test]
+fn issue14_a_v2_ref_into_paths_fails_swagger_parser() {
+    let dir = validators::scratch_dir("issue14-path-control");
+    let (_, converted) = issue14_outputs()
+        .into_iter()
+        .find(|(name, _)| name == "path-schema-refs.v3.json")
+        .expect("the path-schema-refs case exists");
+    let unconverted = with(
+        converted,
+        "/paths/~1test/get/responses/200/content/application~1json/schema/properties/database/$ref",
+        json!("#/paths/~1test/get/responses/200/schema/properties/default"),
+    );
+    let files = write_documents(&dir, &[("v2-ref-into-paths.json", unconverted)]);
+    let reports = validators::swagger_parser(&files);
+    assert_eq!(reports.len(), 1);
+    assert!(
+        reports[0].errors.iter().any(|e| e.contains("Missing $ref pointer")),
+        "{:#?}",
+        reports[0].errors
+    );
+}
+
+// And the inner references: the v2 inner path the converter used to keep
+// (`#/components/responses/Things/schema`) fails swagger-parser.
+#[test]
+fn issue14_a_v2_inner_path_in_a_component_ref_fails_swagger_parser() {
+    let dir = validators::scratch_dir("issue14-inner-control");
+    let (_, converted) = issue14_outputs()
+        .into_iter()
+        .find(|(name, _)| name == "inner-refs.v3.json")
+        .expect("the inner-refs case exists");
+    let schema = "/paths/~1things/get/responses/200/content/application~1json/schema";
+    assert_eq!(
+        converted.pointer(&format!("{schema}/$ref")),
+        Some(&json!("#/components/responses/Things/content/application~1json/schema"))
+    );
+    let unconverted =
+        with(converted, &format!("{schema}/$ref"), json!("#/components/responses/Things/schema"));
+    let files = write_documents(&dir, &[("v2-inner-path.json", unconverted)]);
+    let reports = validators::swagger_parser(&files);
+    assert_eq!(reports.len(), 1);
+    assert!(
+        reports[0].errors.iter().any(|e| e.contains("#/components/responses/Things/schema")),
+        "{:#?}",
+        reports[0].errors
+    );
+}
