@@ -140,8 +140,9 @@ pub enum NoteKind {
         /// The `in` value.
         location: String,
     },
-    /// A member of a parameter, header or response that neither version
-    /// defines there (`title` on a query parameter, say) was dropped.
+    /// A member that neither version defines where it stands (`title` on
+    /// a query parameter, say, or an unknown member of an operation, a
+    /// path item or the document) was dropped.
     DroppedField {
         /// The member's name.
         field: String,
@@ -480,10 +481,13 @@ impl<'a> Context<'a> {
                 // info, tags, externalDocs and x- extensions are the same
                 // objects in v3, but local `$ref`s anywhere in them follow
                 // their targets.
-                _ => {
+                k if matches!(k, "info" | "tags" | "externalDocs") || k.starts_with("x-") => {
                     let converted = self.extension(value, &top.key(key));
                     out.insert(key.clone(), converted);
                 }
+                // v3 forbids other members at the top, so copying one
+                // would make the document invalid.
+                _ => self.dropped_field(key, top),
             }
         }
         if !components_done {

@@ -148,9 +148,13 @@ impl<'a> Context<'a> {
                     let converted = self.rewrite_ref(value, at)?;
                     out.insert(key.clone(), converted);
                 }
-                _ => {
+                // Not v2, but v3 path items have them: kept.
+                "summary" | "description" => {
                     out.insert(key.clone(), value.clone());
                 }
+                // v3 forbids other members, so copying one would make the
+                // document invalid (a `trace` or `foo` of v2 documents).
+                _ => self.dropped_field(key, at),
             }
         }
         Ok(Node::Object(out))
@@ -235,9 +239,13 @@ impl<'a> Context<'a> {
                     let converted = self.extension(value, &at.key(key));
                     out.insert(key.clone(), converted);
                 }
-                _ => {
+                "tags" | "summary" | "description" | "externalDocs" | "operationId"
+                | "deprecated" => {
                     out.insert(key.clone(), value.clone());
                 }
+                // v3 forbids other members, so copying one would make the
+                // document invalid.
+                _ => self.dropped_field(key, at),
             }
         }
         insert_parameters_and_body(&mut out, &mut plain, &mut body);
@@ -726,7 +734,7 @@ impl<'a> Context<'a> {
     }
 
     /// Notes that member `key` of the object at `at` was dropped.
-    fn dropped_field(&mut self, key: &str, at: &Location<'_>) {
+    pub(super) fn dropped_field(&mut self, key: &str, at: &Location<'_>) {
         self.note(&at.key(key), NoteKind::DroppedField { field: key.to_owned() });
     }
 

@@ -1121,6 +1121,26 @@ fn form_fields_beside_a_body_are_dropped_with_a_note() {
     assert_eq!(notes[0].at.to_string(), "/paths/~1apis~1g~1v1~1things/post/parameters/1");
 }
 
+#[test]
+fn members_v3_forbids_in_operations_path_items_and_the_document_are_dropped_with_a_note() {
+    let mut v2 = doc(
+        json!({"/a": {"foo": 1, "summary": "s", "trace": {"responses": {}},
+            "get": {"bar": true, "summary": "g", "responses": {"200": {"description": "OK"}}}}}),
+        json!({}),
+    );
+    v2["baz"] = json!("z");
+    let c = convert_ok(&v2);
+    assert_eq!(
+        c.document["paths"]["/a"],
+        json!({"summary": "s",
+            "get": {"summary": "g", "responses": {"200": {"description": "OK"}}}})
+    );
+    assert!(c.document.get("baz").is_none());
+    let dropped: Vec<String> = c.notes.iter().map(|n| n.at.to_string()).collect();
+    assert_eq!(dropped, ["/paths/~1a/foo", "/paths/~1a/trace", "/paths/~1a/get/bar", "/baz"]);
+    assert!(c.notes.iter().all(|n| n.kind.label() == "dropped-field"));
+}
+
 // swagger2openapi's issue39: a path item that is a `$ref` to another file
 // was kept without a note, though that file is never converted.
 #[test]
