@@ -47,14 +47,19 @@ pub fn all_refs(doc: &Value) -> Vec<(String, String)> {
 /// The local `$ref`s of `doc` (`#/…`) that do not resolve inside `doc`.
 /// The fragment is percent-decoded before it is read as a JSON pointer
 /// (RFC 6901 §6), as the converter writes names that need it encoded.
+///
+/// Only `#/…` references are this function's: they are the ones the
+/// splitter follows and keeps closed. A reference to another document
+/// (`other.json#/x`) or with a fragment that is no JSON pointer
+/// (`#anchor/…`) can resolve in no split document; the converter keeps
+/// such references as written, with a note (`external-ref`, or
+/// `dangling-ref` inside a vendor extension), and reporting them here made
+/// every document holding one look unclosed.
 #[must_use]
 pub fn dangling_refs(doc: &Value) -> Vec<String> {
-    // A reference to another document (`other.json#/A`, or anything not
-    // starting with `#`) is kept as written, with a note, by the converter:
-    // it cannot resolve inside `doc` and is not what this looks for.
     all_refs(doc)
         .into_iter()
-        .filter(|(_, r)| r.starts_with('#') && !resolves(doc, r))
+        .filter(|(_, r)| r.starts_with("#/") && !resolves(doc, r))
         .map(|(_, r)| r)
         .collect()
 }
@@ -107,5 +112,17 @@ mod tests {
             }}}}
         });
         assert_eq!(dangling_refs(&doc), ["#/components/schemas/A%2"]);
+    }
+
+    // Found by fuzzing convert_split: `#keyPassword/definitions/Other`, kept
+    // in an extension with a note, is no reference the splitter follows.
+    #[test]
+    fn only_json_pointer_references_are_checked() {
+        let doc = json!({"x-a": [
+            {"$ref": "#keyPassword/definitions/Other"},
+            {"$ref": "other.json#/definitions/X"},
+            {"$ref": "#/definitions/Missing"},
+        ]});
+        assert_eq!(dangling_refs(&doc), ["#/definitions/Missing"]);
     }
 }

@@ -30,6 +30,8 @@ mod kubectl;
 mod layout;
 /// `/metrics` of the real binary: a valid text exposition, every family typed, requests timed by route and code.
 mod metrics;
+/// Generated Swagger 2.0 documents: every node reaches the output or is reported by a note.
+mod no_silent_drop;
 /// The proxy's OpenAPI v3 surface, black-box, in front of fake downstreams.
 mod openapi_v3;
 /// Generated documents: no panics, determinism, `$ref` closure.
@@ -38,6 +40,8 @@ mod properties;
 mod serving_tls;
 /// The converter and splitter on real Kubernetes documents (`scripts/testdata.sh`).
 mod shared_data;
+/// swagger2openapi's conversion suite: each case valid per swagger-parser, or refused by name.
+mod swagger2openapi;
 /// TLS to downstreams (CA bundles, mutual TLS, skipping verification) and bearer tokens.
 mod tls;
 /// Plain HTTP's two transports, the direct writer and actix-http: same answers, HTTP/1.1 framing, hand-over.

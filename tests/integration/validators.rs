@@ -309,7 +309,8 @@ fn only_zero_value_defaults_that_do_not_fit_are_tolerated() {
 
 /// The minimal documents of issue 14 (references inside vendor extensions,
 /// percent-encoded reference fragments, component names outside the
-/// OpenAPI 3.0 pattern), converted by the real converter.
+/// OpenAPI 3.0 pattern, references to schemas inside `paths` and inside
+/// shared parameters and responses), converted by the real converter.
 fn issue14_outputs() -> Vec<(String, Value)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/issue14");
     let mut names: Vec<String> = fs::read_dir(&dir)
@@ -318,7 +319,16 @@ fn issue14_outputs() -> Vec<(String, Value)> {
         .filter_map(|name| name.to_str()?.strip_suffix(".v2.json").map(str::to_owned))
         .collect();
     names.sort();
-    assert_eq!(names, ["component-names", "extension-refs", "percent-encoded-refs"]);
+    assert_eq!(
+        names,
+        [
+            "component-names",
+            "extension-refs",
+            "inner-refs",
+            "path-schema-refs",
+            "percent-encoded-refs"
+        ]
+    );
     names
         .into_iter()
         .map(|name| {
@@ -332,8 +342,8 @@ fn issue14_outputs() -> Vec<(String, Value)> {
         .collect()
 }
 
-// Issue 14, causes 1, 3 and 7: these inputs used to be refused (cause 3)
-// or to give output swagger-parser refuses (cause 1). The pinned validators
+// Issue 14, causes 1, 3, 6 and 7: these inputs used to be refused (cause 3)
+// or to give output swagger-parser refuses (causes 1 and 6). The pinned validators
 // do not check the component-name pattern OpenAPI 3.0 requires (cause 7),
 // so it is checked here.
 #[test]
@@ -380,6 +390,57 @@ fn issue14_a_v2_ref_left_in_an_extension_fails_swagger_parser() {
     assert_eq!(reports.len(), 1);
     assert!(
         reports[0].errors.iter().any(|e| e.contains("#/parameters/AccountName")),
+        "{:#?}",
+        reports[0].errors
+    );
+}
+
+// Cause 6's case is not vacuous either: with the v2 reference into `paths`
+// put back where the converter now points at the hoisted copy, swagger-parser
+// refuses the document (the response schema moved under `content`).
+#[test]
+fn issue14_a_v2_ref_into_paths_fails_swagger_parser() {
+    let dir = validators::scratch_dir("issue14-path-control");
+    let (_, converted) = issue14_outputs()
+        .into_iter()
+        .find(|(name, _)| name == "path-schema-refs.v3.json")
+        .expect("the path-schema-refs case exists");
+    let unconverted = with(
+        converted,
+        "/paths/~1test/get/responses/200/content/*~1*/schema/properties/database/$ref",
+        json!("#/paths/~1test/get/responses/200/schema/properties/default"),
+    );
+    let files = write_documents(&dir, &[("v2-ref-into-paths.json", unconverted)]);
+    let reports = validators::swagger_parser(&files);
+    assert_eq!(reports.len(), 1);
+    assert!(
+        reports[0].errors.iter().any(|e| e.contains("Missing $ref pointer")),
+        "{:#?}",
+        reports[0].errors
+    );
+}
+
+// And the inner references: the v2 inner path the converter used to keep
+// (`#/components/responses/Things/schema`) fails swagger-parser.
+#[test]
+fn issue14_a_v2_inner_path_in_a_component_ref_fails_swagger_parser() {
+    let dir = validators::scratch_dir("issue14-inner-control");
+    let (_, converted) = issue14_outputs()
+        .into_iter()
+        .find(|(name, _)| name == "inner-refs.v3.json")
+        .expect("the inner-refs case exists");
+    let schema = "/paths/~1things/get/responses/200/content/application~1json/schema";
+    assert_eq!(
+        converted.pointer(&format!("{schema}/$ref")),
+        Some(&json!("#/components/responses/Things/content/application~1json/schema"))
+    );
+    let unconverted =
+        with(converted, &format!("{schema}/$ref"), json!("#/components/responses/Things/schema"));
+    let files = write_documents(&dir, &[("v2-inner-path.json", unconverted)]);
+    let reports = validators::swagger_parser(&files);
+    assert_eq!(reports.len(), 1);
+    assert!(
+        reports[0].errors.iter().any(|e| e.contains("#/components/responses/Things/schema")),
         "{:#?}",
         reports[0].errors
     );

@@ -221,6 +221,12 @@ impl<'a> Object<'a> {
         self.members.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
     }
 
+    /// The value of member `key`, to change it in place.
+    #[must_use]
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Node<'a>> {
+        self.members.iter_mut().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+    }
+
     /// True when there is a member `key`.
     #[must_use]
     pub fn contains_key(&self, key: &str) -> bool {
@@ -250,11 +256,6 @@ impl<'a> Object<'a> {
     pub(crate) fn push_new(&mut self, key: Text<'a>, value: Node<'a>) {
         debug_assert!(!self.contains_key(&key), "push_new of an existing key {key:?}");
         self.members.push((key, value));
-    }
-
-    /// The value of member `key`, to change in place.
-    pub(crate) fn get_mut(&mut self, key: &str) -> Option<&mut Node<'a>> {
-        self.members.iter_mut().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
     }
 
     /// Keeps the members for which `keep` says so, in their order.

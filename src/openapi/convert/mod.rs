@@ -140,6 +140,13 @@ pub enum NoteKind {
         /// The `in` value.
         location: String,
     },
+    /// A member that neither version defines where it stands (`title` on
+    /// a query parameter, say, or an unknown member of an operation, a
+    /// path item or the document) was dropped.
+    DroppedField {
+        /// The member's name.
+        field: String,
+    },
     /// `allowEmptyValue` only exists for query parameters in v3; dropped.
     AllowEmptyValueOutsideQuery,
     /// A security scheme v3 cannot express was kept as written.
@@ -152,6 +159,9 @@ pub enum NoteKind {
     OperationSchemes,
     /// An operation has more than one body parameter; the first one wins.
     ExtraBodyParameter,
+    /// An operation has `formData` parameters beside a body parameter,
+    /// which v2 forbids; the body wins and the form field was dropped.
+    FormBesideBody,
     /// A component name OpenAPI 3.0 does not allow (outside
     /// `^[a-zA-Z0-9.\-_]+$`) was changed; every reference to it follows.
     RenamedComponent {
@@ -165,6 +175,14 @@ pub enum NoteKind {
     DanglingRef {
         /// The reference.
         reference: String,
+    },
+    /// A `$ref` pointed at a schema inside `paths` (a response's or a body
+    /// parameter's, or one within it), which has no such place in v3; the
+    /// schema was copied into `components.schemas` under `name` and the
+    /// reference points there.
+    HoistedSchema {
+        /// Its name in `components.schemas`.
+        name: String,
     },
     /// `swagger` was the number `2.0` (YAML reads an unquoted `2.0` as a
     /// number) rather than the string the specification requires; the
@@ -190,12 +208,15 @@ impl NoteKind {
             Self::UnmappedRef { .. } => "unmapped-ref",
             Self::FormDataComponent { .. } => "formdata-component",
             Self::UnknownParameterLocation { .. } => "unknown-parameter-location",
+            Self::DroppedField { .. } => "dropped-field",
             Self::AllowEmptyValueOutsideQuery => "allow-empty-value-outside-query",
             Self::UnknownSecurityScheme { .. } => "unknown-security-scheme",
             Self::OperationSchemes => "operation-schemes",
             Self::ExtraBodyParameter => "extra-body-parameter",
+            Self::FormBesideBody => "form-beside-body",
             Self::RenamedComponent { .. } => "renamed-component",
             Self::DanglingRef { .. } => "dangling-ref",
+            Self::HoistedSchema { .. } => "hoisted-schema",
             Self::NumericSwaggerVersion => "numeric-swagger-version",
         }
     }
@@ -237,6 +258,9 @@ impl fmt::Display for Note {
             NoteKind::UnknownParameterLocation { location } => {
                 write!(f, "parameter location {location:?} unknown; parameter dropped")
             }
+            NoteKind::DroppedField { field } => {
+                write!(f, "{field:?} has no OpenAPI 3.0 place here; dropped")
+            }
             NoteKind::AllowEmptyValueOutsideQuery => {
                 f.write_str("allowEmptyValue only applies to query parameters; dropped")
             }
@@ -246,6 +270,9 @@ impl fmt::Display for Note {
             NoteKind::OperationSchemes => {
                 f.write_str("operation schemes cannot be expressed without a host; dropped")
             }
+            NoteKind::FormBesideBody => {
+                f.write_str("formData parameter beside a body parameter; dropped, the body is kept")
+            }
             NoteKind::ExtraBodyParameter => {
                 f.write_str("more than one body parameter; only the first is kept")
             }
@@ -254,6 +281,9 @@ impl fmt::Display for Note {
             }
             NoteKind::DanglingRef { reference } => {
                 write!(f, "reference {reference:?} in a vendor extension points to nothing; kept")
+            }
+            NoteKind::HoistedSchema { name } => {
+                write!(f, "schema referred to inside paths copied to components.schemas {name:?}")
             }
             NoteKind::NumericSwaggerVersion => f.write_str(
                 "swagger version is the number 2.0, not the string \"2.0\"; read as 2.0",
@@ -340,6 +370,7 @@ pub fn convert_tree<'a>(v2: &'a Node<'a>) -> Result<ConvertedTree<'a>, ConvertEr
         cx.note(&Location::root().key("swagger"), NoteKind::NumericSwaggerVersion);
     }
     let mut document = cx.document()?;
+    cx.add_hoisted(&mut document)?;
     cx.drop_unreferenced_parameter_components(&mut document);
     Ok(ConvertedTree { document, notes: cx.notes })
 }
@@ -405,9 +436,15 @@ pub(crate) struct Context<'a> {
     shared_parameters: BTreeMap<String, Option<Node<'a>>>,
     /// Values copied so far where a shared parameter is used.
     copied: usize,
+    /// The top-level parameters (input names) some operation took in
+    /// place: their component entries are not needed for that.
+    taken_in_place: BTreeSet<String>,
     /// The number of values in the input, counted at the first copy: what
     /// the copies may add up to.
     input_values: Option<usize>,
+    /// Schemas inside `paths` that references point at, for
+    /// `components.schemas` (see `Context::hoist`).
+    hoisted: Vec<refs::Hoisted<'a>>,
 }
 
 /// The copies of shared parameters any document may make, whatever its
@@ -435,7 +472,9 @@ impl<'a> Context<'a> {
             renames,
             shared_parameters: BTreeMap::new(),
             copied: 0,
+            taken_in_place: BTreeSet::new(),
             input_values: None,
+            hoisted: Vec::new(),
         })
     }
 
@@ -502,10 +541,13 @@ impl<'a> Context<'a> {
                 // info, tags, externalDocs and x- extensions are the same
                 // objects in v3, but local `$ref`s anywhere in them follow
                 // their targets.
-                _ => {
+                k if matches!(k, "info" | "tags" | "externalDocs") || k.starts_with("x-") => {
                     let converted = self.extension(value, &top.key(key));
                     out.insert(key.clone(), converted);
                 }
+                // v3 forbids other members at the top, so copying one
+                // would make the document invalid.
+                _ => self.dropped_field(key, top),
             }
         }
         if !components_done {

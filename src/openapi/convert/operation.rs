@@ -23,12 +23,13 @@ use crate::json::tree::{Node, Object};
 use super::{Context, ConvertError, NoteKind, as_object, media_types};
 use crate::json::pointer::{JsonPointer, Location, fragment_pointer, unescape_token};
 
-const METHODS: [&str; 7] = ["get", "put", "post", "delete", "options", "head", "patch"];
+/// The operations a v2 path item can hold.
+pub(super) const METHODS: [&str; 7] = ["get", "put", "post", "delete", "options", "head", "patch"];
 use crate::wire::media::{ANY_MEDIA_TYPE, FORM_URLENCODED, MULTIPART_FORM_DATA as MULTIPART};
 
 /// Fields of a v2 simple parameter, header or items object that move into
 /// the v3 `schema` unchanged.
-const SIMPLE_SCHEMA_FIELDS: [&str; 15] = [
+pub(super) const SIMPLE_SCHEMA_FIELDS: [&str; 15] = [
     "format",
     "default",
     "maximum",
@@ -137,10 +138,20 @@ impl<'a> Context<'a> {
                     let converted = self.extension(value, &at.key(key));
                     out.insert(key.clone(), converted);
                 }
-                // `$ref` (to another file, in practice).
-                _ => {
+                // To another file, in practice, which is not converted:
+                // noted like every other reference to another document (a
+                // local one follows its target, or is noted as unmapped).
+                "$ref" => {
+                    let converted = self.rewrite_ref(value, at)?;
+                    out.insert(key.clone(), converted);
+                }
+                // Not v2, but v3 path items have them: kept.
+                "summary" | "description" => {
                     out.insert(key.clone(), value.clone());
                 }
+                // v3 forbids other members, so copying one would make the
+                // document invalid (a `trace` or `foo` of v2 documents).
+                _ => self.dropped_field(key, at),
             }
         }
         Ok(Node::Object(out))
@@ -203,6 +214,11 @@ impl<'a> Context<'a> {
                 self.charge_copy(&form_body)?;
             }
             body = Some(form_body);
+        } else {
+            // v2 forbids form fields beside a body; the body wins.
+            for (_, at) in form {
+                self.note(&Location::at(&at), NoteKind::FormBesideBody);
+            }
         }
 
         let mut out = Object::new();
@@ -225,9 +241,13 @@ impl<'a> Context<'a> {
                     let converted = self.extension(value, &at.key(key));
                     out.insert(key.clone(), converted);
                 }
-                _ => {
+                "tags" | "summary" | "description" | "externalDocs" | "operationId"
+                | "deprecated" => {
                     out.insert(key.clone(), value.clone());
                 }
+                // v3 forbids other members, so copying one would make the
+                // document invalid.
+                _ => self.dropped_field(key, at),
             }
         }
         insert_parameters_and_body(&mut out, &mut plain, &mut body);
@@ -347,6 +367,9 @@ impl<'a> Context<'a> {
         };
         let target_at = JsonPointer::root().push("parameters").push(&name);
         let param = as_object(target, &Location::at(&target_at), "a parameter object")?;
+        if !self.taken_in_place.contains(&name) {
+            self.taken_in_place.insert(name.clone());
+        }
         Ok(match param.get("in").and_then(Node::as_str) {
             Some("body") => Some(Param::BodyRef { param, at: target_at }),
             Some("formData") => Some(Param::Form { param, at: target_at }),
@@ -383,9 +406,10 @@ impl<'a> Context<'a> {
     }
 
     /// Removes the `components.parameters` and `components.requestBodies`
-    /// entries nothing refers to any more: operations take shared
-    /// parameters in place, so an entry is kept only for a reference from
-    /// elsewhere (a vendor extension such as `x-ms-parameterized-host`).
+    /// entries that operations took in place and nothing else refers to:
+    /// an entry is kept for a reference from elsewhere (a vendor extension
+    /// such as `x-ms-parameterized-host`), and one no operation uses stays
+    /// too, so that nothing of the input is lost without a note.
     pub(super) fn drop_unreferenced_parameter_components(&self, document: &mut Node<'a>) {
         let Node::Object(doc) = document else { return };
         let Some(Node::Object(components)) = doc.get_mut("components") else { return };
@@ -404,7 +428,13 @@ impl<'a> Context<'a> {
                 })
                 .collect();
             let Some(Node::Object(entries)) = components.get_mut(section) else { continue };
-            entries.retain(|name, _| referenced.iter().any(|r| r == name));
+            let taken: Vec<&str> = self
+                .taken_in_place
+                .iter()
+                .map(|input| self.renames.name("parameters", input))
+                .collect();
+            entries
+                .retain(|name, _| !taken.contains(&name) || referenced.iter().any(|r| r == name));
             if entries.is_empty() {
                 components.retain(|k, _| k != section);
             }
@@ -461,11 +491,17 @@ impl<'a> Context<'a> {
                         self.note(&at.key(key), NoteKind::AllowEmptyValueOutsideQuery);
                     }
                 }
+                // v3 parameters have `example`; v2 ones do not, but
+                // documents write it (swagger2openapi's issue79).
+                "example" => {
+                    out.insert(key.clone(), value.clone());
+                }
                 k if k.starts_with("x-") && k != "x-nullable" => {
                     let converted = self.extension(value, &at.key(key));
                     out.insert(key.clone(), converted);
                 }
-                _ => {}
+                k if moves_into_schema(k) => {}
+                _ => self.dropped_field(key, at),
             }
         }
         if let Some((style, explode)) = self.collection_style(p, location, at)? {
@@ -623,9 +659,16 @@ impl<'a> Context<'a> {
             out.insert("required", Node::Bool(true));
         }
         for (k, v) in param {
-            if k.starts_with("x-") {
-                let converted = self.extension(v, &at.key(k));
-                out.insert(k.clone(), converted);
+            match k.as_str() {
+                x if x.starts_with("x-") => {
+                    let converted = self.extension(v, &at.key(k));
+                    out.insert(k.clone(), converted);
+                }
+                // A v3 request body has no name: a body parameter's name
+                // is documentation only in v2 (and every Kubernetes body
+                // has one), so it goes without a note.
+                "name" | "in" | "description" | "required" | "schema" => {}
+                _ => self.dropped_field(k, at),
             }
         }
         Ok(Node::Object(out))
@@ -660,8 +703,8 @@ impl<'a> Context<'a> {
             };
             has_file |= p.get("type").and_then(Node::as_str) == Some("file");
             let mut schema = self.simple_schema(p, at)?;
-            if let (Some(d), Node::Object(s)) = (p.get("description"), &mut schema) {
-                s.insert("description", d.clone());
+            if let Node::Object(s) = &mut schema {
+                self.form_field_extras(p, s, at);
             }
             if p.get("required") == Some(&Node::Bool(true)) {
                 required.push(Node::String(name.clone()));
@@ -722,6 +765,35 @@ impl<'a> Context<'a> {
             out.insert("required", Node::Bool(true));
         }
         Ok(Node::Object(out))
+    }
+
+    /// What a form field carries besides its type and validation: its
+    /// description, example and extensions go into its property schema
+    /// (where v3 allows all three); `allowEmptyValue` (query only in v3)
+    /// and anything unknown are dropped with a note.
+    fn form_field_extras(&mut self, p: &Object<'a>, schema: &mut Object<'a>, at: &Location<'_>) {
+        for (key, value) in p {
+            match key.as_str() {
+                "description" | "example" => {
+                    schema.insert(key.clone(), value.clone());
+                }
+                "allowEmptyValue" => {
+                    self.note(&at.key(key), NoteKind::AllowEmptyValueOutsideQuery);
+                }
+                k if k.starts_with("x-") && k != "x-nullable" => {
+                    let converted = self.extension(value, &at.key(key));
+                    schema.insert(key.clone(), converted);
+                }
+                "name" | "in" | "required" => {}
+                k if moves_into_schema(k) => {}
+                _ => self.dropped_field(key, at),
+            }
+        }
+    }
+
+    /// Notes that member `key` of the object at `at` was dropped.
+    pub(super) fn dropped_field(&mut self, key: &str, at: &Location<'_>) {
+        self.note(&at.key(key), NoteKind::DroppedField { field: key.to_owned() });
     }
 
     fn responses(
@@ -809,9 +881,13 @@ impl<'a> Context<'a> {
             out.insert("content", Node::Object(content));
         }
         for (k, v) in r {
-            if k.starts_with("x-") {
-                let converted = self.extension(v, &at.key(k));
-                out.insert(k.clone(), converted);
+            match k.as_str() {
+                x if x.starts_with("x-") => {
+                    let converted = self.extension(v, &at.key(k));
+                    out.insert(k.clone(), converted);
+                }
+                "description" | "schema" | "examples" | "headers" => {}
+                _ => self.dropped_field(k, at),
             }
         }
         Ok(Node::Object(out))
@@ -829,9 +905,17 @@ impl<'a> Context<'a> {
         }
         out.insert("schema", self.simple_schema(h, at)?);
         for (k, v) in h {
-            if k.starts_with("x-") && k != "x-nullable" {
-                let converted = self.extension(v, &at.key(k));
-                out.insert(k.clone(), converted);
+            match k.as_str() {
+                "example" => {
+                    out.insert(k.clone(), v.clone());
+                }
+                x if x.starts_with("x-") && x != "x-nullable" => {
+                    let converted = self.extension(v, &at.key(k));
+                    out.insert(k.clone(), converted);
+                }
+                "description" => {}
+                x if moves_into_schema(x) => {}
+                _ => self.dropped_field(k, at),
             }
         }
         Ok(Node::Object(out))
@@ -872,6 +956,13 @@ impl<'a> Context<'a> {
     }
 }
 
+/// True for the members of a v2 simple parameter, header or form field
+/// that its v3 `schema` (or `style`/`explode`) carries.
+fn moves_into_schema(key: &str) -> bool {
+    matches!(key, "type" | "items" | "collectionFormat" | "schema")
+        || SIMPLE_SCHEMA_FIELDS.contains(&key)
+}
+
 fn insert_parameters_and_body<'a>(
     out: &mut Object<'a>,
     plain: &mut Vec<Node<'a>>,
@@ -887,7 +978,7 @@ fn insert_parameters_and_body<'a>(
 
 /// The media types a body or response is written under: those declared,
 /// else `*/*` (docs/wire.md#a-5 says why not `application/json`).
-fn media_or_default<'m>(types: &[&'m str]) -> Vec<&'m str> {
+pub(super) fn media_or_default<'m>(types: &[&'m str]) -> Vec<&'m str> {
     if types.is_empty() { vec![ANY_MEDIA_TYPE] } else { types.to_vec() }
 }
 

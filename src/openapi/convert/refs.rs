@@ -8,7 +8,21 @@
 //!   wherever it stands — vendor extensions included: documents carry
 //!   references in `x-ms-parameterized-host`, `x-ms-paths`,
 //!   `x-amazon-apigateway-any-method`, `x-oneOf` and the like, and a v2
-//!   reference left there makes the output invalid.
+//!   reference left there makes the output invalid. A reference that
+//!   reaches inside a response or parameter follows what it reaches: a
+//!   response's or body's `schema` moved under `content/<media>`, a simple
+//!   parameter's type and validation into its `schema`. What v3 has no
+//!   place for (anything of a `formData` parameter, which is inlined into
+//!   the form bodies using it) keeps its reference, with a note.
+//! - A `$ref` to a schema that stands inside `paths` (the schema of a
+//!   response or a body parameter, or a schema within one: swagger2openapi's
+//!   `#/paths/~1test/get/responses/200/schema/properties/default`) has no
+//!   counterpart at that spot in v3, where response schemas moved under
+//!   `content`, and a split document keeps only `components`. The target is
+//!   copied into `components.schemas` under a name made from its pointer
+//!   (`paths._test.get.responses.200.schema.properties.default`; `_2`, `_3`,
+//!   … when taken), with a note, and the reference points there. It stays
+//!   inline where it stood, so nothing else changes.
 //! - The fragment of a reference is a URI fragment, so it is
 //!   percent-decoded before it is read as a JSON pointer (RFC 6901 §6;
 //!   `#/definitions/Transaction%20Id`), and written back encoded.
@@ -22,9 +36,12 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::json::pointer::{Location, fragment_pointer, push_fragment_token, unescape_token};
+use crate::json::pointer::{
+    JsonPointer, Location, fragment_pointer, push_fragment_token, unescape_token,
+};
 use crate::json::tree::{Node, Object, Text};
 
+use super::operation::{METHODS, SIMPLE_SCHEMA_FIELDS, media_or_default};
 use super::{Context, ConvertError, Note, NoteKind};
 
 /// The Swagger 2.0 sections whose members become components.
@@ -115,6 +132,19 @@ fn sanitized(name: &str) -> String {
     if s.is_empty() { "_".to_owned() } else { s }
 }
 
+/// A schema inside `paths` that a reference points at, copied into
+/// `components.schemas` once the document is converted (see the module
+/// documentation).
+#[derive(Debug)]
+pub(super) struct Hoisted<'a> {
+    /// Its name in `components.schemas`.
+    name: String,
+    /// The schema in the input.
+    target: &'a Node<'a>,
+    /// Where it stands in the input.
+    at: JsonPointer,
+}
+
 /// What a local reference became.
 #[derive(Debug, Clone)]
 pub(super) enum Mapped {
@@ -190,37 +220,127 @@ impl<'a> Context<'a> {
         Ok(mapped)
     }
 
-    fn map_local_ref(&self, r: &str, at: &Location<'_>) -> Result<Mapped, ConvertError> {
-        let (_, pointer) = self.resolve(r, at)?;
+    fn map_local_ref(&mut self, r: &str, at: &Location<'_>) -> Result<Mapped, ConvertError> {
+        let (target, pointer) = self.resolve(r, at)?;
         let mut tokens = pointer.split('/').skip(1).map(unescape_token);
         let (Some(section), Some(name)) = (tokens.next(), tokens.next()) else {
             return Ok(Mapped::Unmapped);
         };
-        let to = match &*section {
-            "definitions" => "schemas",
-            "responses" => "responses",
-            "securityDefinitions" => "securitySchemes",
+        let inner: Vec<Cow<'_, str>> = tokens.collect();
+        let (to, inner) = match &*section {
+            "paths" => {
+                let below: Vec<Cow<'_, str>> = std::iter::once(name).chain(inner).collect();
+                return Ok(self.hoist(&below, target));
+            }
+            "definitions" => ("schemas", Some(inner)),
+            "responses" => {
+                let media = media_or_default(&self.produces).first().copied();
+                ("responses", response_inner(inner, media))
+            }
+            "securityDefinitions" => ("securitySchemes", Some(inner)),
             "parameters" => {
                 let param = self.doc.get("parameters").and_then(|p| p.get(&name));
                 match param.and_then(|p| p.get("in")).and_then(Node::as_str) {
-                    Some("body") => "requestBodies",
+                    Some("body") => {
+                        let media = media_or_default(&self.consumes).first().copied();
+                        ("requestBodies", body_inner(inner, media))
+                    }
                     // Form parameters are inlined where used: no component.
                     Some("formData") => return Ok(Mapped::Unmapped),
-                    _ => "parameters",
+                    _ => ("parameters", simple_inner(inner, PARAMETER_FIELDS)),
                 }
             }
             _ => return Ok(Mapped::Unmapped),
         };
+        // Something inside the component that has no counterpart in v3.
+        let Some(inner) = inner else { return Ok(Mapped::Unmapped) };
         let mut out = String::with_capacity(r.len() + 16);
         out.push_str("#/components/");
         out.push_str(to);
         out.push('/');
         push_fragment_token(&mut out, self.renames.name(&section, &name));
-        for token in tokens {
+        for token in inner {
             out.push('/');
             push_fragment_token(&mut out, &token);
         }
         Ok(Mapped::To(out))
+    }
+
+    /// Where a reference to `target` (at `paths` then `below`, decoded)
+    /// points in v3: a new `components.schemas` entry when `target` is a
+    /// schema, else nowhere.
+    fn hoist(&mut self, below: &[Cow<'_, str>], target: &'a Node<'a>) -> Mapped {
+        let Some(paths) = self.doc.get("paths") else { return Mapped::Unmapped };
+        if !schema_in_paths(paths, below) {
+            return Mapped::Unmapped;
+        }
+        let mut base = String::from("paths");
+        for token in below {
+            base.push('.');
+            base.push_str(token);
+        }
+        let base = sanitized(&base);
+        let taken = |name: &str, hoisted: &[Hoisted<'_>]| {
+            hoisted.iter().any(|h| h.name == name)
+                || self.doc.get("definitions").and_then(Node::as_object).is_some_and(|defs| {
+                    defs.keys().any(|k| self.renames.name("definitions", k) == name)
+                })
+        };
+        let mut name = base.clone();
+        let mut n = 2;
+        while taken(&name, &self.hoisted) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        let at = below.iter().fold(JsonPointer::root().push("paths"), |p, t| p.push(t));
+        let mut reference = String::from("#/components/schemas/");
+        push_fragment_token(&mut reference, &name);
+        self.notes
+            .push(Note { at: at.clone(), kind: NoteKind::HoistedSchema { name: name.clone() } });
+        self.hoisted.push(Hoisted { name, target, at });
+        Mapped::To(reference)
+    }
+
+    /// Adds the schemas references into `paths` were pointed at (see
+    /// [`Context::hoist`]) to `document`'s `components.schemas`, converted.
+    /// A hoisted schema may itself refer into `paths`, so this runs until
+    /// no new one appears; each target is hoisted once (references are
+    /// mapped once, `Context::local_ref`), so it ends.
+    pub(super) fn add_hoisted(&mut self, document: &mut Node<'a>) -> Result<(), ConvertError> {
+        let mut converted = Vec::new();
+        let mut next = 0;
+        while let Some(h) = self.hoisted.get(next) {
+            let (target, at, name) = (h.target, h.at.clone(), h.name.clone());
+            next += 1;
+            // The schema was converted where it stands too, with its notes:
+            // converting the copy must not report them twice.
+            let noted = self.notes.len();
+            let schema = self.schema(target, &Location::at(&at))?;
+            let hoisted_here: Vec<Note> = self
+                .notes
+                .drain(noted..)
+                .filter(|n| matches!(n.kind, NoteKind::HoistedSchema { .. }))
+                .collect();
+            self.notes.extend(hoisted_here);
+            converted.push((Text::from(name), schema));
+        }
+        if converted.is_empty() {
+            return Ok(());
+        }
+        let Node::Object(doc) = document else { return Ok(()) };
+        if !doc.contains_key("components") {
+            doc.insert("components", Node::Object(Object::new()));
+        }
+        let Some(Node::Object(components)) = doc.get_mut("components") else { return Ok(()) };
+        if !components.contains_key("schemas") {
+            components.insert("schemas", Node::Object(Object::new()));
+        }
+        if let Some(Node::Object(schemas)) = components.get_mut("schemas") {
+            for (name, schema) in converted {
+                schemas.push_new(name, schema);
+            }
+        }
+        Ok(())
     }
 
     /// A vendor extension's value, copied as it is except for its local
@@ -283,6 +403,144 @@ impl<'a> Context<'a> {
                 })
                 .collect(),
         )
+    }
+}
+
+/// Members of a v2 simple parameter that stay members of the v3 parameter.
+const PARAMETER_FIELDS: &[&str] =
+    &["name", "in", "description", "required", "deprecated", "allowEmptyValue", "schema"];
+
+/// Members of a v2 header that stay members of the v3 header.
+const HEADER_FIELDS: &[&str] = &["description"];
+
+/// The tokens below a v3 parameter (or header) for `inner`, the tokens
+/// below a v2 simple parameter (or header): the type and validation fields
+/// moved into `schema` (`x-nullable` became `nullable` there), the fields in
+/// `kept` and extensions stayed. `None` for what v3 has no place for
+/// (`collectionFormat` became `style`).
+fn simple_inner<'t>(mut inner: Vec<Cow<'t, str>>, kept: &[&str]) -> Option<Vec<Cow<'t, str>>> {
+    let Some(first) = inner.first() else { return Some(inner) };
+    let (into_schema, renamed) = match &**first {
+        "x-nullable" => (true, Some("nullable")),
+        f if f.starts_with("x-") || kept.contains(&f) => (false, None),
+        f if f == "type" || f == "items" || SIMPLE_SCHEMA_FIELDS.contains(&f) => (true, None),
+        _ => return None,
+    };
+    if let Some(renamed) = renamed {
+        inner[0] = Cow::Borrowed(renamed);
+    }
+    if into_schema {
+        inner.insert(0, Cow::Borrowed("schema"));
+    }
+    Some(inner)
+}
+
+/// The tokens below a v3 request body for `inner`, the tokens below a v2
+/// body parameter: its `schema` moved under `content` (the first media type
+/// the document consumes, which the `requestBodies` entry was made with);
+/// `description`, `required` and extensions stayed. `None` for the rest
+/// (`name`, `in`).
+fn body_inner<'t>(mut inner: Vec<Cow<'t, str>>, media: Option<&str>) -> Option<Vec<Cow<'t, str>>> {
+    match inner.first().map(|t| &**t) {
+        None => {}
+        Some("schema") => {
+            inner.splice(0..0, [Cow::Borrowed("content"), Cow::Owned(media?.to_owned())]);
+        }
+        Some(f) if f == "description" || f == "required" || f.starts_with("x-") => {}
+        Some(_) => return None,
+    }
+    Some(inner)
+}
+
+/// The tokens below a v3 response for `inner`, the tokens below a v2
+/// response: its `schema` moved under `content` (the first media type the
+/// document produces, which the `responses` entry was made with), an
+/// example under `content` too, and a header's type and validation into its
+/// `schema`.
+fn response_inner<'t>(
+    mut inner: Vec<Cow<'t, str>>,
+    media: Option<&str>,
+) -> Option<Vec<Cow<'t, str>>> {
+    match inner.first().map(|t| &**t) {
+        None => {}
+        Some("schema") => {
+            inner.splice(0..0, [Cow::Borrowed("content"), Cow::Owned(media?.to_owned())]);
+        }
+        Some("examples") if inner.len() >= 2 => {
+            inner[0] = Cow::Borrowed("content");
+            inner.insert(2, Cow::Borrowed("example"));
+        }
+        Some("headers") if inner.len() >= 2 => {
+            let below = simple_inner(inner.split_off(2), HEADER_FIELDS)?;
+            inner.extend(below);
+        }
+        Some(f) if f == "description" || f.starts_with("x-") => {}
+        Some(_) => return None,
+    }
+    Some(inner)
+}
+
+/// True when the tokens `below` `paths` lead from a path item to a schema:
+/// the `schema` of a response or of a (body) parameter of an operation or a
+/// path item, or a schema inside one (through `properties`, `items`,
+/// `additionalProperties`, `allOf`, `anyOf`, `oneOf`, `not`). Anything else
+/// there (a parameter, a list of properties, `required`) is no schema and
+/// cannot be hoisted into `components.schemas`.
+fn schema_in_paths(paths: &Node<'_>, below: &[Cow<'_, str>]) -> bool {
+    let [path, rest @ ..] = below else { return false };
+    if path.starts_with("x-") {
+        return false;
+    }
+    let Some(item) = paths.get(path) else { return false };
+    let (holder, rest) = match rest {
+        [method, rest @ ..] if METHODS.contains(&&**method) => match item.get(method) {
+            Some(op) => (op, rest),
+            None => return false,
+        },
+        _ => (item, rest),
+    };
+    let mut node = match rest {
+        [list, key, schema, rest @ ..]
+            if schema == "schema"
+                && ((list == "responses" && !key.starts_with("x-")) || list == "parameters") =>
+        {
+            match holder.get(list).and_then(|l| child(l, key)).and_then(|h| h.get("schema")) {
+                Some(s) => (s, rest),
+                None => return false,
+            }
+        }
+        _ => return false,
+    };
+    loop {
+        match node {
+            (_, []) => return true,
+            (s, [word, key, rest @ ..])
+                if matches!(&**word, "properties" | "allOf" | "anyOf" | "oneOf")
+                    || (word == "items" && s.get("items").is_some_and(Node::is_array)) =>
+            {
+                match s.get(word).and_then(|w| child(w, key)) {
+                    Some(inner) => node = (inner, rest),
+                    None => return false,
+                }
+            }
+            (s, [word, rest @ ..])
+                if matches!(&**word, "items" | "not" | "additionalProperties") =>
+            {
+                match s.get(word) {
+                    Some(inner) if inner.is_object() => node = (inner, rest),
+                    _ => return false,
+                }
+            }
+            _ => return false,
+        }
+    }
+}
+
+/// Member `token` of an object, or element `token` of an array.
+fn child<'n, 'a>(node: &'n Node<'a>, token: &str) -> Option<&'n Node<'a>> {
+    match node {
+        Node::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
+        other => other.get(token),
     }
 }
 

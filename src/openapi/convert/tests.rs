@@ -785,6 +785,376 @@ fn issue14_split_keeps_the_targets_of_refs_in_extensions() {
     }
 }
 
+// Issue 14, cause 6: a `$ref` to a schema inside `paths` (swagger2openapi's
+// issue51c/d) used to stay at its v2 place, where v3 has no schema.
+#[test]
+fn issue14_refs_to_schemas_inside_paths_point_to_hoisted_components() {
+    let c = issue14("path-schema-refs");
+    let d = &c.document;
+    let response = "paths._test.get.responses.200.schema.properties.default";
+    let body = "paths._test.post.parameters.0.schema";
+    let schema = &d["paths"]["/test"]["get"]["responses"]["200"]["content"]["*/*"]["schema"];
+    assert_eq!(
+        schema["properties"]["database"],
+        json!({"$ref": format!("#/components/schemas/{response}")})
+    );
+    // The original stays where it stood; the copy is converted too.
+    assert_eq!(schema["properties"]["default"], d["components"]["schemas"][response]);
+    assert_eq!(
+        d["components"]["schemas"][body],
+        json!({"type": "object", "properties": {"size": {"$ref": "#/components/schemas/Size"}}})
+    );
+    assert_eq!(
+        d["components"]["schemas"]["Request"]["properties"]["payload"],
+        json!({"$ref": format!("#/components/schemas/{body}")})
+    );
+    let names: Vec<&String> = d["components"]["schemas"].as_object().unwrap().keys().collect();
+    assert_eq!(names, ["Size", "Request", response, body]);
+    assert_valid_v3_refs_and_names(d);
+    assert_eq!(
+        c.notes,
+        [
+            Note {
+                at: JsonPointer::root()
+                    .push("paths")
+                    .push("/test")
+                    .push("get")
+                    .push("responses")
+                    .push("200")
+                    .push("schema")
+                    .push("properties")
+                    .push("default"),
+                kind: NoteKind::HoistedSchema { name: response.into() },
+            },
+            Note {
+                at: JsonPointer::root()
+                    .push("paths")
+                    .push("/test")
+                    .push("post")
+                    .push("parameters")
+                    .index(0)
+                    .push("schema"),
+                kind: NoteKind::HoistedSchema { name: body.into() },
+            },
+        ]
+    );
+}
+
+#[test]
+fn issue14_hoisted_names_do_not_take_a_definitions_name() {
+    let taken = "paths._a.get.responses.200.schema";
+    let v2 = doc(
+        json!({"/a": {"get": {"responses": {"200": {"description": "OK",
+            "schema": {"type": "string", "x-self": {"$ref": "#/paths/~1a/get/responses/200/schema"}}}}}}}),
+        json!({taken: {"type": "integer"}, "B": {"$ref": "#/paths/~1a/get/responses/200/schema"}}),
+    );
+    let c = convert_ok(&v2);
+    let schemas = &c.document["components"]["schemas"];
+    assert_eq!(schemas[taken], json!({"type": "integer"}));
+    let hoisted = format!("{taken}_2");
+    assert_eq!(schemas["B"], json!({"$ref": format!("#/components/schemas/{hoisted}")}));
+    // The copy refers to itself through the extension: mapped once, no loop.
+    assert_eq!(
+        schemas[&hoisted],
+        json!({"type": "string", "x-self": {"$ref": format!("#/components/schemas/{hoisted}")}})
+    );
+    assert_eq!(kinds(&c.notes), ["hoisted-schema"]);
+}
+
+#[test]
+fn issue14_hoisted_schemas_chain_and_get_components_when_there_were_none() {
+    let v2 = json!({"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {"/a": {
+        "parameters": [{"name": "b", "in": "body", "schema": {"type": "object",
+            "properties": {"x": {"$ref": "#/paths/~1a/get/responses/200/schema/items"}}}}],
+        "get": {"responses": {"200": {"description": "OK", "schema": {"type": "array",
+            "items": {"type": "string"}}}}},
+        "put": {"responses": {"200": {"description": "OK",
+            "schema": {"$ref": "#/paths/~1a/parameters/0/schema"}}}}}}});
+    let c = convert_ok(&v2);
+    let d = &c.document;
+    let body = "paths._a.parameters.0.schema";
+    let items = "paths._a.get.responses.200.schema.items";
+    assert_eq!(
+        d["components"]["schemas"][body]["properties"]["x"],
+        json!({"$ref": format!("#/components/schemas/{items}")})
+    );
+    assert_eq!(d["components"]["schemas"][items], json!({"type": "string"}));
+    assert_eq!(crate::json::refs::dangling_refs(d), Vec::<String>::new());
+}
+
+#[test]
+fn issue14_refs_to_what_is_no_schema_inside_paths_stay_unmapped() {
+    for reference in [
+        "#/paths/~1a/get/responses/200",
+        "#/paths/~1a/get/responses/200/schema/properties",
+        "#/paths/~1a/get/responses/200/schema/required",
+        "#/paths/~1a/get/responses/200/description",
+    ] {
+        let v2 = doc(
+            json!({"/a": {"get": {"responses": {"200": {"description": "OK",
+                "schema": {"type": "object", "required": ["p"],
+                    "properties": {"p": {"type": "string"}}}}}}}}),
+            json!({}),
+        );
+        let mut v2 = v2;
+        v2["x-see"] = json!({"$ref": reference});
+        let c = convert_ok(&v2);
+        assert_eq!(c.document["x-see"], json!({"$ref": reference}), "{reference}");
+        assert_eq!(kinds(&c.notes), ["unmapped-ref"], "{reference}");
+        assert!(c.document["components"]["schemas"].as_object().unwrap().is_empty());
+    }
+}
+
+#[test]
+fn issue14_split_keeps_hoisted_schemas() {
+    let c = issue14("path-schema-refs");
+    let split = crate::openapi::split::split(&c.document).unwrap();
+    assert!(!split.documents.is_empty());
+    for (key, part) in &split.documents {
+        assert_eq!(crate::json::refs::dangling_refs(part), Vec::<String>::new(), "{key}");
+    }
+}
+
+// Issue 14: a reference inside a shared parameter or response follows what
+// is inside to its v3 place, rather than keeping the v2 inner path, which
+// dangles (a v3 response has no `schema`, a v3 parameter no `type`).
+#[test]
+fn issue14_refs_inside_responses_follow_to_their_v3_inner_place() {
+    let mut v2 = doc(json!({}), json!({}));
+    v2["produces"] = json!(["application/yaml", "application/json"]);
+    v2["responses"] = json!({"R": {"description": "d", "x-r": 1,
+        "schema": {"type": "object", "properties": {"a": {"type": "string"}}},
+        "examples": {"application/json": {"a": "x"}},
+        "headers": {"H": {"type": "integer", "description": "h", "x-nullable": true}}}});
+    let cases = [
+        ("#/responses/R/schema", "#/components/responses/R/content/application~1yaml/schema"),
+        (
+            "#/responses/R/schema/properties/a",
+            "#/components/responses/R/content/application~1yaml/schema/properties/a",
+        ),
+        (
+            "#/responses/R/examples/application~1json",
+            "#/components/responses/R/content/application~1json/example",
+        ),
+        ("#/responses/R/headers/H/type", "#/components/responses/R/headers/H/schema/type"),
+        (
+            "#/responses/R/headers/H/x-nullable",
+            "#/components/responses/R/headers/H/schema/nullable",
+        ),
+        ("#/responses/R/headers/H/description", "#/components/responses/R/headers/H/description"),
+        ("#/responses/R/description", "#/components/responses/R/description"),
+        ("#/responses/R/x-r", "#/components/responses/R/x-r"),
+        ("#/responses/R", "#/components/responses/R"),
+    ];
+    v2["x-refs"] = cases.iter().map(|(from, _)| json!({"$ref": from})).collect();
+    let c = convert_ok(&v2);
+    let expected: Value = cases.iter().map(|(_, to)| json!({"$ref": to})).collect();
+    assert_eq!(c.document["x-refs"], expected);
+    assert_eq!(crate::json::refs::dangling_refs(&c.document), Vec::<String>::new());
+    assert_eq!(kinds(&c.notes), Vec::<&str>::new());
+}
+
+#[test]
+fn issue14_refs_inside_parameters_follow_to_their_v3_inner_place() {
+    let mut v2 = doc(json!({}), json!({"T": {"type": "object"}}));
+    v2["consumes"] = json!(["application/merge-patch+json"]);
+    v2["parameters"] = json!({
+        "B": {"name": "b", "in": "body", "description": "d", "required": true,
+              "schema": {"type": "object", "properties": {"t": {"$ref": "#/definitions/T"}}}},
+        "Q": {"name": "q", "in": "query", "type": "array", "items": {"type": "string"},
+              "maxItems": 3, "x-nullable": true, "x-q": 1}
+    });
+    let cases = [
+        (
+            "#/parameters/B/schema",
+            "#/components/requestBodies/B/content/application~1merge-patch+json/schema",
+        ),
+        (
+            "#/parameters/B/schema/properties/t",
+            "#/components/requestBodies/B/content/application~1merge-patch+json/schema/properties/t",
+        ),
+        ("#/parameters/B/description", "#/components/requestBodies/B/description"),
+        ("#/parameters/Q/items", "#/components/parameters/Q/schema/items"),
+        ("#/parameters/Q/items/type", "#/components/parameters/Q/schema/items/type"),
+        ("#/parameters/Q/maxItems", "#/components/parameters/Q/schema/maxItems"),
+        ("#/parameters/Q/x-nullable", "#/components/parameters/Q/schema/nullable"),
+        ("#/parameters/Q/name", "#/components/parameters/Q/name"),
+        ("#/parameters/Q/x-q", "#/components/parameters/Q/x-q"),
+    ];
+    v2["x-refs"] = cases.iter().map(|(from, _)| json!({"$ref": from})).collect();
+    let c = convert_ok(&v2);
+    let expected: Value = cases.iter().map(|(_, to)| json!({"$ref": to})).collect();
+    assert_eq!(c.document["x-refs"], expected);
+    assert_eq!(crate::json::refs::dangling_refs(&c.document), Vec::<String>::new());
+    assert_eq!(kinds(&c.notes), Vec::<&str>::new());
+}
+
+#[test]
+fn issue14_a_schema_ref_to_a_shared_responses_schema_resolves() {
+    let mut v2 = doc(
+        json!({"/a": {"get": {"responses": {"200": {"description": "OK",
+            "schema": {"$ref": "#/responses/R/schema"}}}}}}),
+        json!({}),
+    );
+    v2["responses"] = json!({"R": {"description": "d", "schema": {"type": "string"}}});
+    let c = convert_ok(&v2);
+    let content = &c.document["paths"]["/a"]["get"]["responses"]["200"]["content"];
+    assert_eq!(
+        content["*/*"]["schema"],
+        json!({"$ref": "#/components/responses/R/content/*~1*/schema"})
+    );
+    assert_eq!(crate::json::refs::dangling_refs(&c.document), Vec::<String>::new());
+}
+
+#[test]
+fn issue14_inner_refs_case_has_only_v3_refs_that_resolve() {
+    let c = issue14("inner-refs");
+    assert_valid_v3_refs_and_names(&c.document);
+    assert_eq!(
+        c.document["paths"]["/things"]["get"]["x-paging"]["limit"],
+        json!({"$ref": "#/components/parameters/Limit/schema/maximum"})
+    );
+    assert_eq!(kinds(&c.notes), Vec::<&str>::new());
+}
+
+#[test]
+fn issue14_refs_inside_to_what_v3_has_no_place_for_stay_unmapped() {
+    let mut v2 = doc(json!({}), json!({}));
+    v2["parameters"] = json!({
+        "B": {"name": "b", "in": "body", "schema": {"type": "object"}},
+        "Q": {"name": "q", "in": "query", "type": "array", "items": {"type": "string"},
+              "collectionFormat": "pipes"},
+        "F": {"name": "f", "in": "formData", "type": "string"}
+    });
+    let unmapped = [
+        "#/parameters/B/in",
+        "#/parameters/Q/collectionFormat",
+        "#/parameters/F",
+        "#/parameters/F/type",
+    ];
+    v2["x-refs"] = unmapped.iter().map(|r| json!({"$ref": r})).collect();
+    let c = convert_ok(&v2);
+    let kept: Value = unmapped.iter().map(|r| json!({"$ref": r})).collect();
+    assert_eq!(c.document["x-refs"], kept);
+    assert_eq!(
+        kinds(&c.notes),
+        ["formdata-component", "unmapped-ref", "unmapped-ref", "unmapped-ref", "unmapped-ref"]
+    );
+}
+
+// swagger2openapi's !issue79, issue35 and issue117: what a parameter
+// carries besides its type reaches the output, or is noted.
+#[test]
+fn a_parameters_example_is_kept_as_v3_allows_it() {
+    let (op, notes) = operation_of(json!({"parameters": [
+        {"name": "q", "in": "query", "type": "string", "example": "abc"}],
+        "responses": {"200": {"description": "OK"}}}));
+    assert_eq!(op["parameters"][0]["example"], json!("abc"));
+    assert_eq!(kinds(&notes), Vec::<&str>::new());
+}
+
+#[test]
+fn form_fields_keep_description_example_and_extensions_in_their_schema() {
+    let (op, notes) = operation_of(json!({"parameters": [
+        {"name": "f", "in": "formData", "type": "string", "description": "d", "example": "e",
+         "x-alternate-name": "g", "allowEmptyValue": true, "title": "t"}],
+        "responses": {"200": {"description": "OK"}}}));
+    let field = &op["requestBody"]["content"]["application/x-www-form-urlencoded"]["schema"]["properties"]
+        ["f"];
+    assert_eq!(
+        field,
+        &json!({"type": "string", "description": "d", "example": "e", "x-alternate-name": "g"})
+    );
+    assert_eq!(kinds(&notes), ["allow-empty-value-outside-query", "dropped-field"]);
+    assert_eq!(
+        notes[1],
+        Note {
+            at: JsonPointer::root()
+                .push("paths")
+                .push("/apis/g/v1/things")
+                .push("post")
+                .push("parameters")
+                .index(0)
+                .push("title"),
+            kind: NoteKind::DroppedField { field: "title".into() },
+        }
+    );
+}
+
+#[test]
+fn fields_no_version_defines_are_dropped_with_a_note() {
+    let (op, notes) = operation_of(json!({"parameters": [
+        {"name": "q", "in": "query", "type": "string", "title": "t"},
+        {"name": "b", "in": "body", "schema": {"type": "object"}, "example": {}}],
+        "responses": {"200": {"description": "OK", "title": "r",
+            "headers": {"H": {"type": "string", "example": "h", "readOnly": true}}}}}));
+    assert!(op["parameters"][0].get("title").is_none());
+    assert_eq!(op["responses"]["200"]["headers"]["H"]["example"], json!("h"));
+    let dropped: Vec<String> = notes
+        .iter()
+        .map(|n| match &n.kind {
+            NoteKind::DroppedField { field } => format!("{} {field}", n.at),
+            other => panic!("unexpected note {other:?}"),
+        })
+        .collect();
+    let op_at = "/paths/~1apis~1g~1v1~1things/post";
+    assert_eq!(
+        dropped,
+        [
+            format!("{op_at}/parameters/0/title title"),
+            format!("{op_at}/parameters/1/example example"),
+            format!("{op_at}/responses/200/headers/H/readOnly readOnly"),
+            format!("{op_at}/responses/200/title title"),
+        ]
+    );
+}
+
+#[test]
+fn form_fields_beside_a_body_are_dropped_with_a_note() {
+    let (op, notes) = operation_of(json!({"parameters": [
+        {"name": "b", "in": "body", "schema": {"type": "object"}},
+        {"name": "f", "in": "formData", "type": "string"}],
+        "responses": {"200": {"description": "OK"}}}));
+    assert_eq!(op["requestBody"]["content"]["*/*"]["schema"], json!({"type": "object"}));
+    assert_eq!(kinds(&notes), ["form-beside-body"]);
+    assert_eq!(notes[0].at.to_string(), "/paths/~1apis~1g~1v1~1things/post/parameters/1");
+}
+
+#[test]
+fn members_v3_forbids_in_operations_path_items_and_the_document_are_dropped_with_a_note() {
+    let mut v2 = doc(
+        json!({"/a": {"foo": 1, "summary": "s", "trace": {"responses": {}},
+            "get": {"bar": true, "summary": "g", "responses": {"200": {"description": "OK"}}}}}),
+        json!({}),
+    );
+    v2["baz"] = json!("z");
+    let c = convert_ok(&v2);
+    assert_eq!(
+        c.document["paths"]["/a"],
+        json!({"summary": "s",
+            "get": {"summary": "g", "responses": {"200": {"description": "OK"}}}})
+    );
+    assert!(c.document.get("baz").is_none());
+    let dropped: Vec<String> = c.notes.iter().map(|n| n.at.to_string()).collect();
+    assert_eq!(dropped, ["/paths/~1a/foo", "/paths/~1a/trace", "/paths/~1a/get/bar", "/baz"]);
+    assert!(c.notes.iter().all(|n| n.kind.label() == "dropped-field"));
+}
+
+// swagger2openapi's issue39: a path item that is a `$ref` to another file
+// was kept without a note, though that file is never converted.
+#[test]
+fn path_item_ref_to_another_document_is_kept_with_a_note() {
+    let c = convert_ok(&doc(json!({"/test": {"$ref": "./subdir1/test.yaml"}}), json!({})));
+    assert_eq!(c.document["paths"]["/test"], json!({"$ref": "./subdir1/test.yaml"}));
+    assert_eq!(
+        c.notes,
+        [Note {
+            at: JsonPointer::root().push("paths").push("/test"),
+            kind: NoteKind::ExternalRef { reference: "./subdir1/test.yaml".into() },
+        }]
+    );
+}
+
 // Issue 14, cause 5: `swagger: 2.0` unquoted in YAML is a number.
 #[test]
 fn numeric_swagger_version_is_accepted_with_a_note() {
@@ -1098,4 +1468,30 @@ fn fuzz_convert_split_external_ref_in_a_group_version() {
         json!({"$ref": "!/definitions/com.example.Thing"})
     );
     assert_eq!(crate::json::refs::dangling_refs(part), Vec::<String>::new());
+}
+
+// A shared parameter no operation uses has no place to be copied to: it
+// stays a component, so that nothing of the input is lost unnoted.
+#[test]
+fn shared_parameters_no_operation_uses_stay_components() {
+    let mut v2 = doc(
+        json!({"/a": {"get": {"parameters": [{"$ref": "#/parameters/used"}],
+                              "responses": {"200": {"description": "OK"}}}}}),
+        json!({}),
+    );
+    v2["parameters"] = json!({
+        "used": {"name": "u", "in": "query", "type": "string"},
+        "unused": {"name": "n", "in": "query", "type": "string"},
+        "unusedBody": {"name": "b", "in": "body", "schema": {"type": "string"}}});
+    let c = convert_ok(&v2);
+    let comp = &c.document["components"];
+    assert_eq!(
+        comp["parameters"],
+        json!({"unused": {"name": "n", "in": "query", "schema": {"type": "string"}}})
+    );
+    assert_eq!(
+        comp["requestBodies"],
+        json!({"unusedBody": {"content": {"*/*": {"schema": {"type": "string"}}}}})
+    );
+    assert_eq!(kinds(&c.notes), Vec::<&str>::new());
 }
