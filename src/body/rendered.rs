@@ -77,6 +77,108 @@ thread_local! {
     static DEFLATE: RefCell<Compress> = RefCell::new(Compress::new(Compression::default(), false));
 }
 
+/// A piece of a larger body with its own raw deflate rendition, so a body
+/// made of many pieces can be gzipped by joining the pieces' deflate
+/// output ([`Rendered::from_segments`]) instead of compressing the whole
+/// body again. Large bodies built from many parts that mostly do not
+/// change between snapshots — the aggregated discovery lists, the legacy
+/// group list, the OpenAPI root index at thousands of group-versions —
+/// then cost a deflate of the changed parts only.
+///
+/// Each segment is compressed on its own (no back-references outside
+/// it) and ends with a sync flush (RFC 1951 3.2.4: an empty stored block
+/// that ends on a byte boundary, not the final block), which is what
+/// makes segments joinable in any order. The price is a few bytes per
+/// segment and no matches across segments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    /// The bytes of the piece.
+    pub plain: Bytes,
+    /// Its raw deflate blocks, sync-flushed; empty when `plain` is.
+    pub deflate: Bytes,
+}
+
+impl Segment {
+    /// Compresses `plain` as a joinable segment.
+    #[must_use]
+    pub fn new(plain: impl Into<Bytes>) -> Self {
+        let plain = plain.into();
+        let deflate = if plain.is_empty() { Bytes::new() } else { deflate_segment(&plain) };
+        Self { plain, deflate }
+    }
+}
+
+/// An empty final block with fixed Huffman codes (BFINAL=1, BTYPE=01,
+/// end-of-block): closes a stream of sync-flushed segments.
+const DEFLATE_END: [u8; 2] = [0x03, 0x00];
+
+impl Rendered {
+    /// Prepares the concatenation of `segments` as one body, its gzip made
+    /// by joining the segments' deflate output: the same body, hash and
+    /// ETag as [`Rendered::new`] of the concatenated bytes; the gzip bytes
+    /// differ from compressing the whole (they decompress to the same
+    /// body). The rule for when there is a gzip rendition is the same:
+    /// the body is at least 1 KiB and the gzip is smaller.
+    #[must_use]
+    pub fn from_segments<'a>(
+        segments: impl IntoIterator<Item = &'a Segment> + Clone,
+        content_type: HeaderValue,
+    ) -> Self {
+        let len: usize = segments.clone().into_iter().map(|s| s.plain.len()).sum();
+        let mut body = Vec::with_capacity(len);
+        for s in segments.clone() {
+            body.extend_from_slice(&s.plain);
+        }
+        let body = Bytes::from(body);
+        let hash = sha512_hex(&body);
+        let etag = HeaderValue::from_str(&quoted(&hash))
+            .expect("a quoted hex string is a valid header value");
+        let gzip = (body.len() >= GZIP_MIN).then(|| joined_gzip(&body, segments)).flatten();
+        Self { body, gzip, hash, etag, content_type }
+    }
+}
+
+fn joined_gzip<'a>(body: &[u8], segments: impl IntoIterator<Item = &'a Segment>) -> Option<Bytes> {
+    let len = u32::try_from(body.len()).ok()?;
+    let mut out = Vec::with_capacity(body.len() / 8 + 64);
+    out.extend_from_slice(&GZIP_HEADER);
+    for s in segments {
+        out.extend_from_slice(&s.deflate);
+    }
+    out.extend_from_slice(&DEFLATE_END);
+    let mut crc = Crc::new();
+    crc.update(body);
+    out.extend_from_slice(&crc.sum().to_le_bytes());
+    out.extend_from_slice(&len.to_le_bytes());
+    (out.len() < body.len()).then(|| Bytes::from(out))
+}
+
+/// Raw deflate of `plain`, ending with a sync flush (see [`Segment`]).
+fn deflate_segment(plain: &[u8]) -> Bytes {
+    DEFLATE.with(|deflate| {
+        let mut deflate = deflate.borrow_mut();
+        deflate.reset();
+        let mut out = Vec::with_capacity(plain.len() / 4 + 64);
+        loop {
+            let consumed = usize::try_from(deflate.total_in()).unwrap_or(usize::MAX);
+            let rest = plain.get(consumed..).unwrap_or_default();
+            if out.capacity() - out.len() < 64 {
+                out.reserve(out.capacity().max(64));
+            }
+            deflate
+                .compress_vec(rest, &mut out, FlushCompress::Sync)
+                .expect("deflating in-memory bytes into a buffer with room cannot fail");
+            // All input taken and room left after a sync flush: the flush
+            // is complete (zlib's rule for Z_SYNC_FLUSH).
+            let taken = usize::try_from(deflate.total_in()).unwrap_or(usize::MAX) >= plain.len();
+            if taken && out.len() < out.capacity() {
+                break;
+            }
+        }
+        Bytes::from(out)
+    })
+}
+
 /// gzip member header (RFC 1952): deflate, no flags, no mtime, no extra
 /// flags, OS unknown.
 const GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
@@ -148,6 +250,46 @@ mod tests {
             })
             .collect();
         assert!(gzip(&noise).is_none());
+    }
+
+    fn segment(text: &str) -> Segment {
+        Segment::new(text.to_owned())
+    }
+
+    fn inflate(gz: &[u8]) -> String {
+        let mut out = String::new();
+        flate2::read::GzDecoder::new(gz).read_to_string(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn joined_segments_inflate_to_the_concatenated_body() {
+        let parts: Vec<Segment> = (0..50)
+            .map(|i| segment(&format!("{{\"item\":{i},\"text\":\"{}\"}},", "abc".repeat(i * 7))))
+            .chain([segment(""), segment("]")])
+            .collect();
+        let r = Rendered::from_segments(&parts, HeaderValue::from_static("application/json"));
+        let whole: String = parts.iter().map(|p| std::str::from_utf8(&p.plain).unwrap()).collect();
+        assert_eq!(&r.body[..], whole.as_bytes());
+        assert_eq!(r.hash, Rendered::json(whole.clone()).hash, "hash and ETag as for one body");
+        assert_eq!(inflate(&r.gzip.expect("compressible")), whole);
+    }
+
+    #[test]
+    fn a_large_segment_is_deflated_whole() {
+        let big: String =
+            (0..200_000).map(|i| char::from(b'a' + u8::try_from(i * 7 % 26).unwrap())).collect();
+        let parts = [segment("["), segment(&big), segment("]")];
+        let r = Rendered::from_segments(&parts, HeaderValue::from_static("application/json"));
+        assert_eq!(inflate(&r.gzip.expect("compressible")), format!("[{big}]"));
+    }
+
+    #[test]
+    fn small_joined_bodies_get_no_gzip() {
+        let parts = [segment("{\"a\":"), segment("1}")];
+        let r = Rendered::from_segments(&parts, HeaderValue::from_static("application/json"));
+        assert!(r.gzip.is_none());
+        assert_eq!(&r.body[..], b"{\"a\":1}");
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! - [`merge`] (here): every downstream's discovery → one ordered model,
 //!   with `Stale` for downstreams that cannot be reached (Part A item 8).
 //! - [`render`] (here): that model → every body discovery serves, prepared
-//!   once per snapshot.
+//!   once per snapshot; [`render_reusing`] takes what did not change from
+//!   the previous snapshot's rendering.
 
 pub mod legacy;
 pub mod names;
@@ -23,12 +24,12 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use self::types::{
-    APIGroup, APIGroupDiscovery, APIGroupList, APIVersionDiscovery, APIVersions,
-    GroupVersionForDiscovery, ObjectMeta, STALE, ServerAddressByClientCIDR,
+    APIGroup, APIGroupDiscovery, APIVersionDiscovery, APIVersions, GroupVersionForDiscovery,
+    ObjectMeta, STALE, ServerAddressByClientCIDR,
 };
 use actix_web::http::header::HeaderValue;
 
-use crate::body::rendered::Rendered;
+use crate::body::rendered::{Rendered, Segment};
 use crate::wire::DocumentKey;
 use crate::wire::GroupVersion;
 use crate::wire::media::{DISCOVERY_V2_CONTENT_TYPE, DISCOVERY_V2BETA1_CONTENT_TYPE};
@@ -209,9 +210,49 @@ pub struct Rendering {
     /// `/apis`, legacy `APIGroupList`.
     pub apis_legacy: Rendered,
     /// `/apis/<group>`: `APIGroup` per group.
-    pub groups: BTreeMap<String, Rendered>,
+    pub groups: BTreeMap<String, Arc<Rendered>>,
     /// `/api/v1`, `/apis/<g>/<v>`: `APIResourceList` per path.
     pub resources: BTreeMap<String, Arc<Rendered>>,
+    /// How many groups (the core group counts as one) this rendering
+    /// serialized and compressed; the others were taken unchanged from
+    /// the rendering it was given ([`render_reusing`]). Reported with
+    /// each rebuild, and what the regression test for issue 16 checks.
+    pub rendered_groups: usize,
+    /// Each group's prepared parts, by name (`""` for the core group):
+    /// what the next rendering reuses.
+    pieces: BTreeMap<String, Arc<GroupPiece>>,
+}
+
+/// What one group contributes to the discovery bodies, prepared once and
+/// kept for as long as the group does not change.
+#[derive(Debug)]
+struct GroupPiece {
+    /// The merged group these parts were made from: a group equal to it
+    /// needs nothing made again.
+    model: APIGroupDiscovery,
+    /// Its item in the aggregated lists (v2 and v2beta1 write the same).
+    item: Segment,
+    /// Its entry in the legacy `APIGroupList` (named groups only).
+    legacy_item: Option<Segment>,
+    /// `/apis/<group>` (named groups only).
+    group: Option<Arc<Rendered>>,
+}
+
+impl GroupPiece {
+    fn new(g: &APIGroupDiscovery, core: bool) -> Self {
+        let item = serde_json::to_vec(g).expect("discovery types always serialize");
+        let (legacy_item, group) = if core {
+            (None, None)
+        } else {
+            let list_entry = serde_json::to_vec(&legacy_group(g, false))
+                .expect("discovery types always serialize");
+            (
+                Some(Segment::new(list_entry)),
+                Some(Arc::new(Rendered::json(k8s_json(&legacy_group(g, true))))),
+            )
+        };
+        Self { model: g.clone(), item: Segment::new(item), legacy_item, group }
+    }
 }
 
 /// Compact JSON and a trailing newline, as the Kubernetes JSON serializer
@@ -222,16 +263,46 @@ fn k8s_json<T: Serialize>(value: &T) -> Vec<u8> {
     out
 }
 
-/// `{"kind":"APIGroupDiscoveryList","apiVersion":…,"metadata":{},"items":ITEMS}`
+/// `PREFIX[ITEM,ITEM,…]SUFFIX` from prepared segments: the JSON array
+/// `serde_json` writes for the items, framed, with its gzip joined from
+/// the items' own (see [`Segment`]).
+fn framed_list<'a>(
+    prefix: &str,
+    items: impl IntoIterator<Item = &'a Segment>,
+    suffix: &str,
+    comma: &'a Segment,
+    content_type: HeaderValue,
+) -> Rendered {
+    let head = Segment::new(format!("{prefix}["));
+    let tail = Segment::new(format!("]{suffix}"));
+    let mut parts: Vec<&Segment> = vec![&head];
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            parts.push(comma);
+        }
+        parts.push(item);
+    }
+    parts.push(&tail);
+    Rendered::from_segments(parts.iter().copied(), content_type)
+}
+
+/// `{"kind":"APIGroupDiscoveryList","apiVersion":…,"metadata":{},"items":[…]}`
 /// around items serialized once.
-fn aggregated_list(api_version: &str, items: &[u8], content_type: &'static str) -> Rendered {
-    let mut out = Vec::with_capacity(items.len() + 128);
-    out.extend_from_slice(b"{\"kind\":\"APIGroupDiscoveryList\",\"apiVersion\":\"");
-    out.extend_from_slice(api_version.as_bytes());
-    out.extend_from_slice(b"\",\"metadata\":{},\"items\":");
-    out.extend_from_slice(items);
-    out.extend_from_slice(b"}\n");
-    Rendered::new(out, HeaderValue::from_static(content_type))
+fn aggregated_list<'a>(
+    api_version: &str,
+    items: impl IntoIterator<Item = &'a Segment>,
+    comma: &'a Segment,
+    content_type: &'static str,
+) -> Rendered {
+    framed_list(
+        &format!(
+            "{{\"kind\":\"APIGroupDiscoveryList\",\"apiVersion\":\"{api_version}\",\"metadata\":{{}},\"items\":"
+        ),
+        items,
+        "}\n",
+        comma,
+        HeaderValue::from_static(content_type),
+    )
 }
 
 fn legacy_group(g: &APIGroupDiscovery, standalone: bool) -> APIGroup {
@@ -255,9 +326,37 @@ fn legacy_group(g: &APIGroupDiscovery, standalone: bool) -> APIGroup {
 /// Renders every discovery body of a merged model.
 #[must_use]
 pub fn render(merged: &Merged) -> Rendering {
-    let core_items: Vec<&APIGroupDiscovery> = merged.core.iter().collect();
-    let core_bytes = serde_json::to_vec(&core_items).expect("discovery types always serialize");
-    let group_bytes = serde_json::to_vec(&merged.groups).expect("discovery types always serialize");
+    render_reusing(merged, None)
+}
+
+/// Renders every discovery body of a merged model, taking each group's
+/// prepared parts from `previous` when the group is equal to what they
+/// were made from (issue 16: at 5,000 CRDs a change to one group-version
+/// must not serialize and compress a thousand others again).
+///
+/// The result is the same, byte for byte, as [`render`] of `merged`:
+/// parts depend only on their group, and the lists are joined from parts
+/// in `merged`'s order either way. What is still made whole on every
+/// call: joining the lists and hashing them (SHA-512 of every byte of
+/// `/apis`, twice), the small `/api` bodies, and the per-group-version
+/// legacy lists' map (shared, not copied).
+#[must_use]
+pub fn render_reusing(merged: &Merged, previous: Option<&Rendering>) -> Rendering {
+    let mut rendered_groups = 0;
+    let mut piece = |g: &APIGroupDiscovery, core: bool| -> Arc<GroupPiece> {
+        if let Some(p) =
+            previous.and_then(|p| p.pieces.get(&g.metadata.name)).filter(|p| p.model == *g)
+        {
+            return Arc::clone(p);
+        }
+        rendered_groups += 1;
+        Arc::new(GroupPiece::new(g, core))
+    };
+    let core = merged.core.as_ref().map(|g| piece(g, true));
+    let groups: Vec<Arc<GroupPiece>> = merged.groups.iter().map(|g| piece(g, false)).collect();
+    let comma = Segment::new(&b","[..]);
+    let core_items = || core.iter().map(|p| &p.item);
+    let group_items = || groups.iter().map(|p| &p.item);
     let api_legacy = APIVersions {
         kind: "APIVersions".into(),
         versions: merged
@@ -267,32 +366,53 @@ pub fn render(merged: &Merged) -> Rendering {
             .collect(),
         server_address_by_client_cidrs: merged.server_addresses.clone(),
     };
-    let apis_legacy = APIGroupList {
-        kind: "APIGroupList".into(),
-        api_version: "v1".into(),
-        groups: merged.groups.iter().map(|g| legacy_group(g, false)).collect(),
-    };
+    let apis_legacy = framed_list(
+        "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":",
+        groups.iter().filter_map(|p| p.legacy_item.as_ref()),
+        "}\n",
+        &comma,
+        HeaderValue::from_static("application/json"),
+    );
     Rendering {
-        api_v2: aggregated_list("apidiscovery.k8s.io/v2", &core_bytes, DISCOVERY_V2_CONTENT_TYPE),
+        api_v2: aggregated_list(
+            "apidiscovery.k8s.io/v2",
+            core_items(),
+            &comma,
+            DISCOVERY_V2_CONTENT_TYPE,
+        ),
         api_v2beta1: aggregated_list(
             "apidiscovery.k8s.io/v2beta1",
-            &core_bytes,
+            core_items(),
+            &comma,
             DISCOVERY_V2BETA1_CONTENT_TYPE,
         ),
-        apis_v2: aggregated_list("apidiscovery.k8s.io/v2", &group_bytes, DISCOVERY_V2_CONTENT_TYPE),
+        apis_v2: aggregated_list(
+            "apidiscovery.k8s.io/v2",
+            group_items(),
+            &comma,
+            DISCOVERY_V2_CONTENT_TYPE,
+        ),
         apis_v2beta1: aggregated_list(
             "apidiscovery.k8s.io/v2beta1",
-            &group_bytes,
+            group_items(),
+            &comma,
             DISCOVERY_V2BETA1_CONTENT_TYPE,
         ),
         api_legacy: Rendered::json(k8s_json(&api_legacy)),
-        apis_legacy: Rendered::json(k8s_json(&apis_legacy)),
-        groups: merged
-            .groups
+        apis_legacy,
+        groups: groups
             .iter()
-            .map(|g| (g.metadata.name.clone(), Rendered::json(k8s_json(&legacy_group(g, true)))))
+            .filter_map(|p| {
+                p.group.as_ref().map(|r| (p.model.metadata.name.clone(), Arc::clone(r)))
+            })
             .collect(),
         resources: merged.legacy.clone(),
+        rendered_groups,
+        pieces: core
+            .iter()
+            .chain(&groups)
+            .map(|p| (p.model.metadata.name.clone(), Arc::clone(p)))
+            .collect(),
     }
 }
 
