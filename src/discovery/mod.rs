@@ -101,11 +101,106 @@ struct Candidate<'a> {
 ///   keeping their last known resources.
 #[must_use]
 pub fn merge(sources: &[Source<'_>]) -> Merged {
-    let mut ranked: Vec<&Source<'_>> = sources.iter().collect();
+    plan(sources).to_merged()
+}
+
+/// The merged model, borrowed from the sources it was merged from:
+/// [`merge`] without copying a single resource. Rendering compares it with
+/// what it rendered before and copies only the groups that changed
+/// (issue 16: at 5,000 CRDs, copying every resource on each rebuild, and
+/// freeing the copies, was a large part of a one-change rebuild).
+#[derive(Debug, Clone, Default)]
+pub struct Plan<'a> {
+    /// The core group, if any downstream serves it.
+    pub core: Option<GroupPlan<'a>>,
+    /// Named groups in serving order.
+    pub groups: Vec<GroupPlan<'a>>,
+    /// Legacy lists of the winning group-versions, by path.
+    pub legacy: BTreeMap<String, Arc<Rendered>>,
+    /// For legacy `/api`.
+    pub server_addresses: &'a [ServerAddressByClientCIDR],
+}
+
+/// One group of a [`Plan`].
+#[derive(Debug, Clone)]
+pub struct GroupPlan<'a> {
+    /// Its name (`""` for the core group).
+    pub name: &'a str,
+    /// Its versions in serving order, each with whether its downstream is
+    /// stale (then it is published `Stale`).
+    pub versions: Vec<(&'a APIVersionDiscovery, bool)>,
+}
+
+impl GroupPlan<'_> {
+    /// The group as it is published.
+    #[must_use]
+    pub fn to_group(&self) -> APIGroupDiscovery {
+        APIGroupDiscovery {
+            metadata: ObjectMeta { name: self.name.to_owned() },
+            versions: self
+                .versions
+                .iter()
+                .map(|(v, stale)| {
+                    let mut v = (*v).clone();
+                    if *stale {
+                        v.freshness = STALE.to_owned();
+                    }
+                    v
+                })
+                .collect(),
+        }
+    }
+
+    /// Whether it publishes exactly `group`, compared in place.
+    #[must_use]
+    pub fn publishes(&self, group: &APIGroupDiscovery) -> bool {
+        self.name == group.metadata.name
+            && self.versions.len() == group.versions.len()
+            && self.versions.iter().zip(&group.versions).all(|((v, stale), g)| {
+                let freshness = if *stale { STALE } else { v.freshness.as_str() };
+                v.version == g.version && freshness == g.freshness && v.resources == g.resources
+            })
+    }
+}
+
+impl<'a> Plan<'a> {
+    /// The plan of an already merged model (nothing is stale that is not
+    /// already marked so).
+    #[must_use]
+    pub fn of(merged: &'a Merged) -> Self {
+        let group = |g: &'a APIGroupDiscovery| GroupPlan {
+            name: &g.metadata.name,
+            versions: g.versions.iter().map(|v| (v, false)).collect(),
+        };
+        Self {
+            core: merged.core.as_ref().map(group),
+            groups: merged.groups.iter().map(group).collect(),
+            legacy: merged.legacy.clone(),
+            server_addresses: &merged.server_addresses,
+        }
+    }
+
+    /// The merged model, copied out.
+    #[must_use]
+    pub fn to_merged(&self) -> Merged {
+        Merged {
+            core: self.core.as_ref().map(GroupPlan::to_group),
+            groups: self.groups.iter().map(GroupPlan::to_group).collect(),
+            legacy: self.legacy.clone(),
+            server_addresses: self.server_addresses.to_vec(),
+        }
+    }
+}
+
+/// Merges every downstream's discovery by the rules of [`merge`], borrowing
+/// from `sources`.
+#[must_use]
+pub fn plan<'a>(sources: &[Source<'a>]) -> Plan<'a> {
+    let mut ranked: Vec<&Source<'a>> = sources.iter().collect();
     ranked.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.order.cmp(&b.order)));
 
-    let mut core: BTreeMap<&str, Candidate<'_>> = BTreeMap::new();
-    let mut groups: BTreeMap<&str, BTreeMap<&str, Candidate<'_>>> = BTreeMap::new();
+    let mut core: BTreeMap<&str, Candidate<'a>> = BTreeMap::new();
+    let mut groups: BTreeMap<&'a str, BTreeMap<&str, Candidate<'a>>> = BTreeMap::new();
     for s in &ranked {
         let d = s.discovery;
         for v in &d.core {
@@ -124,18 +219,18 @@ pub fn merge(sources: &[Source<'_>]) -> Merged {
         }
     }
 
-    let mut merged = Merged {
+    let mut merged = Plan {
         server_addresses: ranked
             .iter()
             .find(|s| !s.discovery.server_addresses.is_empty())
-            .map(|s| s.discovery.server_addresses.clone())
+            .map(|s| s.discovery.server_addresses.as_slice())
             .unwrap_or_default(),
-        ..Merged::default()
+        ..Plan::default()
     };
     if !core.is_empty() {
         merged.core = Some(group_entry("", core, &mut merged.legacy));
     }
-    let mut ordered: Vec<(i64, &str, BTreeMap<&str, Candidate<'_>>)> = groups
+    let mut ordered: Vec<(i64, &'a str, BTreeMap<&str, Candidate<'a>>)> = groups
         .into_iter()
         .map(|(name, versions)| {
             let priority = versions.values().map(|c| c.priority).max().unwrap_or(i64::MIN);
@@ -167,29 +262,24 @@ fn candidate<'a>(s: &Source<'a>, version: &'a APIVersionDiscovery, group: &str) 
     }
 }
 
-fn group_entry(
-    name: &str,
-    versions: BTreeMap<&str, Candidate<'_>>,
+fn group_entry<'a>(
+    name: &'a str,
+    versions: BTreeMap<&str, Candidate<'a>>,
     legacy: &mut BTreeMap<String, Arc<Rendered>>,
-) -> APIGroupDiscovery {
-    let mut candidates: Vec<Candidate<'_>> = versions.into_values().collect();
+) -> GroupPlan<'a> {
+    let mut candidates: Vec<Candidate<'a>> = versions.into_values().collect();
     candidates.sort_by(|a, b| {
         b.priority
             .cmp(&a.priority)
             .then(a.order.cmp(&b.order))
             .then_with(|| version::preference(&a.version.version, &b.version.version))
     });
-    let mut out =
-        APIGroupDiscovery { metadata: ObjectMeta { name: name.to_owned() }, versions: Vec::new() };
+    let mut out = GroupPlan { name, versions: Vec::with_capacity(candidates.len()) };
     for c in candidates {
-        let mut v = c.version.clone();
-        if !c.fresh {
-            v.freshness = STALE.to_owned();
-        }
         if let Some(l) = c.legacy {
-            legacy.insert(GroupVersion::key_of(name, &v.version), Arc::clone(l));
+            legacy.insert(GroupVersion::key_of(name, &c.version.version), Arc::clone(l));
         }
-        out.versions.push(v);
+        out.versions.push((c.version, !c.fresh));
     }
     out
 }
@@ -239,19 +329,19 @@ struct GroupPiece {
 }
 
 impl GroupPiece {
-    fn new(g: &APIGroupDiscovery, core: bool) -> Self {
-        let item = serde_json::to_vec(g).expect("discovery types always serialize");
+    fn new(g: APIGroupDiscovery, core: bool) -> Self {
+        let item = serde_json::to_vec(&g).expect("discovery types always serialize");
         let (legacy_item, group) = if core {
             (None, None)
         } else {
-            let list_entry = serde_json::to_vec(&legacy_group(g, false))
+            let list_entry = serde_json::to_vec(&legacy_group(&g, false))
                 .expect("discovery types always serialize");
             (
                 Some(Segment::new(list_entry)),
-                Some(Arc::new(Rendered::json(k8s_json(&legacy_group(g, true))))),
+                Some(Arc::new(Rendered::json(k8s_json(&legacy_group(&g, true))))),
             )
         };
-        Self { model: g.clone(), item: Segment::new(item), legacy_item, group }
+        Self { model: g, item: Segment::new(item), legacy_item, group }
     }
 }
 
@@ -326,7 +416,7 @@ fn legacy_group(g: &APIGroupDiscovery, standalone: bool) -> APIGroup {
 /// Renders every discovery body of a merged model.
 #[must_use]
 pub fn render(merged: &Merged) -> Rendering {
-    render_reusing(merged, None)
+    render_reusing(&Plan::of(merged), None)
 }
 
 /// Renders every discovery body of a merged model, taking each group's
@@ -341,16 +431,16 @@ pub fn render(merged: &Merged) -> Rendering {
 /// `/apis`, twice), the small `/api` bodies, and the per-group-version
 /// legacy lists' map (shared, not copied).
 #[must_use]
-pub fn render_reusing(merged: &Merged, previous: Option<&Rendering>) -> Rendering {
+pub fn render_reusing(merged: &Plan<'_>, previous: Option<&Rendering>) -> Rendering {
     let mut rendered_groups = 0;
-    let mut piece = |g: &APIGroupDiscovery, core: bool| -> Arc<GroupPiece> {
+    let mut piece = |g: &GroupPlan<'_>, core: bool| -> Arc<GroupPiece> {
         if let Some(p) =
-            previous.and_then(|p| p.pieces.get(&g.metadata.name)).filter(|p| p.model == *g)
+            previous.and_then(|p| p.pieces.get(g.name)).filter(|p| g.publishes(&p.model))
         {
             return Arc::clone(p);
         }
         rendered_groups += 1;
-        Arc::new(GroupPiece::new(g, core))
+        Arc::new(GroupPiece::new(g.to_group(), core))
     };
     let core = merged.core.as_ref().map(|g| piece(g, true));
     let groups: Vec<Arc<GroupPiece>> = merged.groups.iter().map(|g| piece(g, false)).collect();
@@ -362,9 +452,9 @@ pub fn render_reusing(merged: &Merged, previous: Option<&Rendering>) -> Renderin
         versions: merged
             .core
             .iter()
-            .flat_map(|g| g.versions.iter().map(|v| v.version.clone()))
+            .flat_map(|g| g.versions.iter().map(|(v, _)| v.version.clone()))
             .collect(),
-        server_address_by_client_cidrs: merged.server_addresses.clone(),
+        server_address_by_client_cidrs: merged.server_addresses.to_vec(),
     };
     let apis_legacy = framed_list(
         "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":",
@@ -373,6 +463,36 @@ pub fn render_reusing(merged: &Merged, previous: Option<&Rendering>) -> Renderin
         &comma,
         HeaderValue::from_static("application/json"),
     );
+    // The two renditions of /apis are the largest bodies of a snapshot
+    // (2.4 MB each at 5,000 CRDs) and hashing each costs milliseconds:
+    // the v2beta1 one is made on a second thread meanwhile.
+    let (apis_v2, apis_v2beta1) = std::thread::scope(|scope| {
+        let beta = scope.spawn(|| {
+            aggregated_list(
+                "apidiscovery.k8s.io/v2beta1",
+                group_items(),
+                &comma,
+                DISCOVERY_V2BETA1_CONTENT_TYPE,
+            )
+        });
+        let v2 = aggregated_list(
+            "apidiscovery.k8s.io/v2",
+            group_items(),
+            &comma,
+            DISCOVERY_V2_CONTENT_TYPE,
+        );
+        let beta = beta.join().unwrap_or_else(|_| {
+            // Rendering does not panic on any input (serializing these
+            // types cannot fail); if it ever did, make it here instead.
+            aggregated_list(
+                "apidiscovery.k8s.io/v2beta1",
+                group_items(),
+                &comma,
+                DISCOVERY_V2BETA1_CONTENT_TYPE,
+            )
+        });
+        (v2, beta)
+    });
     Rendering {
         api_v2: aggregated_list(
             "apidiscovery.k8s.io/v2",
@@ -386,18 +506,8 @@ pub fn render_reusing(merged: &Merged, previous: Option<&Rendering>) -> Renderin
             &comma,
             DISCOVERY_V2BETA1_CONTENT_TYPE,
         ),
-        apis_v2: aggregated_list(
-            "apidiscovery.k8s.io/v2",
-            group_items(),
-            &comma,
-            DISCOVERY_V2_CONTENT_TYPE,
-        ),
-        apis_v2beta1: aggregated_list(
-            "apidiscovery.k8s.io/v2beta1",
-            group_items(),
-            &comma,
-            DISCOVERY_V2BETA1_CONTENT_TYPE,
-        ),
+        apis_v2,
+        apis_v2beta1,
         api_legacy: Rendered::json(k8s_json(&api_legacy)),
         apis_legacy,
         groups: groups

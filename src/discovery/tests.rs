@@ -192,7 +192,7 @@ fn rendering_again_reuses_every_unchanged_group() {
     let m1 = merge(&[Source { name: "d", priority: 1, order: 0, discovery: &after }]);
     let r0 = render(&m0);
     assert_eq!(r0.rendered_groups, 31, "a first rendering makes every group and the core");
-    let r1 = render_reusing(&m1, Some(&r0));
+    let r1 = render_reusing(&Plan::of(&m1), Some(&r0));
     assert_eq!(r1.rendered_groups, 1, "only the changed group is made again");
     for (name, body) in &r1.groups {
         let same = Arc::ptr_eq(body, &r0.groups[name]);
@@ -217,7 +217,22 @@ fn a_group_turning_stale_is_rendered_again() {
     let stale = DownstreamDiscovery { fresh: false, ..many_groups(3, None) };
     let r0 = render(&merge(&[Source { name: "d", priority: 1, order: 0, discovery: &fresh }]));
     let m1 = merge(&[Source { name: "d", priority: 1, order: 0, discovery: &stale }]);
-    let r1 = render_reusing(&m1, Some(&r0));
+    let r1 = render_reusing(&Plan::of(&m1), Some(&r0));
     assert_eq!(r1.rendered_groups, 4);
     assert_eq!(r1.apis_v2.body, render(&m1).apis_v2.body);
+}
+
+#[test]
+fn a_plan_renders_as_the_merged_model_does() {
+    let a = many_groups(5, None);
+    let b = DownstreamDiscovery { fresh: false, ..many_groups(8, Some(2)) };
+    let sources = [
+        Source { name: "a", priority: 2, order: 0, discovery: &a },
+        Source { name: "b", priority: 1, order: 1, discovery: &b },
+    ];
+    let from_plan = render_reusing(&plan(&sources), None);
+    let from_merged = render(&merge(&sources));
+    assert_eq!(from_plan.apis_v2.body, from_merged.apis_v2.body);
+    assert_eq!(from_plan.apis_legacy.body, from_merged.apis_legacy.body);
+    assert!(from_plan.apis_v2.body.windows(5).any(|w| w == b"Stale"), "b's versions are stale");
 }

@@ -224,7 +224,7 @@ fn assemble(
         })
         .collect();
     let discovery =
-        discovery::render_reusing(&discovery::merge(&sources), previous.map(|p| &p.discovery));
+        discovery::render_reusing(&discovery::plan(&sources), previous.map(|p| &p.discovery));
     let openapi_v2 = ordered.iter().find_map(|c| c.openapi_v2.clone());
     let version = ordered.iter().find_map(|c| c.version.clone());
     let paths = served_paths(&discovery);
