@@ -358,15 +358,15 @@ fn k8s_json<T: Serialize>(value: &T) -> Vec<u8> {
 /// the items' own (see [`Segment`]). `tree`: hashed as a tree of its parts
 /// ([`Rendered::from_segments_tree`]), else as one body.
 fn framed_list<'a>(
-    prefix: &str,
+    head: &'static str,
     items: impl IntoIterator<Item = &'a Segment>,
-    suffix: &str,
+    tail: &'static str,
     comma: &'a Segment,
     content_type: HeaderValue,
     tree: bool,
 ) -> Rendered {
-    let head = Segment::new(format!("{prefix}["));
-    let tail = Segment::new(format!("]{suffix}"));
+    let head = Segment::fixed(head);
+    let tail = Segment::fixed(tail);
     let mut parts: Vec<&Segment> = vec![&head];
     for (i, item) in items.into_iter().enumerate() {
         if i > 0 {
@@ -382,25 +382,19 @@ fn framed_list<'a>(
     }
 }
 
+const AGGREGATED_V2: &str = "{\"kind\":\"APIGroupDiscoveryList\",\"apiVersion\":\"apidiscovery.k8s.io/v2\",\"metadata\":{},\"items\":[";
+const AGGREGATED_V2BETA1: &str = "{\"kind\":\"APIGroupDiscoveryList\",\"apiVersion\":\"apidiscovery.k8s.io/v2beta1\",\"metadata\":{},\"items\":[";
+
 /// `{"kind":"APIGroupDiscoveryList","apiVersion":…,"metadata":{},"items":[…]}`
 /// around items serialized once. Its ETag is a hash of its parts: hashing
 /// all of `/apis` twice was most of a one-change rebuild at 5,000 CRDs.
 fn aggregated_list<'a>(
-    api_version: &str,
+    head: &'static str,
     items: impl IntoIterator<Item = &'a Segment>,
     comma: &'a Segment,
     content_type: &'static str,
 ) -> Rendered {
-    framed_list(
-        &format!(
-            "{{\"kind\":\"APIGroupDiscoveryList\",\"apiVersion\":\"{api_version}\",\"metadata\":{{}},\"items\":"
-        ),
-        items,
-        "}\n",
-        comma,
-        HeaderValue::from_static(content_type),
-        true,
-    )
+    framed_list(head, items, "]}\n", comma, HeaderValue::from_static(content_type), true)
 }
 
 fn legacy_group(g: &APIGroupDiscovery, standalone: bool) -> APIGroup {
@@ -452,7 +446,7 @@ pub fn render_reusing(merged: &Plan<'_>, previous: Option<&Rendering>) -> Render
     };
     let core = merged.core.as_ref().map(|g| piece(g, true));
     let groups: Vec<Arc<GroupPiece>> = merged.groups.iter().map(|g| piece(g, false)).collect();
-    let comma = Segment::new(&b","[..]);
+    let comma = Segment::fixed(",");
     let core_items = || core.iter().map(|p| &p.item);
     let group_items = || groups.iter().map(|p| &p.item);
     let api_legacy = APIVersions {
@@ -465,9 +459,9 @@ pub fn render_reusing(merged: &Plan<'_>, previous: Option<&Rendering>) -> Render
         server_address_by_client_cidrs: merged.server_addresses.to_vec(),
     };
     let apis_legacy = framed_list(
-        "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":",
+        "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[",
         groups.iter().filter_map(|p| p.legacy_item.as_ref()),
-        "}\n",
+        "]}\n",
         &comma,
         HeaderValue::from_static("application/json"),
         false,
@@ -478,23 +472,18 @@ pub fn render_reusing(merged: &Plan<'_>, previous: Option<&Rendering>) -> Render
     let (apis_v2, apis_v2beta1) = std::thread::scope(|scope| {
         let beta = scope.spawn(|| {
             aggregated_list(
-                "apidiscovery.k8s.io/v2beta1",
+                AGGREGATED_V2BETA1,
                 group_items(),
                 &comma,
                 DISCOVERY_V2BETA1_CONTENT_TYPE,
             )
         });
-        let v2 = aggregated_list(
-            "apidiscovery.k8s.io/v2",
-            group_items(),
-            &comma,
-            DISCOVERY_V2_CONTENT_TYPE,
-        );
+        let v2 = aggregated_list(AGGREGATED_V2, group_items(), &comma, DISCOVERY_V2_CONTENT_TYPE);
         let beta = beta.join().unwrap_or_else(|_| {
             // Rendering does not panic on any input (serializing these
             // types cannot fail); if it ever did, make it here instead.
             aggregated_list(
-                "apidiscovery.k8s.io/v2beta1",
+                AGGREGATED_V2BETA1,
                 group_items(),
                 &comma,
                 DISCOVERY_V2BETA1_CONTENT_TYPE,
@@ -503,14 +492,9 @@ pub fn render_reusing(merged: &Plan<'_>, previous: Option<&Rendering>) -> Render
         (v2, beta)
     });
     Rendering {
-        api_v2: aggregated_list(
-            "apidiscovery.k8s.io/v2",
-            core_items(),
-            &comma,
-            DISCOVERY_V2_CONTENT_TYPE,
-        ),
+        api_v2: aggregated_list(AGGREGATED_V2, core_items(), &comma, DISCOVERY_V2_CONTENT_TYPE),
         api_v2beta1: aggregated_list(
-            "apidiscovery.k8s.io/v2beta1",
+            AGGREGATED_V2BETA1,
             core_items(),
             &comma,
             DISCOVERY_V2BETA1_CONTENT_TYPE,

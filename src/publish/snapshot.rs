@@ -270,9 +270,9 @@ fn root_entries(
 
 /// `{"paths":{MEMBER,MEMBER,…}}`, members in key order.
 fn root_index(entries: &BTreeMap<String, Segment>) -> Rendered {
-    let head = Segment::new(&b"{\"paths\":{"[..]);
-    let tail = Segment::new(&b"}}"[..]);
-    let comma = Segment::new(&b","[..]);
+    let head = Segment::fixed("{\"paths\":{");
+    let tail = Segment::fixed("}}");
+    let comma = Segment::fixed(",");
     let mut parts: Vec<&Segment> = Vec::with_capacity(entries.len() * 2 + 2);
     parts.push(&head);
     for (i, member) in entries.values().enumerate() {
