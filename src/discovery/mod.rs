@@ -311,6 +311,87 @@ pub struct Rendering {
     /// Each group's prepared parts, by name (`""` for the core group):
     /// what the next rendering reuses.
     pieces: BTreeMap<String, Arc<GroupPiece>>,
+    /// Runs of consecutive groups compressed together, by their first
+    /// group's name: what the next rendering reuses.
+    runs: BTreeMap<String, Arc<Run>>,
+}
+
+/// Consecutive groups of `/apis`, joined and compressed as one segment.
+///
+/// One segment per group made the gzip of `/apis` 2.7 times larger at
+/// 5,000 CRDs and 13 times for 1,500 one-resource groups: every segment
+/// carries its own deflate block header, Huffman tables and sync flush,
+/// and finds no matches in its neighbours. A run ends after a group whose
+/// name hashes to 0 mod [`RUN_SPLIT`] (or at [`RUN_MAX`] groups), so the
+/// boundaries follow the names: adding or changing one group makes one run
+/// again, not every run after it.
+#[derive(Debug)]
+struct Run {
+    /// Its groups, in order; reused only when they are the very pieces.
+    members: Vec<Arc<GroupPiece>>,
+    /// The members' aggregated items, comma-separated.
+    items: Segment,
+    /// The members' `APIGroupList` entries, comma-separated.
+    legacy: Segment,
+}
+
+/// On average one group in this many ends a run.
+const RUN_SPLIT: u64 = 16;
+/// No run is longer than this many groups.
+const RUN_MAX: usize = 64;
+
+impl Run {
+    fn new(members: &[Arc<GroupPiece>]) -> Self {
+        let join = |part: &dyn Fn(&GroupPiece) -> Option<&Segment>| {
+            let mut out = Vec::new();
+            for (i, m) in members.iter().filter_map(|m| part(m)).enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(&m.plain);
+            }
+            Segment::new(out)
+        };
+        Self {
+            members: members.to_vec(),
+            items: join(&|m| Some(&m.item)),
+            legacy: join(&|m| m.legacy_item.as_ref()),
+        }
+    }
+}
+
+/// Whether a run ends after the group `name`: FNV-1a of the name, so the
+/// choice is the same on every replica and run.
+fn ends_run(name: &str) -> bool {
+    let h = name
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    h % RUN_SPLIT == 0
+}
+
+/// `groups` in runs, each taken from `previous` when it holds the same
+/// pieces.
+fn runs(
+    groups: &[Arc<GroupPiece>],
+    previous: Option<&BTreeMap<String, Arc<Run>>>,
+) -> Vec<Arc<Run>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, g) in groups.iter().enumerate() {
+        let last = i + 1 == groups.len();
+        if !(last || ends_run(&g.model.metadata.name) || i + 1 - start >= RUN_MAX) {
+            continue;
+        }
+        let members = groups.get(start..=i).unwrap_or_default();
+        let first = members.first().map(|m| m.model.metadata.name.as_str()).unwrap_or_default();
+        let reused = previous.and_then(|p| p.get(first)).filter(|r| {
+            r.members.len() == members.len()
+                && r.members.iter().zip(members).all(|(a, b)| Arc::ptr_eq(a, b))
+        });
+        out.push(reused.map_or_else(|| Arc::new(Run::new(members)), Arc::clone));
+        start = i + 1;
+    }
+    out
 }
 
 /// What one group contributes to the discovery bodies, prepared once and
@@ -447,8 +528,9 @@ pub fn render_reusing(merged: &Plan<'_>, previous: Option<&Rendering>) -> Render
     let core = merged.core.as_ref().map(|g| piece(g, true));
     let groups: Vec<Arc<GroupPiece>> = merged.groups.iter().map(|g| piece(g, false)).collect();
     let comma = Segment::fixed(",");
+    let runs = runs(&groups, previous.map(|p| &p.runs));
     let core_items = || core.iter().map(|p| &p.item);
-    let group_items = || groups.iter().map(|p| &p.item);
+    let group_items = || runs.iter().map(|r| &r.items);
     let api_legacy = APIVersions {
         kind: "APIVersions".into(),
         versions: merged
@@ -460,7 +542,7 @@ pub fn render_reusing(merged: &Plan<'_>, previous: Option<&Rendering>) -> Render
     };
     let apis_legacy = framed_list(
         "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[",
-        groups.iter().filter_map(|p| p.legacy_item.as_ref()),
+        runs.iter().map(|r| &r.legacy),
         "]}\n",
         &comma,
         HeaderValue::from_static("application/json"),
@@ -511,6 +593,12 @@ pub fn render_reusing(merged: &Plan<'_>, previous: Option<&Rendering>) -> Render
             .collect(),
         resources: merged.legacy.clone(),
         rendered_groups,
+        runs: runs
+            .iter()
+            .filter_map(|r| {
+                r.members.first().map(|m| (m.model.metadata.name.clone(), Arc::clone(r)))
+            })
+            .collect(),
         pieces: core
             .iter()
             .chain(&groups)

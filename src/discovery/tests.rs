@@ -236,3 +236,35 @@ fn a_plan_renders_as_the_merged_model_does() {
     assert_eq!(from_plan.apis_legacy.body, from_merged.apis_legacy.body);
     assert!(from_plan.apis_v2.body.windows(5).any(|w| w == b"Stale"), "b's versions are stale");
 }
+
+#[test]
+fn runs_of_groups_keep_apis_gzip_close_to_compressing_it_whole() {
+    // The 3,000 one-resource group-versions of the older fleet: one
+    // segment per group made its gzip 13 times what compressing the body
+    // whole gives (465 KB against 35 KB).
+    let fleet = crate::testing::fleet::contributions(50, 30, 2);
+    let sources: Vec<Source<'_>> = fleet
+        .iter()
+        .filter_map(|c| {
+            let discovery = c.discovery.as_deref()?;
+            Some(Source { name: &c.name, priority: c.priority, order: c.order, discovery })
+        })
+        .collect();
+    let r = render(&merge(&sources));
+    let joined = r.apis_v2.gzip.as_ref().expect("compressible").len();
+    let whole = Rendered::json(r.apis_v2.body.clone()).gzip.expect("compressible").len();
+    assert!(joined * 2 < whole * 5, "joined gzip {joined} bytes against {whole} compressed whole");
+}
+
+#[test]
+fn changing_one_group_makes_one_run_again() {
+    let before = many_groups(200, None);
+    let after = many_groups(200, Some(77));
+    let r0 = render(&merge(&[Source { name: "d", priority: 1, order: 0, discovery: &before }]));
+    let m1 = merge(&[Source { name: "d", priority: 1, order: 0, discovery: &after }]);
+    let r1 = render_reusing(&Plan::of(&m1), Some(&r0));
+    assert!(r0.runs.len() > 10, "{} runs", r0.runs.len());
+    let remade: Vec<&String> =
+        r1.runs.iter().filter(|(k, run)| !Arc::ptr_eq(run, &r0.runs[*k])).map(|(k, _)| k).collect();
+    assert_eq!(remade.len(), 1, "{remade:?}");
+}
