@@ -7,6 +7,10 @@
 //! Also prints the sizes of the aggregated `/apis` document, plain and
 //! gzipped.
 //!
+//! The second group is issue 16's scale: 5,000 CRD kinds in 1,000
+//! group-versions served by one downstream (`testing::crd`), one
+//! group-version changing between rebuilds.
+//!
 //! Run: `cargo bench --bench rebuild`.
 
 use std::hint::black_box;
@@ -14,8 +18,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode};
+use openapi_proxy::testing::crd::CrdFleet;
 use openapi_proxy::testing::fleet;
-use openapi_proxy::{Contribution, Readiness, build_snapshot};
+use openapi_proxy::{Contribution, Readiness, build_snapshot, rebuild_snapshot};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -65,5 +70,58 @@ fn main() {
         });
     });
     group.finish();
+    crd_one_change(&mut c);
     c.final_summary();
+}
+
+/// Issue 16: one CRD group-version of 1,000 changes (its discovery and
+/// its document), the snapshot is rebuilt: whole (`build`, what the
+/// proxy did before) and from the previous snapshot (`rebuild`). The documents' size does not
+/// enter a rebuild (they are shared, already prepared), so they are kept
+/// small here to keep the set-up short; discovery is full size.
+fn crd_one_change(c: &mut Criterion) {
+    let fleet = CrdFleet { kind_bytes: 1_000, ..CrdFleet::ISSUE_16 };
+    let original = Arc::new(fleet.contribution("crds", None));
+    let changed = Arc::new(fleet.contribution("crds", Some((fleet.group_versions / 2, 1))));
+    let (snap, _) = build_snapshot(1, std::slice::from_ref(&original), Readiness::default());
+    let apis = &snap.discovery.apis_v2;
+    eprintln!(
+        "crd scale: {} kinds, {} group-versions, {} groups; /apis aggregated: {} bytes, {} gzipped",
+        fleet.kinds,
+        snap.discovery.resources.len(),
+        snap.discovery.groups.len(),
+        apis.body.len(),
+        apis.gzip.as_ref().map_or(0, |g| g.len()),
+    );
+    let mut group = c.benchmark_group("rebuild_crd");
+    group
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(8));
+    let mut generation = 1;
+    group.bench_function("full_5000_kinds_1000_group_versions", |b| {
+        b.iter(|| {
+            generation += 1;
+            let input = if generation % 2 == 0 { &changed } else { &original };
+            black_box(build_snapshot(generation, std::slice::from_ref(input), Readiness::default()))
+        });
+    });
+    // What the proxy's builder does: the next snapshot from the one
+    // served, reusing what did not change. Each iteration rebuilds from
+    // the other state, so every one sees a real change.
+    let (from_changed, _) = build_snapshot(2, std::slice::from_ref(&changed), Readiness::default());
+    let states = [(&original, &from_changed), (&changed, &snap)];
+    group.bench_function("incremental_5000_kinds_1000_group_versions", |b| {
+        b.iter(|| {
+            generation += 1;
+            let (input, previous) = states[usize::from(generation % 2 == 0)];
+            black_box(rebuild_snapshot(
+                generation,
+                std::slice::from_ref(input),
+                Readiness::default(),
+                previous,
+            ))
+        });
+    });
+    group.finish();
 }

@@ -61,7 +61,9 @@ pub use outbound::credentials::Environment;
 pub use outbound::error::{ClientError, FetchError};
 pub use proxy::{Running, StartError, start};
 pub use publish::readiness::{Readiness, Standing};
-pub use publish::snapshot::{Contribution, Snapshot, build as build_snapshot};
+pub use publish::snapshot::{
+    Contribution, Snapshot, build as build_snapshot, rebuild as rebuild_snapshot,
+};
 
 // Converting: `convert`, the benches, the fuzz targets, the property and
 // golden tests.

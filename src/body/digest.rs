@@ -11,7 +11,12 @@ use sha2::{Digest, Sha512};
 /// it.
 #[must_use]
 pub fn sha512_hex(bytes: &[u8]) -> String {
-    let digest = Sha512::digest(bytes);
+    upper_hex(&Sha512::digest(bytes))
+}
+
+/// `digest` in upper-case hex, as Go's `%X` prints it.
+#[must_use]
+pub fn upper_hex(digest: &[u8]) -> String {
     let mut out = String::with_capacity(digest.len() * 2);
     for b in digest {
         out.push(char::from(HEX[usize::from(b >> 4)]));

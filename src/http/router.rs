@@ -171,7 +171,7 @@ fn routed(state: &AppState, req: &Request<'_>) -> (RouteLabel, Reply) {
         Route::Apis => discovery::root(req, state, false),
         Route::ApisSlash => discovery::legacy_only(req, state, |s| Some(&s.discovery.apis_legacy)),
         Route::Group(group) => {
-            discovery::legacy_only(req, state, |s| s.discovery.groups.get(group))
+            discovery::legacy_only(req, state, |s| s.discovery.groups.get(group).map(|r| &**r))
         }
         Route::GroupVersion(key) | Route::CoreVersion(key) => {
             discovery::legacy_only(req, state, |s| s.discovery.resources.get(key).map(|r| &**r))

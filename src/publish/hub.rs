@@ -15,7 +15,7 @@ use tracing::{info, warn};
 use crate::body::rendered::Rendered;
 use crate::metrics::Metrics;
 use crate::publish::readiness::{Readiness, Standing};
-use crate::publish::snapshot::{Conflict, Contribution, Snapshot, Store, build};
+use crate::publish::snapshot::{Conflict, Contribution, Snapshot, Store, rebuild};
 
 /// Where pollers leave their contributions and the builder picks them up.
 ///
@@ -121,9 +121,14 @@ pub async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>)
         }
         // Off the thread the poll loops run on: a large build (thousands
         // of group-versions) must not hold up every downstream's poll.
+        // From the snapshot served now, so that what did not change is
+        // reused rather than made again (issue 16).
         let next = generation + 1;
-        let built =
-            tokio::task::spawn_blocking(move || build(next, &contributions, readiness)).await;
+        let previous = store.load();
+        let built = tokio::task::spawn_blocking(move || {
+            rebuild(next, &contributions, readiness, &previous)
+        })
+        .await;
         let (snap, conflicts) = match built {
             Ok(built) => built,
             Err(e) => {
@@ -157,11 +162,13 @@ pub async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>)
         }
         generation += 1;
         let documents = snap.openapi.len();
+        let rendered_groups = snap.discovery.rendered_groups;
         store.publish(snap);
         metrics.snapshot(generation, documents);
         info!(
             generation,
             documents,
+            rendered_groups,
             ready,
             elapsed_ms = started.elapsed().as_secs_f64() * 1e3,
             "snapshot published"

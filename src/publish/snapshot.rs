@@ -8,7 +8,11 @@
 //! and a write of shared bytes.
 //!
 //! Building is pure ([`build`]): contributions in, snapshot and conflicts
-//! out. Conflicts (two downstreams publishing one key) are settled by
+//! out. [`rebuild`] is the same with the previous snapshot as one more
+//! input: what did not change (each discovery group's bodies, each root
+//! index entry's compressed bytes) is taken from it instead of being made
+//! again, which is what keeps a one-CRD change cheap at 5,000 CRDs
+//! (issue 16). Both give the same bytes. Conflicts (two downstreams publishing one key) are settled by
 //! priority, then by configuration order, so the result does not depend on
 //! which downstream answered first.
 
@@ -17,9 +21,8 @@ use std::sync::Arc;
 
 use actix_web::http::header::HeaderValue;
 use arc_swap::ArcSwap;
-use serde::Serialize;
 
-use crate::body::rendered::Rendered;
+use crate::body::rendered::{Rendered, Segment};
 use crate::discovery::{self, DownstreamDiscovery, Rendering, Source};
 use crate::publish::readiness::Readiness;
 use crate::wire::key::DocumentKey;
@@ -131,6 +134,8 @@ pub struct Snapshot {
     /// `GET /`: `{"paths":[…]}`, the paths served, as kube-apiserver's
     /// root lists its own.
     pub paths: bytes::Bytes,
+    /// Each root index entry, prepared: what [`rebuild`] reuses.
+    root_entries: BTreeMap<String, Segment>,
 }
 
 /// A key published by more than one downstream.
@@ -144,17 +149,6 @@ pub struct Conflict {
     pub loser: String,
 }
 
-#[derive(Serialize)]
-struct RootIndex<'a> {
-    paths: BTreeMap<&'a str, RootEntry<'a>>,
-}
-
-#[derive(Serialize)]
-struct RootEntry<'a> {
-    #[serde(rename = "serverRelativeURL")]
-    server_relative_url: &'a str,
-}
-
 /// Builds a snapshot from every downstream's contribution.
 ///
 /// The root index is `{"paths":{KEY:{"serverRelativeURL":URL}}}` with keys
@@ -165,6 +159,29 @@ pub fn build(
     generation: u64,
     contributions: &[Arc<Contribution>],
     readiness: Readiness,
+) -> (Snapshot, Vec<Conflict>) {
+    assemble(generation, contributions, readiness, None)
+}
+
+/// Builds the snapshot that follows `previous`: the same result as
+/// [`build`], byte for byte, with the parts whose inputs did not change
+/// taken from `previous` (issue 16: a one-group-version change at 5,000
+/// CRDs must not cost a full build).
+#[must_use]
+pub fn rebuild(
+    generation: u64,
+    contributions: &[Arc<Contribution>],
+    readiness: Readiness,
+    previous: &Snapshot,
+) -> (Snapshot, Vec<Conflict>) {
+    assemble(generation, contributions, readiness, Some(previous))
+}
+
+fn assemble(
+    generation: u64,
+    contributions: &[Arc<Contribution>],
+    readiness: Readiness,
+    previous: Option<&Snapshot>,
 ) -> (Snapshot, Vec<Conflict>) {
     let mut ordered: Vec<&Arc<Contribution>> = contributions.iter().collect();
     ordered.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.order.cmp(&b.order)));
@@ -194,18 +211,7 @@ pub fn build(
             );
         }
     }
-    let root = RootIndex {
-        paths: openapi
-            .iter()
-            .map(|(k, e)| {
-                (
-                    k.as_str(),
-                    RootEntry { server_relative_url: e.location.to_str().unwrap_or_default() },
-                )
-            })
-            .collect(),
-    };
-    let root_bytes = serde_json::to_vec(&root).expect("a map of strings always serializes");
+    let root_entries = root_entries(&openapi, previous.map(|p| &p.root_entries));
     let sources: Vec<Source<'_>> = ordered
         .iter()
         .filter_map(|c| {
@@ -217,22 +223,66 @@ pub fn build(
             })
         })
         .collect();
-    let discovery = discovery::render(&discovery::merge(&sources));
+    let discovery =
+        discovery::render_reusing(&discovery::plan(&sources), previous.map(|p| &p.discovery));
     let openapi_v2 = ordered.iter().find_map(|c| c.openapi_v2.clone());
     let version = ordered.iter().find_map(|c| c.version.clone());
     let paths = served_paths(&discovery);
     let snapshot = Snapshot {
         paths,
         generation,
-        openapi_root: Rendered::json(root_bytes),
+        openapi_root: root_index(&root_entries),
         openapi,
         openapi_v2,
         version,
         discovery,
         ready: readiness.ready(),
         readiness,
+        root_entries,
     };
     (snapshot, conflicts)
+}
+
+/// Each document's `KEY:{"serverRelativeURL":URL}` member of the root
+/// index, compressed once: taken from `previous` when its bytes are the
+/// same (the document did not change), made otherwise.
+fn root_entries(
+    openapi: &BTreeMap<String, Entry>,
+    previous: Option<&BTreeMap<String, Segment>>,
+) -> BTreeMap<String, Segment> {
+    openapi
+        .iter()
+        .map(|(key, e)| {
+            let url = e.location.to_str().unwrap_or_default();
+            let mut member = serde_json::to_vec(key).expect("a string always serializes");
+            member.extend_from_slice(b":{\"serverRelativeURL\":");
+            member.extend(serde_json::to_vec(url).expect("a string always serializes"));
+            member.push(b'}');
+            let segment = previous
+                .and_then(|p| p.get(key))
+                .filter(|s| s.plain[..] == member[..])
+                .cloned()
+                .unwrap_or_else(|| Segment::new(member));
+            (key.clone(), segment)
+        })
+        .collect()
+}
+
+/// `{"paths":{MEMBER,MEMBER,…}}`, members in key order.
+fn root_index(entries: &BTreeMap<String, Segment>) -> Rendered {
+    let head = Segment::fixed("{\"paths\":{");
+    let tail = Segment::fixed("}}");
+    let comma = Segment::fixed(",");
+    let mut parts: Vec<&Segment> = Vec::with_capacity(entries.len() * 2 + 2);
+    parts.push(&head);
+    for (i, member) in entries.values().enumerate() {
+        if i > 0 {
+            parts.push(&comma);
+        }
+        parts.push(member);
+    }
+    parts.push(&tail);
+    Rendered::from_segments(parts.iter().copied(), HeaderValue::from_static("application/json"))
 }
 
 /// The fixed paths and every group and group-version of `discovery`,
@@ -370,6 +420,125 @@ pub(crate) mod tests {
         let second = contribution("second", 1, 1, &[("api/v1", "{\"second\":1}")]);
         let (s, _) = build(1, &[second, first], Readiness::default());
         assert_eq!(&*s.openapi["api/v1"].downstream, "first");
+    }
+
+    #[test]
+    fn root_index_is_the_bytes_serde_writes_for_the_map() {
+        let c = contribution(
+            "a",
+            1,
+            0,
+            &[("apis/b/v1", "{\"x\":1}"), ("api/v1", "{}"), ("apis/c/v2", "{}")],
+        );
+        let (s, _) = build(1, &[c], Readiness::default());
+        let urls: BTreeMap<&str, serde_json::Value> = s
+            .openapi
+            .iter()
+            .map(|(k, e)| {
+                (
+                    k.as_str(),
+                    serde_json::json!({ "serverRelativeURL": e.location.to_str().unwrap() }),
+                )
+            })
+            .collect();
+        let whole = serde_json::to_vec(&serde_json::json!({ "paths": urls })).unwrap();
+        assert_eq!(s.openapi_root.body, whole);
+    }
+
+    /// One served body: what serves it, body, gzip, ETag.
+    type Served = (String, Vec<u8>, Option<Vec<u8>>, String);
+
+    /// Every byte a snapshot serves, in one comparable list.
+    fn served(s: &Snapshot) -> Vec<Served> {
+        let mut out = Vec::new();
+        let mut push = |name: &str, r: &Rendered| {
+            out.push((
+                name.to_owned(),
+                r.body.to_vec(),
+                r.gzip.as_ref().map(|g| g.to_vec()),
+                r.etag_str().to_owned(),
+            ));
+        };
+        push("root", &s.openapi_root);
+        let d = &s.discovery;
+        for (name, r) in [
+            ("api_v2", &d.api_v2),
+            ("api_v2beta1", &d.api_v2beta1),
+            ("apis_v2", &d.apis_v2),
+            ("apis_v2beta1", &d.apis_v2beta1),
+            ("api_legacy", &d.api_legacy),
+            ("apis_legacy", &d.apis_legacy),
+        ] {
+            push(name, r);
+        }
+        for (k, r) in &d.groups {
+            push(&format!("group {k}"), r);
+        }
+        for (k, r) in &d.resources {
+            push(&format!("resources {k}"), r);
+        }
+        for (k, e) in &s.openapi {
+            push(&format!("openapi {k} {}", e.location.to_str().unwrap()), &e.rendered);
+        }
+        out.push(("paths".into(), s.paths.to_vec(), None, String::new()));
+        out
+    }
+
+    const FLEET: crate::testing::crd::CrdFleet =
+        crate::testing::crd::CrdFleet { seed: 3, kinds: 60, group_versions: 24, kind_bytes: 300 };
+
+    #[test]
+    fn rebuilding_after_several_changes_gives_the_bytes_of_a_full_build() {
+        let other = contribution("other", 5, 1, &[("apis/extra.io/v1", "{\"extra\":1}")]);
+        let steps: Vec<Vec<Arc<Contribution>>> = vec![
+            vec![Arc::new(FLEET.contribution("crds", None))],
+            vec![Arc::new(FLEET.contribution("crds", Some((3, 1))))],
+            vec![Arc::new(FLEET.contribution("crds", Some((3, 2)))), Arc::clone(&other)],
+            vec![Arc::new(FLEET.contribution("crds", Some((17, 1)))), Arc::clone(&other)],
+            vec![Arc::new(Contribution {
+                discovery: Some(Arc::new(crate::discovery::DownstreamDiscovery {
+                    fresh: false,
+                    ..FLEET.discovery(Some((17, 1)))
+                })),
+                ..FLEET.contribution("crds", Some((17, 1)))
+            })],
+            vec![Arc::new(FLEET.contribution("crds", None))],
+        ];
+        let (mut previous, _) = build(1, &steps[0], Readiness::default());
+        for (i, step) in steps.iter().enumerate().skip(1) {
+            let generation = u64::try_from(i).unwrap() + 1;
+            let (incremental, c1) = rebuild(generation, step, Readiness::default(), &previous);
+            let (whole, c2) = build(generation, step, Readiness::default());
+            assert_eq!(c1, c2);
+            assert_eq!(served(&incremental), served(&whole), "step {i}");
+            previous = incremental;
+        }
+    }
+
+    /// Issue 16: a change to one CRD group-version must not render every
+    /// discovery body and root entry again.
+    #[test]
+    fn issue_16_one_group_version_change_renders_only_that_group() {
+        let (first, _) =
+            build(1, &[Arc::new(FLEET.contribution("crds", None))], Readiness::default());
+        assert_eq!(first.discovery.rendered_groups, 12, "24 group-versions in 12 groups");
+        let changed = FLEET.group_version(5);
+        let (next, _) = rebuild(
+            2,
+            &[Arc::new(FLEET.contribution("crds", Some((5, 1))))],
+            Readiness::default(),
+            &first,
+        );
+        assert_eq!(next.discovery.rendered_groups, 1);
+        for (group, body) in &next.discovery.groups {
+            let reused = Arc::ptr_eq(body, &first.discovery.groups[group]);
+            assert_eq!(reused, *group != changed.0, "{group}");
+        }
+        let key = format!("apis/{}/{}", changed.0, changed.1);
+        for (k, segment) in &next.root_entries {
+            let reused = segment.deflate.as_ptr() == first.root_entries[k].deflate.as_ptr();
+            assert_eq!(reused, *k != key, "root entry {k}");
+        }
     }
 
     #[test]

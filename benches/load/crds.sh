@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Issue 16: 5,000 CRDs in 1,000 group-versions plus the Kubernetes 1.27
+# built-ins, one downstream (examples/crd_fleet.rs), in front of the release
+# build of the proxy. Measures, REPEAT times each (report the median):
+#   - cold start: proxy process start → /readyz 200 with every document
+#     listed in /openapi/v3;
+#   - RSS (VmRSS, VmHWM from /proc/PID/status) after start and after load;
+#   - wrk -t1 -c32 with Accept-Encoding: gzip: p99 and req/s for the root
+#     /openapi/v3, one CRD document by its ?hash= URL, /apis aggregated;
+#   - total bytes of the documents served, plain and gzip;
+#   - with CHURN=1: the proxy's own rebuild metric while one CRD
+#     group-version changes every 5 s (a second phase, polling every 1 s).
+# Loopback only; every step is bounded in time. Needs ../shared/testdata
+# (or scripts/testdata.sh) for the built-ins.
+#
+#   bash benches/load/crds.sh
+#   KINDS=5000 GVS=1000 KIND_BYTES=40000 REPEAT=3 DURATION=10s CHURN=1 bash benches/load/crds.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+KINDS=${KINDS:-5000}
+GVS=${GVS:-1000}
+KIND_BYTES=${KIND_BYTES:-40000}
+REPEAT=${REPEAT:-3}
+DURATION=${DURATION:-10s}
+CHURN=${CHURN:-1}
+# The documents of 5,000 CRDs are far over the default 128 MiB budget
+# (docs/operations.md): the proxy would refuse them and keep nothing.
+BUDGET=${BUDGET:-1Gi}
+PORT=${PORT:-18190}
+AGG='application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList'
+
+for tool in wrk curl python3; do
+  command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
+done
+
+cargo build --release --quiet --bin openapi-proxy --example crd_fleet
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+start_fleet() { # $@: extra arguments
+  timeout 1200 target/release/examples/crd_fleet "$KINDS" "$GVS" "$KIND_BYTES" 16 "$@" >"$work/fleet.out" 2>"$work/fleet.err" &
+  pids+=($!)
+  for _ in $(seq 1200); do grep -q ready "$work/fleet.out" 2>/dev/null && break; sleep 0.1; done
+  grep -q ready "$work/fleet.out" || { echo "fleet did not start" >&2; cat "$work/fleet.err" >&2; exit 1; }
+  fleet_url=$(head -1 "$work/fleet.out")
+  fleet_docs=$(curl -s "$fleet_url/openapi/v3" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["paths"]))')
+}
+
+status() { # $1: pid; prints VmRSS VmHWM in MiB
+  awk '/^VmRSS|^VmHWM/ {printf "%s %.0f MiB  ", $1, $2/1024}' "/proc/$1/status"
+}
+
+start_proxy() { # $1: poll interval
+  local t0
+  t0=$(date +%s.%N)
+  RUST_LOG=warn target/release/openapi-proxy serve --listen "127.0.0.1:$PORT" --poll-interval "$1" \
+    --memory-budget-bytes "$BUDGET" --downstream "crds=$fleet_url" 2>>"$work/proxy.log" &
+  proxy=$!
+  pids+=($proxy)
+  base="http://127.0.0.1:$PORT"
+  for _ in $(seq 1200); do
+    if [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/readyz")" = 200 ]; then
+      n=$(curl -s "$base/openapi/v3" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["paths"]))' 2>/dev/null || echo 0)
+      [ "$n" -ge "$fleet_docs" ] && break
+    fi
+    sleep 0.05
+  done
+  cold=$(python3 -c "import time; print(f'{time.time() - $t0:.2f}')")
+  [ "$n" -ge "$fleet_docs" ] || { echo "proxy never served all $fleet_docs documents" >&2; tail "$work/proxy.log" >&2; exit 1; }
+}
+
+wrk_case() { # $1 name, $2.. wrk arguments
+  local name=$1; shift
+  local out rps p99
+  out=$(wrk -t1 -c32 -d"$DURATION" --latency -H 'Accept-Encoding: gzip' "$@")
+  rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+  p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
+  errors=$(awk '/Non-2xx|Socket errors/ {print}' <<<"$out")
+  printf '  %-22s %10s req/s  p99 %8s  %s\n' "$name" "$rps" "$p99" "${errors:-}"
+}
+
+start_fleet
+echo "fleet: $(cat "$work/fleet.err") at $fleet_url"
+for round in $(seq "$REPEAT"); do
+  start_proxy 1h
+  echo "round $round: cold start to ready ${cold} s; after start: $(status "$proxy")"
+  if [ "$round" = 1 ]; then
+    python3 - "$base" <<'EOF'
+import json, sys, urllib.request
+base = sys.argv[1]
+root = json.load(urllib.request.urlopen(base + "/openapi/v3"))
+plain = gz = 0
+for entry in root["paths"].values():
+    url = base + entry["serverRelativeURL"]
+    plain += len(urllib.request.urlopen(url).read())
+    req = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
+    gz += len(urllib.request.urlopen(req).read())
+print(f"documents: {len(root['paths'])}, {plain} bytes plain ({plain/2**20:.1f} MiB), {gz} gzip ({gz/2**20:.1f} MiB)")
+EOF
+  fi
+  crd_url=$(curl -s "$base/openapi/v3" | python3 -c 'import json,sys; p=json.load(sys.stdin)["paths"]; print(next(v["serverRelativeURL"] for k,v in sorted(p.items()) if ".crd" in k))')
+  wrk_case "root /openapi/v3" "$base/openapi/v3"
+  wrk_case "CRD document ?hash=" "$base$crd_url"
+  wrk_case "/apis aggregated" -H "Accept: $AGG" "$base/apis"
+  echo "  after load: $(status "$proxy")"
+  kill "$proxy"; wait "$proxy" 2>/dev/null || true
+done
+
+if [ "$CHURN" = 1 ]; then
+  kill "${pids[0]}"
+  start_fleet --churn 5
+  start_proxy 1s
+  metric() { curl -s "$base/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
+  s0=$(metric openapi_proxy_rebuild_duration_seconds_sum); c0=$(metric openapi_proxy_rebuild_duration_seconds_count)
+  sleep 32
+  s1=$(metric openapi_proxy_rebuild_duration_seconds_sum); c1=$(metric openapi_proxy_rebuild_duration_seconds_count)
+  python3 -c "n=$c1-$c0; print(f'one-change rebuilds (proxy metric): {int(n)}, mean {1000*($s1-$s0)/max(n,1):.2f} ms')"
+  curl -s "$base/metrics" | grep -E '^openapi_proxy_rebuild_duration_seconds_bucket' | head -6
+  echo "  after churn: $(status "$proxy")"
+fi
