@@ -332,7 +332,7 @@ pub enum ConvertError {
         /// Values copied when the limit was passed.
         copied: usize,
         /// The limit: the number of values in the input, at least
-        /// [`COPY_FLOOR`].
+        /// `COPY_FLOOR` (half a million).
         limit: usize,
     },
 }
