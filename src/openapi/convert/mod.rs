@@ -445,6 +445,9 @@ pub(crate) struct Context<'a> {
     /// Schemas inside `paths` that references point at, for
     /// `components.schemas` (see `Context::hoist`).
     hoisted: Vec<refs::Hoisted<'a>>,
+    /// The names `components.schemas` has, made when the first schema is
+    /// hoisted.
+    hoisted_names: Option<refs::ComponentNames>,
 }
 
 /// The copies of shared parameters any document may make, whatever its
@@ -475,6 +478,7 @@ impl<'a> Context<'a> {
             taken_in_place: BTreeSet::new(),
             input_values: None,
             hoisted: Vec::new(),
+            hoisted_names: None,
         })
     }
 

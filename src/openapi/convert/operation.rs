@@ -18,6 +18,8 @@
 //!   what the document does; elsewhere it is inlined with the operation's
 //!   media types (see `body_of`).
 
+use std::collections::BTreeSet;
+
 use crate::json::tree::{Node, Object};
 
 use super::{Context, ConvertError, NoteKind, as_object, media_types};
@@ -411,11 +413,20 @@ impl<'a> Context<'a> {
     /// such as `x-ms-parameterized-host`), and one no operation uses stays
     /// too, so that nothing of the input is lost without a note.
     pub(super) fn drop_unreferenced_parameter_components(&self, document: &mut Node<'a>) {
+        if self.taken_in_place.is_empty() {
+            return;
+        }
         let Node::Object(doc) = document else { return };
         let Some(Node::Object(components)) = doc.get_mut("components") else { return };
+        // Sets, not lists: a document may share thousands of parameters.
+        let taken: BTreeSet<&str> = self
+            .taken_in_place
+            .iter()
+            .map(|input| self.renames.name("parameters", input))
+            .collect();
         for section in ["parameters", "requestBodies"] {
             let prefix = format!("#/components/{section}/");
-            let referenced: Vec<String> = self
+            let referenced: BTreeSet<String> = self
                 .refs
                 .values()
                 .filter_map(|m| match m {
@@ -428,13 +439,7 @@ impl<'a> Context<'a> {
                 })
                 .collect();
             let Some(Node::Object(entries)) = components.get_mut(section) else { continue };
-            let taken: Vec<&str> = self
-                .taken_in_place
-                .iter()
-                .map(|input| self.renames.name("parameters", input))
-                .collect();
-            entries
-                .retain(|name, _| !taken.contains(&name) || referenced.iter().any(|r| r == name));
+            entries.retain(|name, _| !taken.contains(name) || referenced.contains(name));
             if entries.is_empty() {
                 components.retain(|k, _| k != section);
             }

@@ -65,21 +65,12 @@ impl Renames {
             if members.keys().all(|k| valid_component_name(k)) {
                 continue;
             }
-            let mut taken: BTreeSet<String> = members
-                .keys()
-                .filter(|k| valid_component_name(k))
-                .map(|k| k.as_str().to_owned())
-                .collect();
+            let mut taken = ComponentNames::new(
+                members.keys().filter(|k| valid_component_name(k)).map(|k| k.as_str().to_owned()),
+            );
             let mut renamed = BTreeMap::new();
             for name in members.keys().filter(|k| !valid_component_name(k)) {
-                let base = sanitized(name);
-                let mut candidate = base.clone();
-                let mut n = 2;
-                while taken.contains(&candidate) {
-                    candidate = format!("{base}_{n}");
-                    n += 1;
-                }
-                taken.insert(candidate.clone());
+                let candidate = taken.claim(sanitized(name));
                 let at = Location::root().key(section);
                 notes.push(Note {
                     at: at.key(name).to_pointer(),
@@ -111,6 +102,44 @@ impl Renames {
     /// requirements must be rewritten.
     fn renames_security(&self) -> bool {
         self.sections.iter().any(|(s, _)| *s == "securityDefinitions")
+    }
+}
+
+/// The names of one components section, and new ones given out without a
+/// clash: `base`, else `base_2`, `base_3`, … the first that is free.
+///
+/// The next suffix to try is remembered per base, so that many names
+/// sanitized to one base (a hostile document can have thousands: `x€`,
+/// `x£`, … all become `x_`) cost one lookup each rather than a walk past
+/// every suffix given before. Names are only ever added, so a remembered
+/// suffix never skips a free name: the result is the first free one.
+#[derive(Debug, Default)]
+pub(super) struct ComponentNames {
+    taken: BTreeSet<String>,
+    next: BTreeMap<String, usize>,
+}
+
+impl ComponentNames {
+    /// The names already in use.
+    pub(super) fn new(taken: impl IntoIterator<Item = String>) -> Self {
+        Self { taken: taken.into_iter().collect(), next: BTreeMap::new() }
+    }
+
+    /// A free name made from `base`, now taken.
+    pub(super) fn claim(&mut self, base: String) -> String {
+        if !self.taken.contains(&base) {
+            self.taken.insert(base.clone());
+            return base;
+        }
+        let mut n = self.next.get(&base).copied().unwrap_or(2);
+        let mut candidate = format!("{base}_{n}");
+        while self.taken.contains(&candidate) {
+            n += 1;
+            candidate = format!("{base}_{n}");
+        }
+        self.next.insert(base, n + 1);
+        self.taken.insert(candidate.clone());
+        candidate
     }
 }
 
@@ -279,19 +308,18 @@ impl<'a> Context<'a> {
             base.push('.');
             base.push_str(token);
         }
-        let base = sanitized(&base);
-        let taken = |name: &str, hoisted: &[Hoisted<'_>]| {
-            hoisted.iter().any(|h| h.name == name)
-                || self.doc.get("definitions").and_then(Node::as_object).is_some_and(|defs| {
-                    defs.keys().any(|k| self.renames.name("definitions", k) == name)
-                })
-        };
-        let mut name = base.clone();
-        let mut n = 2;
-        while taken(&name, &self.hoisted) {
-            name = format!("{base}_{n}");
-            n += 1;
-        }
+        let (doc, renames) = (self.doc, &self.renames);
+        // The names of `components.schemas` so far: the definitions' v3
+        // names, then the schemas hoisted before.
+        let names = self.hoisted_names.get_or_insert_with(|| {
+            let defs = doc.get("definitions").and_then(Node::as_object);
+            ComponentNames::new(
+                defs.into_iter()
+                    .flat_map(|d| d.keys())
+                    .map(|k| renames.name("definitions", k).to_owned()),
+            )
+        });
+        let name = names.claim(sanitized(&base));
         let at = below.iter().fold(JsonPointer::root().push("paths"), |p, t| p.push(t));
         let mut reference = String::from("#/components/schemas/");
         push_fragment_token(&mut reference, &name);

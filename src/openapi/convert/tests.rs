@@ -1495,3 +1495,21 @@ fn shared_parameters_no_operation_uses_stay_components() {
     );
     assert_eq!(kinds(&c.notes), Vec::<&str>::new());
 }
+
+// Names given out for one base skip the suffixes input names hold and
+// those given before, and stay the first free ones (what a walk from `_2`
+// would give), however many names share the base.
+#[test]
+fn component_names_are_the_first_free_ones_for_each_base() {
+    let mut names = super::refs::ComponentNames::new(["x_".to_owned(), "x__3".to_owned()]);
+    let given: Vec<String> = (0..5).map(|_| names.claim("x_".to_owned())).collect();
+    assert_eq!(given, ["x__2", "x__4", "x__5", "x__6", "x__7"]);
+    assert_eq!(names.claim("y".to_owned()), "y");
+    assert_eq!(names.claim("y".to_owned()), "y_2");
+    // 20,000 names on one base: each is new, and the last is `_20000`.
+    let many: Vec<String> = (0..20_000).map(|_| names.claim("z".to_owned())).collect();
+    assert_eq!(many.first().map(String::as_str), Some("z"));
+    assert_eq!(many.last().map(String::as_str), Some("z_20000"));
+    let unique: std::collections::BTreeSet<&String> = many.iter().collect();
+    assert_eq!(unique.len(), many.len());
+}
