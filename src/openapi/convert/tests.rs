@@ -946,12 +946,7 @@ fn issue14_refs_inside_responses_follow_to_their_v3_inner_place() {
         ("#/responses/R/x-r", "#/components/responses/R/x-r"),
         ("#/responses/R", "#/components/responses/R"),
     ];
-    v2["x-refs"] = cases.iter().map(|(from, _)| json!({"$ref": from})).collect();
-    let c = convert_ok(&v2);
-    let expected: Value = cases.iter().map(|(_, to)| json!({"$ref": to})).collect();
-    assert_eq!(c.document["x-refs"], expected);
-    assert_eq!(crate::json::refs::dangling_refs(&c.document), Vec::<String>::new());
-    assert_eq!(kinds(&c.notes), Vec::<&str>::new());
+    assert_extension_refs_map_to(v2, &cases);
 }
 
 #[test]
@@ -981,12 +976,7 @@ fn issue14_refs_inside_parameters_follow_to_their_v3_inner_place() {
         ("#/parameters/Q/name", "#/components/parameters/Q/name"),
         ("#/parameters/Q/x-q", "#/components/parameters/Q/x-q"),
     ];
-    v2["x-refs"] = cases.iter().map(|(from, _)| json!({"$ref": from})).collect();
-    let c = convert_ok(&v2);
-    let expected: Value = cases.iter().map(|(_, to)| json!({"$ref": to})).collect();
-    assert_eq!(c.document["x-refs"], expected);
-    assert_eq!(crate::json::refs::dangling_refs(&c.document), Vec::<String>::new());
-    assert_eq!(kinds(&c.notes), Vec::<&str>::new());
+    assert_extension_refs_map_to(v2, &cases);
 }
 
 #[test]
@@ -1512,4 +1502,16 @@ fn component_names_are_the_first_free_ones_for_each_base() {
     assert_eq!(many.last().map(String::as_str), Some("z_20000"));
     let unique: std::collections::BTreeSet<&String> = many.iter().collect();
     assert_eq!(unique.len(), many.len());
+}
+
+/// Puts each `from` reference of `cases` in an extension of `v2` and
+/// requires each to become its `to`, every reference to resolve, and no
+/// note.
+fn assert_extension_refs_map_to(mut v2: Value, cases: &[(&str, &str)]) {
+    v2["x-refs"] = cases.iter().map(|(from, _)| json!({"$ref": from})).collect();
+    let c = convert_ok(&v2);
+    let expected: Value = cases.iter().map(|(_, to)| json!({"$ref": to})).collect();
+    assert_eq!(c.document["x-refs"], expected);
+    assert_eq!(crate::json::refs::dangling_refs(&c.document), Vec::<String>::new());
+    assert_eq!(kinds(&c.notes), Vec::<&str>::new());
 }
