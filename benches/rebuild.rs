@@ -39,7 +39,7 @@ fn main() {
         "scale: {} group-versions, {} groups; /apis aggregated: {} bytes, {} gzipped; OpenAPI documents: {}",
         snap.discovery.resources.len(),
         snap.discovery.groups.len(),
-        apis.body.len(),
+        apis.len(),
         apis.gzip.as_ref().map_or(0, |g| g.len()),
         snap.openapi.len()
     );
@@ -90,7 +90,7 @@ fn crd_one_change(c: &mut Criterion) {
         fleet.kinds,
         snap.discovery.resources.len(),
         snap.discovery.groups.len(),
-        apis.body.len(),
+        apis.len(),
         apis.gzip.as_ref().map_or(0, |g| g.len()),
     );
     let mut group = c.benchmark_group("rebuild_crd");

@@ -96,6 +96,7 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
         store: Arc::clone(&store),
         metrics: Arc::clone(&metrics),
         serve_v2beta1: config.discovery_v2beta1,
+        identity: Arc::default(),
     };
     let limits = &config.serving.limits;
     let (server, addr) = http_server(config, &state)?;

@@ -8,4 +8,5 @@
 //! and snapshot publishing both make bodies, so this layer sits below both.
 
 pub mod digest;
+pub mod identity;
 pub mod rendered;

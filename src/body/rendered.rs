@@ -3,7 +3,10 @@
 //! docs/design.md: requests never compute. Everything a response needs is made
 //! when a document arrives or is converted, and shared by reference (the
 //! `Bytes` are reference-counted) with every request and every snapshot
-//! that serves it.
+//! that serves it. The one exception is the plain rendition of a large
+//! OpenAPI document, kept gzipped only ([`Rendered::document`]) and
+//! inflated for the rare client that does not take gzip
+//! ([`crate::body::identity`]).
 
 use std::cell::RefCell;
 
@@ -17,8 +20,11 @@ use crate::body::digest::{quoted, sha512_hex, upper_hex};
 /// One servable body and everything derived from it.
 #[derive(Debug, Clone)]
 pub struct Rendered {
-    /// The bytes served.
-    pub body: Bytes,
+    /// The bytes served, when they are held; `None` when only `gzip` is
+    /// ([`Rendered::document`]).
+    plain: Option<Bytes>,
+    /// The length of the bytes served.
+    len: usize,
     /// The same bytes gzipped, when that is smaller.
     pub gzip: Option<Bytes>,
     /// Upper-case hex SHA-512 of `body` (for the aggregated discovery
@@ -33,6 +39,19 @@ pub struct Rendered {
 /// Bodies smaller than this are not worth compressing: a few hundred bytes
 /// saved, for a gzip rendition per document and an inflate per client.
 const GZIP_MIN: usize = 1024;
+
+/// Documents from this size up are kept gzipped only
+/// ([`Rendered::document`]). Below it the plain bytes cost little and
+/// inflating them per request would cost more than it saves.
+pub const GZIP_ONLY_MIN: usize = 64 * 1024;
+
+/// Documents over this size keep their plain bytes too: each identity
+/// answer of a gzip-only document is inflated into memory that counts
+/// against [`crate::body::identity::IDENTITY_LIMIT`], and a body that does
+/// not fit that limit several times over could never be answered. (The
+/// Kubernetes 1.27 Swagger document, the largest in the test data, is
+/// 3.6 MB.)
+pub const GZIP_ONLY_MAX: usize = crate::body::identity::IDENTITY_LIMIT / 4;
 
 impl Rendered {
     /// The ETag as text, for comparing with `If-None-Match`.
@@ -50,7 +69,76 @@ impl Rendered {
     #[must_use]
     pub fn weight(&self) -> usize {
         const OVERHEAD: usize = 512;
-        self.body.len() + self.gzip.as_ref().map_or(0, Bytes::len) + OVERHEAD
+        self.plain.as_ref().map_or(0, Bytes::len)
+            + self.gzip.as_ref().map_or(0, Bytes::len)
+            + OVERHEAD
+    }
+
+    /// The length of the bytes served (what an identity answer's
+    /// `Content-Length` says).
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the body is empty.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The plain bytes when they are held; `None` for a document kept
+    /// gzipped only.
+    #[must_use]
+    pub fn held(&self) -> Option<&Bytes> {
+        self.plain.as_ref()
+    }
+
+    /// The bytes served, inflated when only the gzip rendition is held.
+    /// For readers inside the proxy (a cached Swagger document converted
+    /// again, tests); answers to clients go through
+    /// [`crate::body::identity::IdentityCache`], which bounds what
+    /// inflating may hold.
+    ///
+    /// # Errors
+    /// When the gzip rendition does not inflate to `len` bytes, which
+    /// would mean it was corrupted in memory.
+    pub fn plain(&self) -> std::io::Result<Bytes> {
+        match (&self.plain, &self.gzip) {
+            (Some(plain), _) => Ok(plain.clone()),
+            (None, Some(gz)) => inflate(gz, self.len).map(Bytes::from),
+            (None, None) => Ok(Bytes::new()),
+        }
+    }
+
+    /// Prepares an OpenAPI document (or any large body clients fetch
+    /// gzipped) served as `application/json`: as [`Rendered::json`], but
+    /// when the body is between [`GZIP_ONLY_MIN`] and [`GZIP_ONLY_MAX`]
+    /// and compresses, only the gzip rendition is kept.
+    ///
+    /// Why (issue 16): at 5,000 CRDs the documents are 354 MiB plain and
+    /// 64 MiB gzipped, and holding both was most of the proxy's memory.
+    /// client-go asks for gzip on every request, so the plain bytes were
+    /// held for the few clients that do not (curl without `--compressed`,
+    /// some validators); those get the document inflated on demand.
+    #[must_use]
+    pub fn document(body: impl Into<Bytes>) -> Self {
+        Self::compact(Self::json(body))
+    }
+
+    /// Prepares `body` as [`Rendered::document`] does, served with
+    /// `content_type` (the protobuf rendition of `/openapi/v2`).
+    #[must_use]
+    pub fn document_as(body: impl Into<Bytes>, content_type: HeaderValue) -> Self {
+        Self::compact(Self::new(body, content_type))
+    }
+
+    /// Drops the plain bytes of a body in the gzip-only size range.
+    fn compact(mut self) -> Self {
+        if self.gzip.is_some() && (GZIP_ONLY_MIN..=GZIP_ONLY_MAX).contains(&self.len) {
+            self.plain = None;
+        }
+        self
     }
 
     /// Prepares `body`, served as `application/json`.
@@ -67,8 +155,25 @@ impl Rendered {
         let etag = HeaderValue::from_str(&quoted(&hash))
             .expect("a quoted hex string is a valid header value");
         let gzip = (body.len() >= GZIP_MIN).then(|| gzip(&body)).flatten();
-        Self { body, gzip, hash, etag, content_type }
+        Self { len: body.len(), plain: Some(body), gzip, hash, etag, content_type }
     }
+}
+
+/// Inflates a gzip member that must hold exactly `len` bytes.
+pub(crate) fn inflate(gz: &[u8], len: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::with_capacity(len);
+    // One byte more than expected is read, so a longer body is caught
+    // without inflating all of it.
+    let limit = u64::try_from(len).unwrap_or(u64::MAX).saturating_add(1);
+    flate2::read::GzDecoder::new(gz).take(limit).read_to_end(&mut out)?;
+    if out.len() != len {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("gzip rendition inflates to {} bytes, not {len}", out.len()),
+        ));
+    }
+    Ok(out)
 }
 
 thread_local! {
@@ -192,7 +297,7 @@ impl Rendered {
         let etag = HeaderValue::from_str(&quoted(&hash))
             .expect("a quoted hex string is a valid header value");
         let gzip = (body.len() >= GZIP_MIN).then(|| joined_gzip(&body, segments)).flatten();
-        Self { body, gzip, hash, etag, content_type }
+        Self { len: body.len(), plain: Some(body), gzip, hash, etag, content_type }
     }
 }
 
@@ -328,7 +433,7 @@ mod tests {
             .collect();
         let r = Rendered::from_segments(&parts, HeaderValue::from_static("application/json"));
         let whole: String = parts.iter().map(|p| std::str::from_utf8(&p.plain).unwrap()).collect();
-        assert_eq!(&r.body[..], whole.as_bytes());
+        assert_eq!(&r.plain().unwrap()[..], whole.as_bytes());
         assert_eq!(r.hash, Rendered::json(whole.clone()).hash, "hash and ETag as for one body");
         assert_eq!(inflate(&r.gzip.expect("compressible")), whole);
     }
@@ -353,7 +458,10 @@ mod tests {
         assert_ne!(a.hash, other.hash);
         assert_eq!(a.etag.to_str().unwrap(), format!("\"{}\"", a.hash));
         assert_eq!(a.hash.len(), 128);
-        assert_eq!(a.body, Rendered::from_segments(&parts("2,"), ct()).body);
+        assert_eq!(
+            a.plain().unwrap(),
+            Rendered::from_segments(&parts("2,"), ct()).plain().unwrap()
+        );
     }
 
     #[test]
@@ -369,7 +477,7 @@ mod tests {
         let parts = [segment("{\"a\":"), segment("1}")];
         let r = Rendered::from_segments(&parts, HeaderValue::from_static("application/json"));
         assert!(r.gzip.is_none());
-        assert_eq!(&r.body[..], b"{\"a\":1}");
+        assert_eq!(&r.plain().unwrap()[..], b"{\"a\":1}");
     }
 
     #[test]
@@ -381,5 +489,60 @@ mod tests {
             .read_to_string(&mut out)
             .unwrap();
         assert_eq!(out, body);
+    }
+
+    /// A text of `n` bytes that compresses, but not to nothing.
+    fn document_text(n: usize) -> String {
+        let mut x: u32 = 7;
+        let mut out = String::from("{\"openapi\":\"3.0.0\",\"t\":\"");
+        while out.len() < n - 2 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            out.push(char::from(b'a' + u8::try_from((x >> 16) % 8).unwrap()));
+        }
+        out.push_str("\"}");
+        out
+    }
+
+    #[test]
+    fn a_large_document_keeps_only_its_gzip_rendition() {
+        let text = document_text(200_000);
+        let r = Rendered::document(text.clone());
+        assert!(r.held().is_none(), "plain bytes dropped");
+        assert_eq!(r.len(), text.len());
+        assert_eq!(r.hash, Rendered::json(text.clone()).hash, "named by its plain bytes");
+        assert_eq!(&r.plain().unwrap()[..], text.as_bytes());
+        let gz = r.gzip.as_ref().unwrap().len();
+        assert_eq!(r.weight(), gz + 512, "weighs what it holds");
+    }
+
+    #[test]
+    fn small_huge_and_incompressible_documents_keep_their_plain_bytes() {
+        let small = Rendered::document(document_text(GZIP_ONLY_MIN - 1));
+        assert!(small.held().is_some());
+        let huge = Rendered::document(document_text(GZIP_ONLY_MAX + 1));
+        assert!(huge.held().is_some(), "would not fit the identity limit");
+        // xorshift: deflate finds nothing to shorten.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let noise: Vec<u8> = (0..GZIP_ONLY_MIN * 2)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x.to_le_bytes()[3]
+            })
+            .collect();
+        let r = Rendered::document(noise.clone());
+        assert!(r.gzip.is_none() && r.held().is_some());
+        assert_eq!(&r.plain().unwrap()[..], &noise[..]);
+    }
+
+    #[test]
+    fn inflating_refuses_a_rendition_of_another_length() {
+        let text = document_text(5_000);
+        let gz = gzip(text.as_bytes()).unwrap();
+        assert_eq!(super::inflate(&gz, text.len()).unwrap(), text.as_bytes());
+        assert!(super::inflate(&gz, text.len() - 1).is_err());
+        assert!(super::inflate(&gz, text.len() + 1).is_err());
+        assert!(super::inflate(&gz[..gz.len() / 2], text.len()).is_err());
     }
 }

@@ -101,27 +101,28 @@ fn rendered_bodies_have_the_upstream_shapes() {
     };
     let m = merge(&[Source { name: "d", priority: 1, order: 0, discovery: &d }]);
     let r = render(&m);
-    let api: serde_json::Value = serde_json::from_slice(&r.api_v2.body).unwrap();
+    let api: serde_json::Value = serde_json::from_slice(&r.api_v2.plain().unwrap()).unwrap();
     assert_eq!(api["kind"], "APIGroupDiscoveryList");
     assert_eq!(api["apiVersion"], "apidiscovery.k8s.io/v2");
     assert_eq!(api["metadata"], json!({}));
     assert_eq!(api["items"][0]["metadata"], json!({}), "core group has no name");
-    assert!(r.apis_v2.body.starts_with(b"{\"kind\":\"APIGroupDiscoveryList\",\"apiVersion\":\"apidiscovery.k8s.io/v2\",\"metadata\":{},\"items\":[{\"metadata\":{\"name\":\"apps\"}"));
-    assert!(r.apis_v2.body.ends_with(b"}\n"));
+    assert!(r.apis_v2.plain().unwrap().starts_with(b"{\"kind\":\"APIGroupDiscoveryList\",\"apiVersion\":\"apidiscovery.k8s.io/v2\",\"metadata\":{},\"items\":[{\"metadata\":{\"name\":\"apps\"}"));
+    assert!(r.apis_v2.plain().unwrap().ends_with(b"}\n"));
     assert_eq!(
-        &r.api_legacy.body[..],
+        &r.api_legacy.plain().unwrap()[..],
         b"{\"kind\":\"APIVersions\",\"versions\":[\"v1\"],\"serverAddressByClientCIDRs\":[]}\n"
     );
     assert_eq!(
-        &r.apis_legacy.body[..],
+        &r.apis_legacy.plain().unwrap()[..],
         &b"{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[{\"name\":\"apps\",\"versions\":[{\"groupVersion\":\"apps/v1\",\"version\":\"v1\"}],\"preferredVersion\":{\"groupVersion\":\"apps/v1\",\"version\":\"v1\"}}]}\n"[..]
     );
     assert!(
         r.groups["apps"]
-            .body
+            .plain()
+            .unwrap()
             .starts_with(b"{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\",\"name\":\"apps\"")
     );
-    let apis: serde_json::Value = serde_json::from_slice(&r.apis_v2.body).unwrap();
+    let apis: serde_json::Value = serde_json::from_slice(&r.apis_v2.plain().unwrap()).unwrap();
     assert!(
         apis["items"].as_array().unwrap().iter().all(|g| g["metadata"]["name"] != ""),
         "no core group in /apis"
@@ -171,10 +172,10 @@ fn joined_lists_are_the_bytes_serde_writes_whole() {
         let m = merge(&[Source { name: "d", priority: 1, order: 0, discovery: &d }]);
         let r = render(&m);
         let (aggregated, legacy) = serialized_whole(&m, "apidiscovery.k8s.io/v2");
-        assert_eq!(r.apis_v2.body, aggregated, "{n} groups");
-        assert_eq!(r.apis_legacy.body, legacy, "{n} groups");
+        assert_eq!(r.apis_v2.plain().unwrap(), aggregated, "{n} groups");
+        assert_eq!(r.apis_legacy.plain().unwrap(), legacy, "{n} groups");
         let (beta, _) = serialized_whole(&m, "apidiscovery.k8s.io/v2beta1");
-        assert_eq!(r.apis_v2beta1.body, beta, "{n} groups");
+        assert_eq!(r.apis_v2beta1.plain().unwrap(), beta, "{n} groups");
         if let Some(gz) = &r.apis_v2.gzip {
             let mut out = Vec::new();
             std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut out)
@@ -205,7 +206,7 @@ fn rendering_again_reuses_every_unchanged_group() {
         (&r1.api_v2, &whole.api_v2),
         (&r1.apis_legacy, &whole.apis_legacy),
     ] {
-        assert_eq!(a.body, b.body);
+        assert_eq!(a.plain().unwrap(), b.plain().unwrap());
         assert_eq!(a.gzip, b.gzip, "gzip joined from reused parts is the same");
         assert_eq!(a.etag, b.etag);
     }
@@ -219,7 +220,7 @@ fn a_group_turning_stale_is_rendered_again() {
     let m1 = merge(&[Source { name: "d", priority: 1, order: 0, discovery: &stale }]);
     let r1 = render_reusing(&Plan::of(&m1), Some(&r0));
     assert_eq!(r1.rendered_groups, 4);
-    assert_eq!(r1.apis_v2.body, render(&m1).apis_v2.body);
+    assert_eq!(r1.apis_v2.plain().unwrap(), render(&m1).apis_v2.plain().unwrap());
 }
 
 #[test]
@@ -232,9 +233,12 @@ fn a_plan_renders_as_the_merged_model_does() {
     ];
     let from_plan = render_reusing(&plan(&sources), None);
     let from_merged = render(&merge(&sources));
-    assert_eq!(from_plan.apis_v2.body, from_merged.apis_v2.body);
-    assert_eq!(from_plan.apis_legacy.body, from_merged.apis_legacy.body);
-    assert!(from_plan.apis_v2.body.windows(5).any(|w| w == b"Stale"), "b's versions are stale");
+    assert_eq!(from_plan.apis_v2.plain().unwrap(), from_merged.apis_v2.plain().unwrap());
+    assert_eq!(from_plan.apis_legacy.plain().unwrap(), from_merged.apis_legacy.plain().unwrap());
+    assert!(
+        from_plan.apis_v2.plain().unwrap().windows(5).any(|w| w == b"Stale"),
+        "b's versions are stale"
+    );
 }
 
 #[test]
@@ -252,7 +256,8 @@ fn runs_of_groups_keep_apis_gzip_close_to_compressing_it_whole() {
         .collect();
     let r = render(&merge(&sources));
     let joined = r.apis_v2.gzip.as_ref().expect("compressible").len();
-    let whole = Rendered::json(r.apis_v2.body.clone()).gzip.expect("compressible").len();
+    let whole =
+        Rendered::json(r.apis_v2.plain().unwrap().clone()).gzip.expect("compressible").len();
     assert!(joined * 2 < whole * 5, "joined gzip {joined} bytes against {whole} compressed whole");
 }
 

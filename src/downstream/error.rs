@@ -52,6 +52,10 @@ pub enum PollError {
     /// before it still runs), it panicked, or the runtime is stopping.
     #[error("the conversion of /openapi/v2 did not finish: {0}")]
     Interrupted(String),
+    /// The `/openapi/v2` document kept (gzipped) could not be read back
+    /// to convert it again: memory corrupted, a defect.
+    #[error("the kept /openapi/v2 document could not be read back")]
+    Kept(#[source] std::io::Error),
     /// The downstream publishes neither `/openapi/v3` nor `/openapi/v2`.
     #[error("the downstream serves neither /openapi/v3 nor /openapi/v2")]
     NothingPublished,
@@ -93,7 +97,7 @@ impl PollError {
             Self::BadRoot(_) | Self::BadEntry { .. } => "bad_root",
             Self::BadDocument { .. } | Self::BadResourceList { .. } => "bad_document",
             Self::Convert(e) if e.is_budget() => "budget",
-            Self::Convert(_) | Self::Interrupted(_) => "conversion",
+            Self::Convert(_) | Self::Interrupted(_) | Self::Kept(_) => "conversion",
             Self::Budget { .. } => "budget",
             Self::NothingPublished => "nothing_published",
             Self::NotAcceptable { .. } => "not_acceptable",

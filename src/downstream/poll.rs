@@ -418,7 +418,8 @@ impl Poller {
                     && self.converted.is_empty()
                     && let Some(cached) = &self.v2
                 {
-                    self.converted = self.convert(cached.rendered.body.clone()).await?;
+                    let body = cached.rendered.plain().map_err(PollError::Kept)?;
+                    self.converted = self.convert(body).await?;
                 }
             }
             Fetched::NotFound => {
@@ -450,7 +451,7 @@ impl Poller {
                         PollError::BadDocument { path: "/openapi/v2".into(), source }
                     })?;
                 }
-                self.v2 = Some(Cached { etag, rendered: Arc::new(Rendered::json(body)) });
+                self.v2 = Some(Cached { etag, rendered: Arc::new(Rendered::document(body)) });
                 // The protobuf rendition follows the JSON one.
                 self.fetch_v2_protobuf().await;
             }
@@ -471,7 +472,7 @@ impl Poller {
                     .is_some_and(|c| c.contains("protobuf"));
                 self.v2_protobuf = is_protobuf.then(|| Cached {
                     etag,
-                    rendered: Arc::new(Rendered::new(
+                    rendered: Arc::new(Rendered::document_as(
                         body,
                         HeaderValue::from_static(media::OPENAPI_V2_PROTOBUF_CONTENT_TYPE),
                     )),
@@ -514,7 +515,7 @@ impl Poller {
         let (done, result) = tokio::sync::oneshot::channel();
         let task = tokio::task::spawn_blocking(move || {
             let converted =
-                pipeline::swagger_to_openapi(&body, Some(&cache), budget, Rendered::json)
+                pipeline::swagger_to_openapi(&body, Some(&cache), budget, Rendered::document)
                     .map(|converted| converted.documents)
                     .map_err(PollError::Convert);
             // The poll may have stopped waiting.
@@ -575,7 +576,7 @@ fn validate_v3(path: &str, body: Bytes) -> Result<Arc<Rendered>, PollError> {
         let source = serde::de::Error::custom(format!("openapi is {:?}", probe.openapi));
         return Err(PollError::BadDocument { path: path.to_owned(), source });
     }
-    Ok(Arc::new(Rendered::json(body)))
+    Ok(Arc::new(Rendered::document(body)))
 }
 
 #[cfg(test)]

@@ -54,21 +54,28 @@ fn not_found() -> Reply {
 
 /// The aggregated form: `Cache-Control: public`, ETag compared exactly
 /// (no weak form, no lists; B-4.4).
-fn aggregated(req: &Request<'_>, rendered: &Rendered) -> Reply {
+fn aggregated(req: &Request<'_>, state: &AppState, rendered: &Rendered) -> Reply {
     let not_modified =
         negotiate::discovery_etag_matches(req.if_none_match.as_deref(), rendered.etag_str());
     body_reply(
         req,
+        state,
         rendered,
         not_modified,
         [(VARY, ACCEPT), (header::CACHE_CONTROL, HeaderValue::from_static("public"))],
     )
 }
 
-fn legacy(req: &Request<'_>, rendered: &Rendered) -> Reply {
+fn legacy(req: &Request<'_>, state: &AppState, rendered: &Rendered) -> Reply {
     let not_modified =
         negotiate::if_none_match_matches(req.if_none_match.as_deref(), rendered.etag_str());
-    body_reply(req, rendered, not_modified, [(VARY, ACCEPT), (header::CACHE_CONTROL, NO_CACHE)])
+    body_reply(
+        req,
+        state,
+        rendered,
+        not_modified,
+        [(VARY, ACCEPT), (header::CACHE_CONTROL, NO_CACHE)],
+    )
 }
 
 /// `/api` (`core`) and `/apis` (B-4.1: `/apis/` with a trailing slash is
@@ -84,9 +91,11 @@ pub(super) fn root(req: &Request<'_>, state: &AppState, core: bool) -> Reply {
                 (false, DiscoveryVersion::V2) => &d.apis_v2,
                 (false, DiscoveryVersion::V2beta1) => &d.apis_v2beta1,
             };
-            aggregated(req, rendered)
+            aggregated(req, state, rendered)
         }
-        DiscoveryChoice::Legacy => legacy(req, if core { &d.api_legacy } else { &d.apis_legacy }),
+        DiscoveryChoice::Legacy => {
+            legacy(req, state, if core { &d.api_legacy } else { &d.apis_legacy })
+        }
         DiscoveryChoice::NotAcceptable => not_acceptable(),
     }
 }
@@ -105,7 +114,7 @@ pub(super) fn legacy_only(
     }
     let snap = state.store.load();
     match pick(&snap) {
-        Some(r) => legacy(req, r),
+        Some(r) => legacy(req, state, r),
         None => not_found(),
     }
 }

@@ -25,6 +25,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
 
+use crate::body::identity::{IdentityCache, IdentityError};
 use crate::body::rendered::Rendered;
 use crate::metrics::Metrics;
 use crate::publish::snapshot::Store;
@@ -40,6 +41,8 @@ pub struct AppState {
     /// Serve aggregated discovery `v2beta1` too (clients 1.26–1.29 ask only
     /// for it).
     pub serve_v2beta1: bool,
+    /// Plain answers of documents kept gzipped only, bounded.
+    pub identity: Arc<IdentityCache>,
 }
 
 /// `Cache-Control` of responses that must be revalidated (docs/wire.md#b-9-1:
@@ -64,8 +67,13 @@ async fn dispatch(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse 
 /// Content-Type, gzip when the client takes it (and `Vary:
 /// Accept-Encoding` whenever a gzip rendition exists, so shared caches keep
 /// both apart).
+///
+/// A document kept gzipped only is inflated for a client that does not
+/// take gzip ([`IdentityCache`]); when that would pass its limit the
+/// answer is a 429 with `Retry-After` instead.
 pub(crate) fn body_reply(
     req: &Request<'_>,
+    state: &AppState,
     rendered: &Rendered,
     not_modified: bool,
     extra: impl IntoIterator<Item = (HeaderName, HeaderValue)>,
@@ -85,6 +93,110 @@ pub(crate) fn body_reply(
             reply.headers.push((header::CONTENT_ENCODING, HeaderValue::from_static("gzip")));
             reply.body(gz.clone())
         }
-        _ => reply.body(rendered.body.clone()),
+        _ => match state.identity.plain(rendered) {
+            Ok((plain, source)) => {
+                state.metrics.identity_body(source);
+                reply.body(plain)
+            }
+            Err(e) => {
+                state.metrics.identity_refused();
+                match e {
+                    IdentityError::Busy { .. } => {
+                        tracing::debug!(error = %e, "uncompressed answer refused");
+                        status::identity_busy()
+                    }
+                    IdentityError::Corrupt(_) => {
+                        tracing::error!(error = %e, hash = %rendered.hash, "uncompressed answer failed");
+                        status::identity_corrupt()
+                    }
+                }
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reply::Method;
+
+    fn request(gzip: bool) -> Request<'static> {
+        Request {
+            method: Method::Get,
+            path: "/openapi/v3/apis/a/v1",
+            query: "",
+            accept: None,
+            if_none_match: None,
+            gzip,
+        }
+    }
+
+    fn state(limit: usize) -> AppState {
+        AppState {
+            store: Arc::new(Store::new()),
+            metrics: Arc::new(Metrics::default()),
+            serve_v2beta1: true,
+            identity: Arc::new(IdentityCache::new(limit)),
+        }
+    }
+
+    /// A document of `n` bytes that deflate shortens but cannot erase.
+    fn document(seed: u64, n: usize) -> Rendered {
+        let mut x = seed | 1;
+        let text: String = (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                char::from(b'a' + u8::try_from(x % 6).unwrap_or(0))
+            })
+            .collect();
+        let r = Rendered::document(format!("\"{text}\""));
+        assert!(r.held().is_none(), "kept gzipped only");
+        r
+    }
+
+    fn header<'a>(reply: &'a Reply, name: &HeaderName) -> Option<&'a HeaderValue> {
+        reply.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    #[test]
+    fn a_gzip_only_document_is_inflated_for_a_client_without_gzip() {
+        let state = state(1 << 20);
+        let doc = document(1, 200_000);
+        let gz = body_reply(&request(true), &state, &doc, false, []);
+        assert_eq!(gz.body, doc.gzip.clone().unwrap());
+        assert_eq!(header(&gz, &header::CONTENT_ENCODING).unwrap(), "gzip");
+        let plain = body_reply(&request(false), &state, &doc, false, []);
+        assert_eq!(plain.status, StatusCode::OK);
+        assert_eq!(plain.body, doc.plain().unwrap());
+        assert!(header(&plain, &header::CONTENT_ENCODING).is_none());
+        assert_eq!(header(&plain, &header::ETAG), Some(&doc.etag), "one ETag for both");
+        let metrics = state.metrics.render();
+        assert!(metrics.contains("openapi_proxy_identity_bodies_total{result=\"inflated\"} 1"));
+    }
+
+    /// Slow clients that do not take gzip hold their inflated bodies: past
+    /// the limit the next one is told to come back, and gzip clients are
+    /// served all along.
+    #[test]
+    fn past_the_identity_limit_a_plain_answer_is_a_429() {
+        let state = state(300_000);
+        let (a, b) = (document(1, 200_000), document(2, 200_000));
+        let held = body_reply(&request(false), &state, &a, false, []);
+        assert_eq!(held.status, StatusCode::OK);
+        let refused = body_reply(&request(false), &state, &b, false, []);
+        assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(header(&refused, &header::RETRY_AFTER).unwrap(), "1");
+        let status: serde_json::Value = serde_json::from_slice(&refused.body).unwrap();
+        assert_eq!(status["reason"], "TooManyRequests");
+        assert!(status["message"].as_str().unwrap().contains("Accept-Encoding: gzip"));
+        assert_eq!(body_reply(&request(true), &state, &b, false, []).status, StatusCode::OK);
+        drop(held);
+        let again = body_reply(&request(false), &state, &b, false, []);
+        assert_eq!(again.status, StatusCode::OK);
+        assert_eq!(again.body, b.plain().unwrap());
+        let metrics = state.metrics.render();
+        assert!(metrics.contains("openapi_proxy_identity_bodies_total{result=\"refused\"} 1"));
     }
 }

@@ -34,7 +34,7 @@ pub(super) fn root(req: &Request<'_>, state: &AppState) -> Reply {
     let rendered = &snap.openapi_root;
     let not_modified =
         negotiate::if_none_match_matches(req.if_none_match.as_deref(), rendered.etag_str());
-    body_reply(req, rendered, not_modified, [(header::CACHE_CONTROL, NO_CACHE)])
+    body_reply(req, state, rendered, not_modified, [(header::CACHE_CONTROL, NO_CACHE)])
 }
 
 /// The first `hash` query parameter; an empty value counts as absent
@@ -76,7 +76,7 @@ pub(super) fn document(req: &Request<'_>, key: &str, state: &AppState) -> Reply 
         .chain(expires.map(|v| (header::EXPIRES, v)));
     let not_modified =
         negotiate::if_none_match_matches(req.if_none_match.as_deref(), rendered.etag_str());
-    body_reply(req, rendered, not_modified, extra)
+    body_reply(req, state, rendered, not_modified, extra)
 }
 
 /// `GET /openapi/v2`: the highest-priority downstream's Swagger 2.0
@@ -99,7 +99,13 @@ pub(super) fn v2(req: &Request<'_>, state: &AppState) -> Reply {
         Some(r) => {
             let not_modified =
                 negotiate::if_none_match_matches(req.if_none_match.as_deref(), r.etag_str());
-            body_reply(req, r, not_modified, [(VARY, ACCEPT), (header::CACHE_CONTROL, NO_CACHE)])
+            body_reply(
+                req,
+                state,
+                r,
+                not_modified,
+                [(VARY, ACCEPT), (header::CACHE_CONTROL, NO_CACHE)],
+            )
         }
     }
 }
@@ -112,7 +118,7 @@ pub(super) fn version(req: &Request<'_>, state: &AppState) -> Reply {
         return super::status::version_not_published();
     };
     let not_modified = negotiate::if_none_match_matches(req.if_none_match.as_deref(), r.etag_str());
-    body_reply(req, r, not_modified, [(header::CACHE_CONTROL, NO_CACHE)])
+    body_reply(req, state, r, not_modified, [(header::CACHE_CONTROL, NO_CACHE)])
 }
 
 #[cfg(test)]

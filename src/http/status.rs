@@ -149,6 +149,38 @@ pub(super) fn version_not_published() -> Reply {
     status(StatusCode::NOT_FOUND, &VERSION_NOT_PUBLISHED)
 }
 
+static IDENTITY_BUSY: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::TOO_MANY_REQUESTS,
+        "TooManyRequests",
+        "too many uncompressed answers of large documents are being written; retry, or ask \
+         with Accept-Encoding: gzip (every Kubernetes client does), which is always answered",
+    )
+});
+
+static IDENTITY_CORRUPT: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "InternalError",
+        "this document's uncompressed rendition could not be made; ask with \
+         Accept-Encoding: gzip",
+    )
+});
+
+/// The answer to a client that does not take gzip when a document kept
+/// gzipped only cannot be inflated for it now (`body::identity`): 429
+/// with `Retry-After`, as kube-apiserver's in-flight limit answers.
+pub(super) fn identity_busy() -> Reply {
+    status(StatusCode::TOO_MANY_REQUESTS, &IDENTITY_BUSY)
+        .header(header::RETRY_AFTER, HeaderValue::from_static("1"))
+}
+
+/// The answer when a document's gzip rendition does not inflate: memory
+/// corrupted, a defect; the gzip answer may still be good.
+pub(super) fn identity_corrupt() -> Reply {
+    status(StatusCode::INTERNAL_SERVER_ERROR, &IDENTITY_CORRUPT)
+}
+
 /// The 405 of a method other than GET or HEAD on a served path.
 pub(super) fn method_not_allowed() -> Reply {
     status(StatusCode::METHOD_NOT_ALLOWED, &METHOD_NOT_ALLOWED)

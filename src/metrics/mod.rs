@@ -114,6 +114,16 @@ impl Metrics {
         self.requests.observe(route, status, took);
     }
 
+    /// Counts an uncompressed answer of a document kept gzipped only.
+    pub fn identity_body(&self, source: crate::body::identity::Source) {
+        self.requests.identity(Some(source));
+    }
+
+    /// Counts a refused uncompressed answer (a 429 or a 500).
+    pub fn identity_refused(&self) {
+        self.requests.identity(None);
+    }
+
     /// The Prometheus text exposition of every metric.
     #[must_use]
     pub fn render(&self) -> String {

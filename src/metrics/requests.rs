@@ -18,7 +18,9 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use prometheus::{Histogram, HistogramVec, Registry};
+use prometheus::{Histogram, HistogramVec, IntCounter, Registry};
+
+use crate::body::identity::Source;
 
 use super::family;
 
@@ -104,20 +106,25 @@ impl RouteLabel {
 
 /// The status codes the router answers with, each with a kept child per
 /// route; any other code is still recorded, through the family's map.
-const COMMON_CODES: [(u16, &str); 7] = [
+const COMMON_CODES: [(u16, &str); 8] = [
     (200, "200"),
     (301, "301"),
     (304, "304"),
     (404, "404"),
     (405, "405"),
     (406, "406"),
+    (429, "429"),
     (503, "503"),
 ];
 
-/// The request histogram and its kept children.
+/// The request histogram and its kept children, and how plain answers
+/// of documents kept gzipped only were made.
 pub(super) struct Requests {
     duration: HistogramVec,
     children: [[OnceLock<Histogram>; COMMON_CODES.len()]; RouteLabel::ALL.len()],
+    /// `openapi_proxy_identity_bodies_total{result}`: `kept`, `inflated`,
+    /// `refused`, in that order.
+    identity: [IntCounter; 3],
 }
 
 impl Requests {
@@ -133,7 +140,30 @@ impl Requests {
                 &REQUEST_BUCKETS,
             ),
             children: Default::default(),
+            identity: {
+                let family = family::counter_vec(
+                    registry,
+                    "openapi_proxy_identity_bodies_total",
+                    "Uncompressed answers of documents kept gzipped only, by result: kept (inflated \
+                     earlier, reused), inflated (for this answer) or refused (429: too many being \
+                     written at once).",
+                    &["result"],
+                );
+                ["kept", "inflated", "refused"].map(|r| family.with_label_values(&[r]))
+            },
         }
+    }
+
+    /// Counts an uncompressed answer of a document; one whose plain bytes
+    /// are held is not counted (every small body is one).
+    pub(super) fn identity(&self, source: Option<Source>) {
+        let at = match source {
+            Some(Source::Held) => return,
+            Some(Source::Kept) => 0,
+            Some(Source::Inflated) => 1,
+            None => 2,
+        };
+        self.identity[at].inc();
     }
 
     /// Records one answered request.

@@ -378,7 +378,7 @@ pub(crate) mod tests {
     #[test]
     fn empty_root_is_empty_paths() {
         let (s, _) = build(1, &[], Readiness::default());
-        assert_eq!(&s.openapi_root.body[..], b"{\"paths\":{}}");
+        assert_eq!(&s.openapi_root.plain().unwrap()[..], b"{\"paths\":{}}");
     }
 
     #[test]
@@ -386,7 +386,8 @@ pub(crate) mod tests {
         let c = contribution("a", 1, 0, &[("apis/b/v1", "{\"x\":1}"), ("api/v1", "{}")]);
         let (s, conflicts) = build(1, &[c], Readiness::default());
         assert!(conflicts.is_empty());
-        let root: serde_json::Value = serde_json::from_slice(&s.openapi_root.body).unwrap();
+        let root: serde_json::Value =
+            serde_json::from_slice(&s.openapi_root.plain().unwrap()).unwrap();
         let keys: Vec<_> = root["paths"].as_object().unwrap().keys().cloned().collect();
         assert_eq!(keys, ["api/v1", "apis/b/v1"]);
         let url = root["paths"]["api/v1"]["serverRelativeURL"].as_str().unwrap();
@@ -402,7 +403,7 @@ pub(crate) mod tests {
         let high = contribution("high", 2, 1, &[("api/v1", "{\"high\":1}")]);
         for input in [vec![low.clone(), high.clone()], vec![high.clone(), low.clone()]] {
             let (s, conflicts) = build(1, &input, Readiness::default());
-            assert_eq!(&s.openapi["api/v1"].rendered.body[..], b"{\"high\":1}");
+            assert_eq!(&s.openapi["api/v1"].rendered.plain().unwrap()[..], b"{\"high\":1}");
             assert_eq!(
                 conflicts,
                 [Conflict {
@@ -442,7 +443,7 @@ pub(crate) mod tests {
             })
             .collect();
         let whole = serde_json::to_vec(&serde_json::json!({ "paths": urls })).unwrap();
-        assert_eq!(s.openapi_root.body, whole);
+        assert_eq!(s.openapi_root.plain().unwrap(), whole);
     }
 
     /// One served body: what serves it, body, gzip, ETag.
@@ -454,7 +455,7 @@ pub(crate) mod tests {
         let mut push = |name: &str, r: &Rendered| {
             out.push((
                 name.to_owned(),
-                r.body.to_vec(),
+                r.plain().unwrap().to_vec(),
                 r.gzip.as_ref().map(|g| g.to_vec()),
                 r.etag_str().to_owned(),
             ));
@@ -546,7 +547,7 @@ pub(crate) mod tests {
         let a = contribution("a", 1, 0, &[("api/v1", "{}")]);
         let (s1, _) = build(1, std::slice::from_ref(&a), Readiness::default());
         let (s2, _) = build(7, &[a], Readiness::default());
-        assert_eq!(s1.openapi_root.body, s2.openapi_root.body);
+        assert_eq!(s1.openapi_root.plain().unwrap(), s2.openapi_root.plain().unwrap());
         assert_eq!(s1.openapi_root.etag, s2.openapi_root.etag);
     }
 }

@@ -145,7 +145,7 @@ async fn started(downstreams: Vec<DownstreamConfig>, groups: &[&str]) -> TestPro
 async fn wait_for_groups(proxy: &TestProxy, groups: &[&str]) {
     proxy
         .wait_for("discovery lists every group", |s| {
-            let names = group_names(&s.discovery.apis_v2.body);
+            let names = group_names(&s.discovery.apis_v2.plain().expect("inflates"));
             groups.iter().all(|g| names.iter().any(|n| n == g))
         })
         .await;
@@ -530,7 +530,7 @@ async fn a_group_version_served_twice_comes_from_the_higher_priority_downstream(
     ]);
     proxy
         .wait_for("both downstreams merged", |s| {
-            s.discovery.apis_v2.body.windows(5).any(|w| w == b"highs")
+            s.discovery.apis_v2.plain().expect("inflates").windows(5).any(|w| w == b"highs")
         })
         .await;
 
@@ -672,7 +672,9 @@ async fn a_stopped_downstream_turns_stale_keeping_its_resources() {
     other.handle.stop(false).await;
     proxy
         .wait_for("gadgets.example.com/v1 stale", |s| {
-            let list: Value = serde_json::from_slice(&s.discovery.apis_v2.body).expect("JSON");
+            let list: Value =
+                serde_json::from_slice(&s.discovery.apis_v2.plain().expect("inflates"))
+                    .expect("JSON");
             version_entry(&list, "gadgets.example.com", "v1")["freshness"] == "Stale"
         })
         .await;

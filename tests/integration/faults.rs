@@ -242,7 +242,8 @@ impl Bench {
             .proxy
             .wait_for(&format!("{}: both downstreams published", bench.what), |s| {
                 let list: Value =
-                    serde_json::from_slice(&s.discovery.apis_v2.body).expect("discovery is JSON");
+                    serde_json::from_slice(&s.discovery.apis_v2.plain().expect("inflates"))
+                        .expect("discovery is JSON");
                 s.openapi.contains_key(&key)
                     && s.openapi.contains_key(&bkey)
                     && freshness(&list, g, v).as_deref() == Some("Current")
@@ -603,10 +604,20 @@ async fn failing_case(fault: Failing, path: Path, logs: Captured) {
     bench
         .proxy
         .wait_for(&format!("{what}: revision 2 served and Current"), |s| {
-            let list: Value = serde_json::from_slice(&s.discovery.apis_v2.body).expect("JSON");
-            let doc = s.openapi.get(&key).map(|e| e.rendered.body.clone()).unwrap_or_default();
-            let legacy =
-                s.discovery.resources.get(&gv_path).map(|r| r.body.clone()).unwrap_or_default();
+            let list: Value =
+                serde_json::from_slice(&s.discovery.apis_v2.plain().expect("inflates"))
+                    .expect("JSON");
+            let doc = s
+                .openapi
+                .get(&key)
+                .map(|e| e.rendered.plain().expect("inflates"))
+                .unwrap_or_default();
+            let legacy = s
+                .discovery
+                .resources
+                .get(&gv_path)
+                .map(|r| r.plain().expect("inflates"))
+                .unwrap_or_default();
             freshness(&list, g, v).as_deref() == Some("Current")
                 && contains(&doc, b"revision 2")
                 && contains(&legacy, b"rev2")
@@ -616,7 +627,8 @@ async fn failing_case(fault: Failing, path: Path, logs: Captured) {
     bench
         .proxy
         .wait_for(&format!("{what}: core v1 Current again"), |s| {
-            let api: Value = serde_json::from_slice(&s.discovery.api_v2.body).expect("JSON");
+            let api: Value = serde_json::from_slice(&s.discovery.api_v2.plain().expect("inflates"))
+                .expect("JSON");
             api["items"][0]["versions"][0]["freshness"] == "Current"
         })
         .await;
@@ -832,7 +844,9 @@ fn a_root_hash_that_does_not_match_its_document() {
         site.routes.replace(lying(2, '1'));
         proxy
             .wait_for(&format!("{what}: revision 2"), |s| {
-                s.openapi.get(&key).is_some_and(|e| contains(&e.rendered.body, b"revision 2"))
+                s.openapi.get(&key).is_some_and(|e| {
+                    contains(&e.rendered.plain().expect("inflates"), b"revision 2")
+                })
             })
             .await;
         check(2).await;
@@ -877,9 +891,17 @@ async fn changing(kind: Kind, logs: Captured) {
     bench
         .proxy
         .wait_for(&format!("{what}: revision 40 served"), |s| {
-            let doc = s.openapi.get(&key).map(|e| e.rendered.body.clone()).unwrap_or_default();
-            let legacy =
-                s.discovery.resources.get(&gv_path).map(|r| r.body.clone()).unwrap_or_default();
+            let doc = s
+                .openapi
+                .get(&key)
+                .map(|e| e.rendered.plain().expect("inflates"))
+                .unwrap_or_default();
+            let legacy = s
+                .discovery
+                .resources
+                .get(&gv_path)
+                .map(|r| r.plain().expect("inflates"))
+                .unwrap_or_default();
             contains(&doc, b"revision 40") && contains(&legacy, b"rev40")
         })
         .await;
@@ -917,7 +939,9 @@ async fn flapping(kind: Kind, logs: Captured) {
     let (g, v) = kind.group_version();
     let fresh_is = |want: &'static str| {
         move |s: &openapi_proxy::Snapshot| {
-            let list: Value = serde_json::from_slice(&s.discovery.apis_v2.body).expect("JSON");
+            let list: Value =
+                serde_json::from_slice(&s.discovery.apis_v2.plain().expect("inflates"))
+                    .expect("JSON");
             freshness(&list, g, v).as_deref() == Some(want)
         }
     };
@@ -1063,7 +1087,9 @@ fn one_failing_legacy_group_version_is_the_only_stale_one() {
         };
         set_routes(1);
         let fresh = |s: &openapi_proxy::Snapshot, g: &str| {
-            let list: Value = serde_json::from_slice(&s.discovery.apis_v2.body).expect("JSON");
+            let list: Value =
+                serde_json::from_slice(&s.discovery.apis_v2.plain().expect("inflates"))
+                    .expect("JSON");
             freshness(&list, g, "v1beta1")
         };
         bench
@@ -1112,7 +1138,7 @@ fn one_failing_legacy_group_version_is_the_only_stale_one() {
                     .discovery
                     .resources
                     .get("apis/widgets.example.com/v1beta1")
-                    .map(|r| r.body.clone())
+                    .map(|r| r.plain().expect("inflates"))
                     .unwrap_or_default();
                 fresh(s, "widgets.example.com").as_deref() == Some("Current")
                     && contains(&legacy, b"rev2")
