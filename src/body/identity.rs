@@ -24,10 +24,12 @@ use bytes::Bytes;
 
 use crate::body::rendered::{Rendered, inflate};
 
-/// What inflated bodies may hold together, kept and in flight: 32 MiB,
-/// a hundred CRD group-version documents, or nine of the largest the
-/// proxy keeps gzipped only ([`crate::body::rendered::GZIP_ONLY_MAX`]).
-pub const IDENTITY_LIMIT: usize = 32 << 20;
+/// What inflated bodies may hold together, kept and in flight: 16 MiB,
+/// some forty CRD group-version documents of 365 KB, or four of the
+/// largest the proxy keeps gzipped only
+/// ([`crate::body::rendered::GZIP_ONLY_MAX`]). Identity clients are rare;
+/// this is what one costs at most, beside the memory budget.
+pub const IDENTITY_LIMIT: usize = 16 << 20;
 
 /// Why a plain answer cannot be given now.
 #[derive(Debug, thiserror::Error)]
