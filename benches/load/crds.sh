@@ -7,7 +7,9 @@
 #   - RSS (VmRSS, VmHWM from /proc/PID/status) after start and after load;
 #   - wrk -t1 -c32 with Accept-Encoding: gzip: p99 and req/s for the root
 #     /openapi/v3, one CRD document by its ?hash= URL, /apis aggregated;
-#   - total bytes of the documents served, plain and gzip;
+#   - in the first round, after the load: total bytes of the documents
+#     served, plain and gzip (every document read once without gzip, so
+#     inflated on demand: RSS after that pass is printed too);
 #   - with CHURN=1: the proxy's own rebuild metric while one CRD
 #     group-version changes every 5 s (a second phase, polling every 1 s).
 # Loopback only; every step is bounded in time. Needs ../shared/testdata
@@ -15,6 +17,11 @@
 #
 #   bash benches/load/crds.sh
 #   KINDS=5000 GVS=1000 KIND_BYTES=40000 REPEAT=3 DURATION=10s CHURN=1 bash benches/load/crds.sh
+#
+# With BUILTINS=1 (the default) the same rounds run first against the
+# Kubernetes 1.27 built-ins alone (KINDS=0), the issue's side-by-side
+# baseline; the document of the wrk case is then apis/apps/v1.
+# The proxy runs with its default memory budget unless BUDGET is set.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -24,9 +31,8 @@ KIND_BYTES=${KIND_BYTES:-40000}
 REPEAT=${REPEAT:-3}
 DURATION=${DURATION:-10s}
 CHURN=${CHURN:-1}
-# The documents of 5,000 CRDs are far over the default 128 MiB budget
-# (docs/operations.md): the proxy would refuse them and keep nothing.
-BUDGET=${BUDGET:-1Gi}
+BUILTINS=${BUILTINS:-1}
+BUDGET=${BUDGET:-}
 PORT=${PORT:-18190}
 AGG='application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList'
 
@@ -40,8 +46,9 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 
-start_fleet() { # $@: extra arguments
-  timeout 1200 target/release/examples/crd_fleet "$KINDS" "$GVS" "$KIND_BYTES" 16 "$@" >"$work/fleet.out" 2>"$work/fleet.err" &
+start_fleet() { # $1 kinds, $2 group-versions, then extra arguments
+  local kinds=$1 gvs=$2; shift 2
+  timeout 1200 target/release/examples/crd_fleet "$kinds" "$gvs" "$KIND_BYTES" 16 "$@" >"$work/fleet.out" 2>"$work/fleet.err" &
   pids+=($!)
   for _ in $(seq 1200); do grep -q ready "$work/fleet.out" 2>/dev/null && break; sleep 0.1; done
   grep -q ready "$work/fleet.out" || { echo "fleet did not start" >&2; cat "$work/fleet.err" >&2; exit 1; }
@@ -57,11 +64,13 @@ start_proxy() { # $1: poll interval
   local t0
   t0=$(date +%s.%N)
   RUST_LOG=warn target/release/openapi-proxy serve --listen "127.0.0.1:$PORT" --poll-interval "$1" \
-    --memory-budget-bytes "$BUDGET" --downstream "crds=$fleet_url" 2>>"$work/proxy.log" &
+    ${BUDGET:+--memory-budget-bytes "$BUDGET"} --downstream "crds=$fleet_url" 2>>"$work/proxy.log" &
   proxy=$!
   pids+=($proxy)
   base="http://127.0.0.1:$PORT"
   for _ in $(seq 1200); do
+    # Another process on the port would answer for a proxy that failed.
+    kill -0 "$proxy" 2>/dev/null || { echo "the proxy exited" >&2; tail "$work/proxy.log" >&2; exit 1; }
     if [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/readyz")" = 200 ]; then
       n=$(curl -s "$base/openapi/v3" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["paths"]))' 2>/dev/null || echo 0)
       [ "$n" -ge "$fleet_docs" ] && break
@@ -82,13 +91,20 @@ wrk_case() { # $1 name, $2.. wrk arguments
   printf '  %-22s %10s req/s  p99 %8s  %s\n' "$name" "$rps" "$p99" "${errors:-}"
 }
 
-start_fleet
-echo "fleet: $(cat "$work/fleet.err") at $fleet_url"
-for round in $(seq "$REPEAT"); do
-  start_proxy 1h
-  echo "round $round: cold start to ready ${cold} s; after start: $(status "$proxy")"
-  if [ "$round" = 1 ]; then
-    python3 - "$base" <<'EOF'
+rounds() { # $1 label, $2 kinds, $3 group-versions
+  kill "${pids[@]}" 2>/dev/null || true
+  start_fleet "$2" "$3"
+  echo "== $1: $(cat "$work/fleet.err") at $fleet_url"
+  for round in $(seq "$REPEAT"); do
+    start_proxy 1h
+    echo "round $round: cold start to ready ${cold} s; after start: $(status "$proxy")"
+    doc_url=$(curl -s "$base/openapi/v3" | python3 -c 'import json,sys; p=json.load(sys.stdin)["paths"]; crd=[k for k in sorted(p) if ".crd" in k]; print(p[(crd or ["apis/apps/v1"])[0]]["serverRelativeURL"])')
+    wrk_case "root /openapi/v3" "$base/openapi/v3"
+    wrk_case "document ?hash=" "$base$doc_url"
+    wrk_case "/apis aggregated" -H "Accept: $AGG" "$base/apis"
+    echo "  after load: $(status "$proxy")"
+    if [ "$round" = 1 ]; then
+      python3 - "$base" <<'EOF'
 import json, sys, urllib.request
 base = sys.argv[1]
 root = json.load(urllib.request.urlopen(base + "/openapi/v3"))
@@ -98,20 +114,20 @@ for entry in root["paths"].values():
     plain += len(urllib.request.urlopen(url).read())
     req = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
     gz += len(urllib.request.urlopen(req).read())
-print(f"documents: {len(root['paths'])}, {plain} bytes plain ({plain/2**20:.1f} MiB), {gz} gzip ({gz/2**20:.1f} MiB)")
+print(f"  documents: {len(root['paths'])}, {plain} bytes plain ({plain/2**20:.1f} MiB), {gz} gzip ({gz/2**20:.1f} MiB)")
 EOF
-  fi
-  crd_url=$(curl -s "$base/openapi/v3" | python3 -c 'import json,sys; p=json.load(sys.stdin)["paths"]; print(next(v["serverRelativeURL"] for k,v in sorted(p.items()) if ".crd" in k))')
-  wrk_case "root /openapi/v3" "$base/openapi/v3"
-  wrk_case "CRD document ?hash=" "$base$crd_url"
-  wrk_case "/apis aggregated" -H "Accept: $AGG" "$base/apis"
-  echo "  after load: $(status "$proxy")"
-  kill "$proxy"; wait "$proxy" 2>/dev/null || true
-done
+      echo "  after reading every document without gzip: $(status "$proxy")"
+    fi
+    kill "$proxy"; wait "$proxy" 2>/dev/null || true
+  done
+}
+
+if [ "$BUILTINS" = 1 ]; then rounds "Kubernetes 1.27 built-ins alone" 0 0; fi
+rounds "$KINDS CRD kinds in $GVS group-versions + built-ins" "$KINDS" "$GVS"
 
 if [ "$CHURN" = 1 ]; then
-  kill "${pids[0]}"
-  start_fleet --churn 5
+  kill "${pids[@]}" 2>/dev/null || true
+  start_fleet "$KINDS" "$GVS" --churn 5
   start_proxy 1s
   metric() { curl -s "$base/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
   s0=$(metric openapi_proxy_rebuild_duration_seconds_sum); c0=$(metric openapi_proxy_rebuild_duration_seconds_count)
