@@ -238,6 +238,18 @@ async fn gzip_is_served_to_clients_that_accept_it() {
         plain.header("etag"),
         "the ETag names the content, not the encoding"
     );
+    // The proxy keeps a document this large gzipped only (issue 16): the
+    // plain answer is inflated, byte for byte what the downstream served,
+    // the second one from what the first inflated.
+    let key = DocumentKey::parse("api/v1").expect("a key");
+    assert!(docs[&key].len() > 64 * 1024, "large enough to be kept gzipped only");
+    assert!(plain.body == docs[&key], "the plain answer is the downstream's bytes");
+    let again = proxy.get("/openapi/v3/api/v1", &[]).await;
+    assert!(again.body == docs[&key]);
+    let metrics = proxy.get("/metrics", &[]).await;
+    let text = String::from_utf8_lossy(&metrics.body);
+    assert!(text.contains("openapi_proxy_identity_bodies_total{result=\"inflated\"} 1"), "{text}");
+    assert!(text.contains("openapi_proxy_identity_bodies_total{result=\"kept\"} 1"), "{text}");
 }
 
 #[actix_web::test]
