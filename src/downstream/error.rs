@@ -52,6 +52,13 @@ pub enum PollError {
     /// before it still runs), it panicked, or the runtime is stopping.
     #[error("the conversion of /openapi/v2 did not finish: {0}")]
     Interrupted(String),
+    /// A fetched document's preparation gave no result: its task on the
+    /// blocking pool panicked, or the runtime is stopping.
+    #[error("preparing {path} did not finish")]
+    Unprepared {
+        /// The document's path.
+        path: String,
+    },
     /// The downstream publishes neither `/openapi/v3` nor `/openapi/v2`.
     #[error("the downstream serves neither /openapi/v3 nor /openapi/v2")]
     NothingPublished,
@@ -93,7 +100,7 @@ impl PollError {
             Self::BadRoot(_) | Self::BadEntry { .. } => "bad_root",
             Self::BadDocument { .. } | Self::BadResourceList { .. } => "bad_document",
             Self::Convert(e) if e.is_budget() => "budget",
-            Self::Convert(_) | Self::Interrupted(_) => "conversion",
+            Self::Convert(_) | Self::Interrupted(_) | Self::Unprepared { .. } => "conversion",
             Self::Budget { .. } => "budget",
             Self::NothingPublished => "nothing_published",
             Self::NotAcceptable { .. } => "not_acceptable",
