@@ -127,7 +127,12 @@ impl DownstreamClient {
             req = req.insert_header((header::AUTHORIZATION, value.clone()));
         }
         if self.close_connections.get() {
-            req = req.insert_header((header::CONNECTION, "close"));
+            // Not a `Connection` header: awc's encoder drops those and
+            // pools the connection all the same. `force_close` writes the
+            // header and keeps the connection out of the pool, which
+            // matters once several requests are in flight: each would
+            // leave a connection the server is closing for the next one.
+            req = req.force_close();
         }
         req
     }
