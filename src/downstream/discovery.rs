@@ -484,6 +484,87 @@ fn last_good(
 mod tests {
     use super::*;
 
+    /// A legacy `/apis` listing `n` groups of one version each, every
+    /// `APIResourceList` answered after `delay`.
+    fn legacy_site(n: usize, delay: std::time::Duration) -> crate::testing::demo::Site {
+        use crate::testing::demo::{Route, Routes, start_site};
+        let routes = Routes::default();
+        let groups: Vec<serde_json::Value> = (0..n)
+            .map(|i| {
+                let gv = serde_json::json!({"groupVersion": format!("g{i}.example.com/v1"), "version": "v1"});
+                serde_json::json!({"name": format!("g{i}.example.com"), "versions": [gv], "preferredVersion": gv})
+            })
+            .collect();
+        let list = serde_json::json!({"kind": "APIGroupList", "groups": groups});
+        routes.set("/apis", Route::json(list.to_string()));
+        for i in 0..n {
+            let resources = serde_json::json!({
+                "kind": "APIResourceList",
+                "groupVersion": format!("g{i}.example.com/v1"),
+                "resources": [{"name": "widgets", "singularName": "widget", "namespaced": true,
+                               "kind": "Widget", "verbs": ["get", "list"]}],
+            });
+            routes.set(
+                &format!("/apis/g{i}.example.com/v1"),
+                Route::json(resources.to_string()).delayed(delay),
+            );
+        }
+        start_site(routes).expect("site")
+    }
+
+    fn client(site: &crate::testing::demo::Site) -> DownstreamClient {
+        let tls = crate::outbound::tls::TlsConfig::default();
+        let timeout = std::time::Duration::from_secs(5);
+        DownstreamClient::new("d", &site.url(), &tls, None, timeout, 1 << 20).expect("client")
+    }
+
+    /// Issue 16: a thousand group-versions' lists, one after another, were
+    /// half of a legacy downstream's cold start.
+    #[actix_web::test]
+    async fn legacy_lists_are_fetched_several_at_once_and_kept_in_order() {
+        let site = legacy_site(24, std::time::Duration::from_millis(30));
+        let client = client(&site);
+        let mut fetcher = DiscoveryFetcher::default();
+        fetcher.fetch(&client, &Metrics::default(), "d", usize::MAX).await.expect("fetched");
+        let most = site.routes.most_in_flight();
+        assert!(most > 1 && most <= super::super::CONCURRENT_FETCHES, "{most} at once");
+        let current = fetcher.current().expect("discovery");
+        let names: Vec<&str> = current.groups.iter().map(|g| g.metadata.name.as_str()).collect();
+        let expected: Vec<String> = (0..24).map(|i| format!("g{i}.example.com")).collect();
+        assert_eq!(names, expected);
+        assert!(
+            current
+                .groups
+                .iter()
+                .all(|g| g.versions.len() == 1 && g.versions[0].freshness == CURRENT)
+        );
+        assert_eq!(current.legacy.len(), 24);
+
+        // One failing group-version among them: stale with its last
+        // resources, the others current, the round failed with it.
+        site.routes.set(
+            "/apis/g5.example.com/v1",
+            crate::testing::demo::Route::status(awc::http::StatusCode::SERVICE_UNAVAILABLE),
+        );
+        let e = fetcher
+            .fetch(&client, &Metrics::default(), "d", usize::MAX)
+            .await
+            .expect_err("one fails");
+        assert!(crate::error_chain(&e).contains("/apis/g5.example.com/v1"), "{e}");
+        let current = fetcher.current().expect("discovery");
+        for g in &current.groups {
+            let stale = g.metadata.name == "g5.example.com";
+            assert_eq!(
+                g.versions[0].freshness,
+                if stale { STALE } else { CURRENT },
+                "{}",
+                g.metadata.name
+            );
+            assert_eq!(g.versions[0].resources.len(), 1);
+        }
+        assert_eq!(current.legacy.len(), 24);
+    }
+
     #[test]
     fn a_document_of_another_kind_is_refused_and_a_missing_kind_accepted() {
         let status = br#"{"kind":"Status","apiVersion":"v1","status":"Failure"}"#;
