@@ -20,8 +20,9 @@ use std::sync::Arc;
 
 use awc::http::header::HeaderValue;
 use bytes::Bytes;
+use futures_util::StreamExt as _;
 
-use super::{PollError, within};
+use super::{CONCURRENT_FETCHES, PollError, within};
 use crate::body::rendered::Rendered;
 use crate::discovery::names::{self, Refused};
 use crate::discovery::types::{
@@ -113,7 +114,7 @@ impl DiscoveryFetcher {
     /// The first failure; what failed keeps its last good state.
     pub async fn fetch(
         &mut self,
-        client: &mut DownstreamClient,
+        client: &DownstreamClient,
         metrics: &Metrics,
         name: &str,
         allowed: usize,
@@ -202,7 +203,7 @@ struct Admission<'r> {
 
 /// Fetches `/api` or `/apis`.
 async fn fetch_path(
-    client: &mut DownstreamClient,
+    client: &DownstreamClient,
     metrics: &Metrics,
     name: &str,
     path: &'static str,
@@ -266,7 +267,7 @@ fn bad(path: &str, source: serde_json::Error) -> PollError {
 }
 
 async fn aggregated(
-    client: &mut DownstreamClient,
+    client: &DownstreamClient,
     metrics: &Metrics,
     name: &str,
     path: &str,
@@ -296,26 +297,33 @@ async fn aggregated(
         }
     }
     let mut legacy = BTreeMap::new();
-    for g in &groups {
-        for v in &g.versions {
+    // Several lists in flight, taken in order (CONCURRENT_FETCHES).
+    let targets = groups.iter().flat_map(|g| g.versions.iter().map(move |v| (g, v)));
+    let mut lists = futures_util::stream::iter(targets)
+        .map(|(g, v)| async move {
             let lpath = GroupVersion::key_of(&g.metadata.name, &v.version);
-            let rendered = match fetch_legacy_list(client, metrics, name, &lpath).await {
-                Ok(Some((rendered, _))) => rendered,
-                // Not served (or broken): synthesize from the aggregated form.
-                Ok(None) | Err(_) => Arc::new(synthesized_legacy(&g.metadata.name, v)),
-            };
-            held = held.saturating_add(list_weight(&rendered));
-            within("discovery", held, admission.allowed)?;
-            legacy.insert(lpath, rendered);
-        }
+            let fetched = fetch_legacy_list(client, metrics, name, &lpath).await;
+            (g, v, lpath, fetched)
+        })
+        .buffered(CONCURRENT_FETCHES);
+    while let Some((g, v, lpath, fetched)) = lists.next().await {
+        let rendered = match fetched {
+            Ok(Some((rendered, _))) => rendered,
+            // Not served (or broken): synthesize from the aggregated form.
+            Ok(None) | Err(_) => Arc::new(synthesized_legacy(&g.metadata.name, v)),
+        };
+        held = held.saturating_add(list_weight(&rendered));
+        within("discovery", held, admission.allowed)?;
+        legacy.insert(lpath, rendered);
     }
+    drop(lists);
     Ok(PathState { etag, groups, legacy, server_addresses: Vec::new() })
 }
 
 /// `GET /<lpath>` as a legacy `APIResourceList`: its bytes prepared for
 /// serving as they are, and the parsed list. `None` on 404.
 async fn fetch_legacy_list(
-    client: &mut DownstreamClient,
+    client: &DownstreamClient,
     metrics: &Metrics,
     name: &str,
     lpath: &str,
@@ -350,7 +358,7 @@ fn stale(version: &str) -> APIVersionDiscovery {
 /// legacy bytes), marked `Stale` — last good wins, per group-version — and
 /// the first such failure is returned beside the state.
 async fn legacy_only(
-    client: &mut DownstreamClient,
+    client: &DownstreamClient,
     metrics: &Metrics,
     name: &str,
     path: &str,
@@ -390,16 +398,23 @@ async fn legacy_only(
         (targets, Vec::new())
     };
     names::retain_valid_targets(&mut targets, admission.refused);
-    let mut groups = Vec::new();
+    let mut groups: Vec<APIGroupDiscovery> = targets
+        .iter()
+        .map(|(group, _)| APIGroupDiscovery {
+            metadata: ObjectMeta { name: group.clone() },
+            versions: Vec::new(),
+        })
+        .collect();
     let mut legacy = BTreeMap::new();
     let mut first_error = None;
     let mut held = 0usize;
-    for (group, versions) in targets {
-        let mut entry = APIGroupDiscovery {
-            metadata: ObjectMeta { name: group.clone() },
-            versions: Vec::new(),
-        };
-        for version in versions {
+    // Several lists in flight, taken in order (CONCURRENT_FETCHES): the
+    // result is that of fetching them one after another.
+    let targets = targets.into_iter().enumerate().flat_map(|(index, (group, versions))| {
+        versions.into_iter().map(move |version| (index, group.clone(), version))
+    });
+    let mut lists = futures_util::stream::iter(targets)
+        .map(|(index, group, version)| async move {
             let lpath = GroupVersion::key_of(&group, &version);
             let fetched = match fetch_legacy_list(client, metrics, name, &lpath).await {
                 Ok(Some((rendered, list))) => legacy::to_aggregated(&list)
@@ -412,33 +427,37 @@ async fn legacy_only(
                 })),
                 Err(e) => Err(e),
             };
-            match fetched {
-                Ok((rendered, resources)) => {
-                    // Refused whole: the last good discovery stays.
-                    held = held.saturating_add(list_weight(&rendered));
+            (index, group, version, lpath, fetched)
+        })
+        .buffered(CONCURRENT_FETCHES);
+    while let Some((index, group, version, lpath, fetched)) = lists.next().await {
+        let Some(entry) = groups.get_mut(index) else { continue };
+        match fetched {
+            Ok((rendered, resources)) => {
+                // Refused whole: the last good discovery stays.
+                held = held.saturating_add(list_weight(&rendered));
+                within("discovery", held, admission.allowed)?;
+                entry.versions.push(APIVersionDiscovery {
+                    version,
+                    resources,
+                    freshness: CURRENT.into(),
+                });
+                legacy.insert(lpath, rendered);
+            }
+            Err(e) => {
+                tracing::debug!(downstream = %name, group_version = %lpath, error = %crate::error_chain(&e), "group-version failed; keeping its last good state, stale");
+                let (last, bytes) = last_good(previous, &group, &version, &lpath);
+                entry.versions.push(last);
+                if let Some(bytes) = bytes {
+                    held = held.saturating_add(list_weight(&bytes));
                     within("discovery", held, admission.allowed)?;
-                    entry.versions.push(APIVersionDiscovery {
-                        version,
-                        resources,
-                        freshness: CURRENT.into(),
-                    });
-                    legacy.insert(lpath, rendered);
+                    legacy.insert(lpath, bytes);
                 }
-                Err(e) => {
-                    tracing::debug!(downstream = %name, group_version = %lpath, error = %crate::error_chain(&e), "group-version failed; keeping its last good state, stale");
-                    let (last, bytes) = last_good(previous, &group, &version, &lpath);
-                    entry.versions.push(last);
-                    if let Some(bytes) = bytes {
-                        held = held.saturating_add(list_weight(&bytes));
-                        within("discovery", held, admission.allowed)?;
-                        legacy.insert(lpath, bytes);
-                    }
-                    first_error.get_or_insert(e);
-                }
+                first_error.get_or_insert(e);
             }
         }
-        groups.push(entry);
     }
+    drop(lists);
     Ok((PathState { etag: None, groups, legacy, server_addresses }, first_error))
 }
 
@@ -464,6 +483,87 @@ fn last_good(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A legacy `/apis` listing `n` groups of one version each, every
+    /// `APIResourceList` answered after `delay`.
+    fn legacy_site(n: usize, delay: std::time::Duration) -> crate::testing::demo::Site {
+        use crate::testing::demo::{Route, Routes, start_site};
+        let routes = Routes::default();
+        let groups: Vec<serde_json::Value> = (0..n)
+            .map(|i| {
+                let gv = serde_json::json!({"groupVersion": format!("g{i}.example.com/v1"), "version": "v1"});
+                serde_json::json!({"name": format!("g{i}.example.com"), "versions": [gv], "preferredVersion": gv})
+            })
+            .collect();
+        let list = serde_json::json!({"kind": "APIGroupList", "groups": groups});
+        routes.set("/apis", Route::json(list.to_string()));
+        for i in 0..n {
+            let resources = serde_json::json!({
+                "kind": "APIResourceList",
+                "groupVersion": format!("g{i}.example.com/v1"),
+                "resources": [{"name": "widgets", "singularName": "widget", "namespaced": true,
+                               "kind": "Widget", "verbs": ["get", "list"]}],
+            });
+            routes.set(
+                &format!("/apis/g{i}.example.com/v1"),
+                Route::json(resources.to_string()).delayed(delay),
+            );
+        }
+        start_site(routes).expect("site")
+    }
+
+    fn client(site: &crate::testing::demo::Site) -> DownstreamClient {
+        let tls = crate::outbound::tls::TlsConfig::default();
+        let timeout = std::time::Duration::from_secs(5);
+        DownstreamClient::new("d", &site.url(), &tls, None, timeout, 1 << 20).expect("client")
+    }
+
+    /// Issue 16: a thousand group-versions' lists, one after another, were
+    /// half of a legacy downstream's cold start.
+    #[actix_web::test]
+    async fn legacy_lists_are_fetched_several_at_once_and_kept_in_order() {
+        let site = legacy_site(24, std::time::Duration::from_millis(30));
+        let client = client(&site);
+        let mut fetcher = DiscoveryFetcher::default();
+        fetcher.fetch(&client, &Metrics::default(), "d", usize::MAX).await.expect("fetched");
+        let most = site.routes.most_in_flight();
+        assert!(most > 1 && most <= super::super::CONCURRENT_FETCHES, "{most} at once");
+        let current = fetcher.current().expect("discovery");
+        let names: Vec<&str> = current.groups.iter().map(|g| g.metadata.name.as_str()).collect();
+        let expected: Vec<String> = (0..24).map(|i| format!("g{i}.example.com")).collect();
+        assert_eq!(names, expected);
+        assert!(
+            current
+                .groups
+                .iter()
+                .all(|g| g.versions.len() == 1 && g.versions[0].freshness == CURRENT)
+        );
+        assert_eq!(current.legacy.len(), 24);
+
+        // One failing group-version among them: stale with its last
+        // resources, the others current, the round failed with it.
+        site.routes.set(
+            "/apis/g5.example.com/v1",
+            crate::testing::demo::Route::status(awc::http::StatusCode::SERVICE_UNAVAILABLE),
+        );
+        let e = fetcher
+            .fetch(&client, &Metrics::default(), "d", usize::MAX)
+            .await
+            .expect_err("one fails");
+        assert!(crate::error_chain(&e).contains("/apis/g5.example.com/v1"), "{e}");
+        let current = fetcher.current().expect("discovery");
+        for g in &current.groups {
+            let stale = g.metadata.name == "g5.example.com";
+            assert_eq!(
+                g.versions[0].freshness,
+                if stale { STALE } else { CURRENT },
+                "{}",
+                g.metadata.name
+            );
+            assert_eq!(g.versions[0].resources.len(), 1);
+        }
+        assert_eq!(current.legacy.len(), 24);
+    }
 
     #[test]
     fn a_document_of_another_kind_is_refused_and_a_missing_kind_accepted() {

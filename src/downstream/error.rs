@@ -56,6 +56,13 @@ pub enum PollError {
     /// to convert it again: memory corrupted, a defect.
     #[error("the kept /openapi/v2 document could not be read back")]
     Kept(#[source] std::io::Error),
+    /// A fetched document's preparation gave no result: its task on the
+    /// blocking pool panicked, or the runtime is stopping.
+    #[error("preparing {path} did not finish")]
+    Unprepared {
+        /// The document's path.
+        path: String,
+    },
     /// The downstream publishes neither `/openapi/v3` nor `/openapi/v2`.
     #[error("the downstream serves neither /openapi/v3 nor /openapi/v2")]
     NothingPublished,
@@ -97,7 +104,9 @@ impl PollError {
             Self::BadRoot(_) | Self::BadEntry { .. } => "bad_root",
             Self::BadDocument { .. } | Self::BadResourceList { .. } => "bad_document",
             Self::Convert(e) if e.is_budget() => "budget",
-            Self::Convert(_) | Self::Interrupted(_) | Self::Kept(_) => "conversion",
+            Self::Convert(_) | Self::Interrupted(_) | Self::Kept(_) | Self::Unprepared { .. } => {
+                "conversion"
+            }
             Self::Budget { .. } => "budget",
             Self::NothingPublished => "nothing_published",
             Self::NotAcceptable { .. } => "not_acceptable",

@@ -9,4 +9,20 @@ mod error;
 pub mod poll;
 
 pub use error::PollError;
+
+/// How many requests one poll has in flight at once when it fetches the
+/// documents of a root, or the group-versions of a discovery answer.
+///
+/// A cluster with a thousand CRD group-versions lists a thousand documents
+/// of hundreds of KB each; fetched one after another, the round trips and
+/// the preparation of each (a probe parse, a hash, gzip) add up to more
+/// than twenty seconds of cold start. Eight hide the round trips and keep
+/// both cores of a small node busy preparing, while staying small beside
+/// what an API server admits (kube-apiserver's `--max-requests-inflight`
+/// is 400 read-only requests by default; client-go's discovery has every
+/// group-version in flight at once). It also bounds memory: at most this
+/// many bodies of `maxDocumentBytes` each are read before the memory
+/// share is checked. Not configurable: no figure here is specific to one
+/// cluster.
+pub(crate) const CONCURRENT_FETCHES: usize = 8;
 use error::within;

@@ -23,15 +23,16 @@ use std::time::{Duration, Instant};
 
 use awc::http::header::HeaderValue;
 use bytes::Bytes;
+use futures_util::StreamExt as _;
 use serde::Deserialize;
 use tracing::{info, warn};
 
 use super::discovery::DiscoveryFetcher;
-use super::{PollError, within};
+use super::{CONCURRENT_FETCHES, PollError, within};
 use crate::body::rendered::Rendered;
 use crate::config::DownstreamConfig;
 use crate::discovery::stale_from_openapi;
-use crate::metrics::Metrics;
+use crate::metrics::{FetchResult, Metrics};
 use crate::openapi::cache::ConversionCache;
 use crate::openapi::pipeline::{self, Budget};
 use crate::outbound::client::{DownstreamClient, FetchError, Fetched};
@@ -75,6 +76,19 @@ enum Mode {
     V3,
     /// `/openapi/v3` answered 404.
     V2Only,
+}
+
+/// One entry of a root, in the root's order, and what becomes of it.
+enum Entry {
+    /// Refused without a request.
+    Refused(PollError),
+    /// Its hash did not change: the document we have.
+    Kept(DocumentKey, String, Arc<Rendered>),
+    /// New or changed: to fetch, from this URL.
+    Fetch(DocumentKey, String, String),
+    /// Fetched: how the request counts, and the document prepared (or why
+    /// not).
+    Fetched(DocumentKey, String, FetchResult, Result<Arc<Rendered>, PollError>),
 }
 
 /// A fetched body with the validator to revalidate it.
@@ -309,8 +323,7 @@ impl Poller {
         }
         // Discovery comes last: what the documents hold is known by then.
         let allowed = self.share.saturating_sub(self.weight_besides_discovery());
-        if let Err(e) =
-            self.discovery.fetch(&mut self.client, &self.metrics, &self.name, allowed).await
+        if let Err(e) = self.discovery.fetch(&self.client, &self.metrics, &self.name, allowed).await
         {
             errors.push(e);
         }
@@ -351,40 +364,43 @@ impl Poller {
     /// Fetches the documents of a new root whose hash changed. Returns
     /// whether all of them were fetched; a document that fails keeps its
     /// previous version, if any.
+    ///
+    /// Up to [`CONCURRENT_FETCHES`] requests are in flight, each document
+    /// prepared on the blocking pool as it arrives, while the answers are
+    /// taken in the root's order: what is kept, the first error and where
+    /// the share stops are those of fetching one after another.
     async fn fetch_documents(&mut self, root: RootIndex) -> Result<bool, PollError> {
         let mut next = BTreeMap::new();
         let mut first_error = None;
         // What the documents may hold together; checked as each arrives,
-        // so a root listing a thousand large documents stops at the share.
+        // so a root listing a thousand large documents stops at the share
+        // (with at most `CONCURRENT_FETCHES` more bodies read meanwhile).
         let allowed = self.share.saturating_sub(self.other_weight());
         let mut held = 0usize;
-        for (key_text, entry) in root.paths {
-            let url = entry.server_relative_url;
-            let key = DocumentKey::parse(&key_text);
-            let Some((key, hash)) = key.zip(document_hash(&key_text, &url)) else {
-                first_error.get_or_insert(PollError::BadEntry { key: key_text, url });
-                continue;
+        let entries: Vec<Entry> = root
+            .paths
+            .into_iter()
+            .map(|(key_text, entry)| self.entry(key_text, entry.server_relative_url))
+            .collect();
+        let client = &self.client;
+        let mut entries = futures_util::stream::iter(entries)
+            .map(|entry| fetch_document(client, entry))
+            .buffered(CONCURRENT_FETCHES);
+        while let Some(entry) = entries.next().await {
+            let (key, hash, document) = match entry {
+                Entry::Refused(e) => {
+                    first_error.get_or_insert(e);
+                    continue;
+                }
+                Entry::Kept(key, hash, rendered) => (key, hash, Ok(rendered)),
+                Entry::Fetched(key, hash, result, document) => {
+                    self.metrics.fetch(&self.name, "openapi_v3_document", result);
+                    (key, hash, document)
+                }
+                // `fetch_document` fetched it.
+                Entry::Fetch(..) => continue,
             };
-            if let Some((old_hash, rendered)) = self.v3.get(&key)
-                && !hash.is_empty()
-                && *old_hash == hash
-            {
-                held += rendered.weight();
-                within("the /openapi/v3 documents", held, allowed)?;
-                next.insert(key, (hash, Arc::clone(rendered)));
-                continue;
-            }
-            let result = self.client.get(&url, media::APPLICATION_JSON, None).await;
-            self.count("openapi_v3_document", &result);
-            let fetched = match result {
-                Ok(Fetched::Body { body, .. }) => validate_v3(&url, body),
-                Ok(_) => Err(PollError::Fetch(FetchError::Status {
-                    url: format!("{}{url}", self.client.base()),
-                    status: awc::http::StatusCode::NOT_FOUND,
-                })),
-                Err(e) => Err(e.into()),
-            };
-            match fetched {
+            match document {
                 Ok(rendered) => {
                     // Refused whole: the documents fetched before stay.
                     held += rendered.weight();
@@ -399,10 +415,26 @@ impl Poller {
                 }
             }
         }
+        drop(entries);
         self.v3 = next;
         match first_error {
             Some(e) => Err(e),
             None => Ok(true),
+        }
+    }
+
+    /// What to do with one root entry: refuse it, keep the document we
+    /// have (same non-empty hash), or fetch it.
+    fn entry(&self, key_text: String, url: String) -> Entry {
+        let key = DocumentKey::parse(&key_text);
+        let Some((key, hash)) = key.zip(document_hash(&key_text, &url)) else {
+            return Entry::Refused(PollError::BadEntry { key: key_text, url });
+        };
+        match self.v3.get(&key) {
+            Some((old_hash, rendered)) if !hash.is_empty() && *old_hash == hash => {
+                Entry::Kept(key, hash, Arc::clone(rendered))
+            }
+            _ => Entry::Fetch(key, hash, url),
         }
     }
 
@@ -569,6 +601,34 @@ fn document_hash(key: &str, url: &str) -> Option<String> {
     hash.bytes().all(|b| b.is_ascii_alphanumeric()).then(|| hash.to_owned())
 }
 
+/// Fetches an [`Entry::Fetch`] and prepares the document on the blocking
+/// pool; other entries are returned as they are.
+async fn fetch_document(client: &DownstreamClient, entry: Entry) -> Entry {
+    let Entry::Fetch(key, hash, url) = entry else { return entry };
+    let result = client.get(&url, media::APPLICATION_JSON, None).await;
+    let counted = Fetched::result(&result);
+    let document = match result {
+        Ok(Fetched::Body { body, .. }) => prepare_v3(url, body).await,
+        Ok(_) => Err(PollError::Fetch(FetchError::Status {
+            url: format!("{}{url}", client.base()),
+            status: awc::http::StatusCode::NOT_FOUND,
+        })),
+        Err(e) => Err(e.into()),
+    };
+    Entry::Fetched(key, hash, counted, document)
+}
+
+/// [`validate_v3`] on the blocking pool: the probe parse, the hash and
+/// gzip of a document of hundreds of KB take milliseconds of CPU, and on
+/// the poll's thread they would hold up the requests in flight (and the
+/// other downstreams' polls), leaving the other cores idle.
+async fn prepare_v3(url: String, body: Bytes) -> Result<Arc<Rendered>, PollError> {
+    let path = url.clone();
+    tokio::task::spawn_blocking(move || validate_v3(&url, body))
+        .await
+        .map_err(|_| PollError::Unprepared { path })?
+}
+
 fn validate_v3(path: &str, body: Bytes) -> Result<Arc<Rendered>, PollError> {
     let probe: OpenApiProbe = serde_json::from_slice(&body)
         .map_err(|source| PollError::BadDocument { path: path.to_owned(), source })?;
@@ -580,29 +640,4 @@ fn validate_v3(path: &str, body: Bytes) -> Result<Arc<Rendered>, PollError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn root_entries_must_point_under_openapi_v3_at_their_own_key() {
-        assert_eq!(
-            document_hash("apis/a/v1", "/openapi/v3/apis/a/v1?hash=AB12"),
-            Some("AB12".into())
-        );
-        assert_eq!(document_hash("api/v1", "/openapi/v3/api/v1"), Some(String::new()));
-        assert_eq!(document_hash("api/v1", "http://evil.example/openapi/v3/api/v1?hash=A"), None);
-        assert_eq!(document_hash("api/v1", "//evil.example/openapi/v3/api/v1"), None);
-        assert_eq!(document_hash("api/v1", "/openapi/v3/apis/other/v1?hash=A"), None);
-        assert_eq!(document_hash("api/v1", "/openapi/v3/api/v1?hash=A%2F"), None);
-    }
-
-    #[test]
-    fn v3_documents_must_say_openapi_3() {
-        assert!(
-            validate_v3("/x", Bytes::from_static(b"{\"openapi\":\"3.0.0\",\"paths\":{}}")).is_ok()
-        );
-        assert!(validate_v3("/x", Bytes::from_static(b"{\"swagger\":\"2.0\"}")).is_err());
-        assert!(validate_v3("/x", Bytes::from_static(b"{\"openapi\":\"2.0\"}")).is_err());
-        assert!(validate_v3("/x", Bytes::from_static(b"{\"openapi\":")).is_err());
-    }
-}
+mod tests;

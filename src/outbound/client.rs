@@ -8,8 +8,12 @@
 //!   is sent when configured ([`crate::outbound::token`]), never logged.
 //!
 //! awc's client is not `Send`: a [`DownstreamClient`] lives on the thread of
-//! its poll loop.
+//! its poll loop. Its requests take `&self`, so that one poll can have
+//! several in flight at once (a cold start fetches a thousand documents);
+//! what they share — the token, the HTTP/1.0 flag — is kept in cells made
+//! for one thread.
 
+use std::cell::Cell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -68,12 +72,14 @@ pub struct DownstreamClient {
     /// no message can ever carry a password.
     shown: String,
     client: awc::Client,
-    token: Option<Token>,
+    /// Behind an async mutex held while an exec plugin runs: requests in
+    /// flight together wait for one run rather than each starting its own.
+    token: Option<tokio::sync::Mutex<Token>>,
     max_bytes: usize,
     timeout: Duration,
     /// The downstream speaks HTTP/1.0: every request asks for the
     /// connection to be closed.
-    close_connections: bool,
+    close_connections: Cell<bool>,
 }
 
 impl DownstreamClient {
@@ -93,7 +99,7 @@ impl DownstreamClient {
     ) -> Result<Self, ClientError> {
         let client =
             http_client(tls, timeout, concat!("openapi-proxy/", env!("CARGO_PKG_VERSION")))?;
-        let token = token.map(|t| Token::new(t, name)).transpose()?;
+        let token = token.map(|t| Token::new(t, name)).transpose()?.map(tokio::sync::Mutex::new);
         Ok(Self {
             endpoint: base.to_owned(),
             shown: redact_url(base).into_owned(),
@@ -101,7 +107,7 @@ impl DownstreamClient {
             token,
             max_bytes,
             timeout,
-            close_connections: false,
+            close_connections: Cell::new(false),
         })
     }
 
@@ -120,19 +126,38 @@ impl DownstreamClient {
         if let Some(value) = authorization {
             req = req.insert_header((header::AUTHORIZATION, value.clone()));
         }
-        if self.close_connections {
-            req = req.insert_header((header::CONNECTION, "close"));
+        if self.close_connections.get() {
+            // Not a `Connection` header: awc's encoder drops those and
+            // pools the connection all the same. `force_close` writes the
+            // header and keeps the connection out of the pool, which
+            // matters once several requests are in flight: each would
+            // leave a connection the server is closing for the next one.
+            req = req.force_close();
         }
         req
     }
 
     /// The `Authorization` header of the next request, if a token is
     /// configured (an exec plugin may run for it).
-    async fn authorization(&mut self) -> Result<Option<HeaderValue>, FetchError> {
-        match &mut self.token {
-            Some(token) => token.header().await.map(Some),
+    async fn authorization(&self) -> Result<Option<HeaderValue>, FetchError> {
+        match &self.token {
+            Some(token) => token.lock().await.header().await.map(Some),
             None => Ok(None),
         }
+    }
+
+    /// A request that carried `sent` was answered 401: the header to ask
+    /// again with, if a new token may help (an exec plugin's, run again
+    /// unless another request's 401 already had it run). One lock for the
+    /// check and the run, so that no request in between sees the token
+    /// dropped and gives up.
+    async fn renewed(&self, sent: Option<&HeaderValue>) -> Result<Option<HeaderValue>, FetchError> {
+        let (Some(token), Some(sent)) = (&self.token, sent) else { return Ok(None) };
+        let mut token = token.lock().await;
+        if !token.rejected(sent) {
+            return Ok(None);
+        }
+        token.header().await.map(Some)
     }
 
     /// The base URL as logs and errors show it (a password hidden).
@@ -152,11 +177,14 @@ impl DownstreamClient {
     /// `path` must start with `/`; it is appended to the configured base
     /// URL, never used as a URL of its own.
     ///
+    /// Takes `&self`: requests may be in flight together, each with its
+    /// own deadline and its own retry after a 401.
+    ///
     /// # Errors
     /// [`FetchError`] for transport failures, timeouts, oversized bodies
     /// and statuses other than 200, 304, 404 and 406.
     pub async fn get(
-        &mut self,
+        &self,
         path: &str,
         accept: &str,
         etag: Option<&HeaderValue>,
@@ -177,28 +205,27 @@ impl DownstreamClient {
         // and ask once more, with a deadline of its own (it is a new
         // request, made with a new credential).
         if resp.status() == StatusCode::UNAUTHORIZED
-            && self.token.as_mut().is_some_and(Token::rejected)
+            && let Some(renewed) = self.renewed(authorization.as_ref()).await?
         {
             tracing::debug!(%url, "401 to the exec plugin's token; running it again, retrying once");
             drop(resp);
-            let authorization = self.authorization().await?;
             deadline = Instant::now() + self.timeout;
-            resp = self.send(&target, &url, accept, etag, authorization.as_ref(), deadline).await?;
+            resp = self.send(&target, &url, accept, etag, Some(&renewed), deadline).await?;
             if resp.status() == StatusCode::UNAUTHORIZED
-                && let Some(token) = &mut self.token
+                && let Some(token) = &self.token
             {
                 // Not retried again, but the next request runs the plugin
                 // afresh rather than sending a token known to be refused.
-                token.rejected();
+                token.lock().await.rejected(&renewed);
             }
         }
         let left = || deadline.saturating_duration_since(Instant::now());
-        if resp.version() < awc::http::Version::HTTP_11 && !self.close_connections {
+        if resp.version() < awc::http::Version::HTTP_11 && !self.close_connections.get() {
             // awc keeps an HTTP/1.0 connection answered with a
             // Content-Length for reuse, but the server closes it: from now
             // on say `Connection: close`, so no dead connection is pooled.
             tracing::debug!(%url, "HTTP/1.0 downstream; not reusing connections");
-            self.close_connections = true;
+            self.close_connections.set(true);
         }
         // What `-v 4` shows of each poll: every request and its answer.
         tracing::debug!(
@@ -319,7 +346,7 @@ mod tests {
     /// password of a base URL that carries one.
     #[actix_web::test]
     async fn errors_name_the_url_without_its_password() {
-        let mut client = DownstreamClient::new(
+        let client = DownstreamClient::new(
             "test",
             "http://user:hunter2@127.0.0.1:1",
             &TlsConfig::default(),

@@ -57,13 +57,13 @@ impl Token {
         }
     }
 
-    /// A request that carried this token was answered 401: whether a new
+    /// A request that carried `sent` was answered 401: whether a new
     /// token may be had by asking again. Only a plugin's token can be
     /// renewed on demand; a file is read before every request anyway, and
     /// an inline token never changes.
-    pub(crate) fn rejected(&mut self) -> bool {
+    pub(crate) fn rejected(&mut self, sent: &HeaderValue) -> bool {
         match self {
-            Self::Exec(cache) => cache.rejected(),
+            Self::Exec(cache) => cache.rejected(sent),
             Self::File(_) | Self::Fixed(_) => false,
         }
     }

@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use actix_web::dev::ServerHandle;
@@ -75,6 +76,26 @@ pub struct Routes {
     seen: Arc<Mutex<Vec<SeenRequest>>>,
     /// The only `Authorization` value answered; others get 401.
     authorization: Arc<RwLock<Option<String>>>,
+    /// Requests being answered now, and the most there ever were at once.
+    in_flight: Arc<(AtomicUsize, AtomicUsize)>,
+}
+
+/// One request being answered, counted in [`Routes::most_in_flight`]
+/// until it is dropped.
+struct InFlight(Arc<(AtomicUsize, AtomicUsize)>);
+
+impl InFlight {
+    fn start(counts: &Arc<(AtomicUsize, AtomicUsize)>) -> Self {
+        let now = counts.0.fetch_add(1, Ordering::SeqCst) + 1;
+        counts.1.fetch_max(now, Ordering::SeqCst);
+        Self(Arc::clone(counts))
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// How many requests a site remembers.
@@ -113,6 +134,13 @@ impl Routes {
         required.as_deref().is_none_or(|r| {
             req.headers().get(header::AUTHORIZATION).is_some_and(|v| v.as_bytes() == r.as_bytes())
         })
+    }
+
+    /// The most requests the site was answering at once (a test of a
+    /// client's concurrency, with [`Route::delayed`] routes).
+    #[must_use]
+    pub fn most_in_flight(&self) -> usize {
+        self.in_flight.1.load(Ordering::SeqCst)
     }
 
     /// The requests seen so far (the most recent ten thousand).
@@ -155,6 +183,7 @@ impl Site {
 
 async fn answer(req: HttpRequest, routes: web::Data<Routes>) -> HttpResponse {
     routes.record(&req);
+    let _in_flight = InFlight::start(&routes.in_flight);
     if !routes.authorized(&req) {
         return HttpResponse::Unauthorized().finish();
     }

@@ -5,10 +5,12 @@
 //! a request that carried it ([`ExecTokenCache::rejected`]); a token
 //! without expiry is kept for the life of the process otherwise.
 //!
-//! One cache belongs to one downstream's client, which the downstream's
-//! poll loop owns and uses one request at a time (`&mut self`): so at most
-//! one run of the plugin per downstream is ever in progress, without a
-//! lock.
+//! One cache belongs to one downstream's client, which keeps it behind an
+//! async mutex held across a run: so at most one run of the plugin per
+//! downstream is ever in progress, though the client's requests run
+//! concurrently. A 401 names the token it was answered to, so that the
+//! answers to several requests sent with one token run the plugin once,
+//! not once each (client-go compares the rejected token the same way).
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -78,11 +80,20 @@ impl ExecTokenCache {
         Ok(header)
     }
 
-    /// A request that carried the cached token was answered 401: the token
-    /// is dropped, and the next [`header`](Self::header) runs the plugin
-    /// again. Whether there was a token to drop — that is, whether asking
-    /// again with a new one may help.
-    pub fn rejected(&mut self) -> bool {
-        self.cached.take().is_some()
+    /// A request that carried `sent` was answered 401: if `sent` is the
+    /// cached token, it is dropped, and the next [`header`](Self::header)
+    /// runs the plugin again. Whether asking again may help: the refused
+    /// token was dropped, or another request's 401 already had it replaced
+    /// by a newer one. `false` when nothing is cached (the run after the
+    /// drop failed, or had not happened): there is no new token to try.
+    pub fn rejected(&mut self, sent: &HeaderValue) -> bool {
+        match &self.cached {
+            Some(issued) if issued.header == *sent => {
+                self.cached = None;
+                true
+            }
+            Some(_) => true,
+            None => false,
+        }
     }
 }

@@ -204,8 +204,15 @@ async fn a_token_without_expiry_is_kept_until_rejected() {
     assert_eq!(cache.header().await.expect("a token"), "Bearer token-1");
     assert_eq!(cache.header().await.expect("a token"), "Bearer token-1");
     assert_eq!(f.runs(), 1);
-    assert!(cache.rejected());
-    assert!(!cache.rejected(), "nothing left to reject");
+    let first = cache.header().await.expect("a token");
+    assert!(cache.rejected(&first));
+    assert!(!cache.rejected(&first), "nothing left to reject");
+    let second = cache.header().await.expect("a token");
+    assert_eq!(second, "Bearer token-2");
+    assert_eq!(f.runs(), 2);
+    // A late 401 to the first token keeps the second: asking again with
+    // it may help, and the plugin does not run again for it.
+    assert!(cache.rejected(&first));
     assert_eq!(cache.header().await.expect("a token"), "Bearer token-2");
     assert_eq!(f.runs(), 2);
 }
@@ -292,7 +299,7 @@ async fn a_failing_plugin_is_an_error_naming_the_user_and_the_command() {
     let (logs, _guard) = capture();
     let script = "#!/bin/sh\necho 'error: you must log in first' >&2\nexit 3\n";
     let f = Fixture::new("exit", script, "");
-    let mut client = DownstreamClient::new(
+    let client = DownstreamClient::new(
         "kube",
         "http://127.0.0.1:1",
         &TlsConfig::default(),
@@ -376,7 +383,7 @@ fn authorizations(site: &crate::testing::demo::Site) -> Vec<String> {
 async fn a_401_runs_the_plugin_again_and_retries_the_request_once() {
     let f = Fixture::standard("unauthorized", "");
     let site = site_accepting("Bearer token-2");
-    let mut client = client_for(&site, &f);
+    let client = client_for(&site, &f);
     let fetched = client.get("/openapi/v2", "application/json", None).await.expect("retried");
     assert!(matches!(fetched, Fetched::Body { .. }), "{fetched:?}");
     assert_eq!(f.runs(), 2);
@@ -391,7 +398,7 @@ async fn a_401_runs_the_plugin_again_and_retries_the_request_once() {
 async fn a_second_401_is_a_failed_fetch_and_not_retried_again() {
     let f = Fixture::standard("unauthorized-twice", FAR_FUTURE);
     let site = site_accepting("Bearer never");
-    let mut client = client_for(&site, &f);
+    let client = client_for(&site, &f);
     let e = client.get("/openapi/v2", "application/json", None).await.expect_err("401");
     assert_eq!(e.reason(), "status");
     assert_eq!(authorizations(&site), ["Bearer token-1", "Bearer token-2"]);
@@ -399,4 +406,23 @@ async fn a_second_401_is_a_failed_fetch_and_not_retried_again() {
     client.get("/openapi/v2", "application/json", None).await.expect_err("401");
     assert_eq!(f.runs(), 4);
     assert_eq!(authorizations(&site)[2], "Bearer token-3");
+}
+
+/// Requests in flight together, all answered 401 to the same token: the
+/// plugin runs once more for all of them, not once each, and each is
+/// retried with the new token.
+#[actix_web::test]
+async fn concurrent_401s_to_one_token_run_the_plugin_once() {
+    let f = Fixture::standard("unauthorized-together", "");
+    let site = site_accepting("Bearer token-2");
+    site.routes.set("/openapi/v2", Route::json(&b"{}"[..]).delayed(Duration::from_millis(50)));
+    let client = client_for(&site, &f);
+    let gets = (0..6).map(|_| client.get("/openapi/v2", "application/json", None));
+    let results = futures_util::future::join_all(gets).await;
+    assert!(results.iter().all(|r| matches!(r, Ok(Fetched::Body { .. }))), "{results:?}");
+    assert_eq!(f.runs(), 2);
+    let mut sent = authorizations(&site);
+    sent.sort();
+    assert_eq!(sent, [["Bearer token-1"; 6], ["Bearer token-2"; 6]].concat());
+    assert!(site.routes.most_in_flight() > 1);
 }
