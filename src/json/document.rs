@@ -67,16 +67,25 @@ pub const BYTES_PER_VALUE: usize = 128;
 /// # Errors
 /// [`ParseError::Json`]; [`ParseError::TooLarge`] past the budget.
 pub fn parse_json_tree_within(bytes: &[u8], budget_bytes: usize) -> Result<Node<'_>, ParseError> {
+    let bytes = without_bom(bytes);
     let limit = budget_bytes / BYTES_PER_VALUE;
     tree::parse_within(bytes, limit).map_err(|e| ParseError::json(bytes, &e, limit))
+}
+
+/// `bytes` without a leading UTF-8 byte order mark. Editors on Windows
+/// write one, and Azure's specifications carry it (52 of the registry
+/// corpus' valid inputs were refused for it, BENCHMARKS.md#real-world-swagger);
+/// RFC 8259 section 8.1 lets a parser ignore it, and swagger-parser and
+/// swagger2openapi do. Errors then count columns as an editor shows them.
+fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
 }
 
 /// Whether `bytes` say they are JSON: their first non-blank byte opens an
 /// object or an array. Such bytes are read as JSON only, so a truncated or
 /// mangled JSON file gets the JSON error that explains it, not a YAML one.
 fn looks_like_json(bytes: &[u8]) -> bool {
-    let start = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    matches!(start.iter().find(|b| !b.is_ascii_whitespace()), Some(b'{' | b'['))
+    matches!(without_bom(bytes).iter().find(|b| !b.is_ascii_whitespace()), Some(b'{' | b'['))
 }
 
 /// Reads a document a person gave: JSON when it looks like JSON, YAML
@@ -108,6 +117,7 @@ pub fn parse_tree_within(bytes: &[u8], budget_bytes: usize) -> Result<Node<'_>, 
     if looks_like_json(bytes) {
         return parse_json_tree_within(bytes, budget_bytes);
     }
+    let bytes = without_bom(bytes);
     yaml::from_slice(bytes, yaml::budget_for(bytes.len())).map_err(ParseError::Yaml)
 }
 
@@ -146,6 +156,17 @@ mod tests {
         }
         let e = parse(b"{\"a\":\n  [1, 2").unwrap_err();
         assert_eq!(e.to_string(), "not JSON: unexpected end of input at line 2, column 8");
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_ignored_in_json_and_yaml() {
+        let json = b"\xEF\xBB\xBF{\"swagger\":\"2.0\"}";
+        assert_eq!(parse(json).unwrap()["swagger"], "2.0");
+        assert!(parse_json_tree_within(json, usize::MAX).is_ok(), "from a downstream too");
+        let yaml = b"\xEF\xBB\xBFswagger: '2.0'\ninfo:\n  title: t\n";
+        assert_eq!(parse(yaml).unwrap()["info"]["title"], "t");
+        let e = parse(b"\xEF\xBB\xBF{\"a\": x}").unwrap_err();
+        assert_eq!(e.to_string(), "not JSON: unexpected character at line 1, column 7");
     }
 
     #[test]
