@@ -309,11 +309,18 @@ async fn aggregated(
     for g in &groups {
         for v in &g.versions {
             let lpath = GroupVersion::key_of(&g.metadata.name, &v.version);
-            let rendered = match fetch_legacy_list(client, metrics, name, &lpath).await {
-                Ok(Some((rendered, _))) => rendered,
-                // Not served (or broken): synthesize from the aggregated form.
-                Ok(None) | Err(_) => Arc::new(synthesized_legacy(&g.metadata.name, v)),
+            let kept = previous.and_then(|p| p.legacy.get(&lpath));
+            let fetched = match fetch_legacy_body(client, metrics, name, &lpath).await {
+                // The same bytes as last round: prepared then.
+                Ok(Some(body)) => match kept.filter(|k| same_bytes(k, &body)) {
+                    Some(k) => Some(Arc::clone(k)),
+                    None => parse_legacy_list(&lpath, body).ok().map(|(rendered, _)| rendered),
+                },
+                Ok(None) | Err(_) => None,
             };
+            // Not served (or broken): synthesize from the aggregated form.
+            let rendered =
+                fetched.unwrap_or_else(|| Arc::new(synthesized_legacy(&g.metadata.name, v)));
             held = held.saturating_add(list_weight(&rendered));
             within("discovery", held, admission.allowed)?;
             legacy.insert(lpath, rendered);
@@ -339,20 +346,6 @@ fn share_unchanged(
             _ => Arc::new(g),
         })
         .collect()
-}
-
-/// `GET /<lpath>` as a legacy `APIResourceList`: its bytes prepared for
-/// serving as they are, and the parsed list. `None` on 404.
-async fn fetch_legacy_list(
-    client: &mut DownstreamClient,
-    metrics: &Metrics,
-    name: &str,
-    lpath: &str,
-) -> Result<Option<(Arc<Rendered>, APIResourceList)>, PollError> {
-    let Some(body) = fetch_legacy_body(client, metrics, name, lpath).await? else {
-        return Ok(None);
-    };
-    parse_legacy_list(lpath, body).map(Some)
 }
 
 /// `GET /<lpath>`: the body of a legacy `APIResourceList`, unparsed.
@@ -399,7 +392,13 @@ fn unchanged_list<'p>(
 ) -> Option<(&'p Arc<Rendered>, &'p APIVersionDiscovery)> {
     let bytes = previous.filter(|p| p.from_legacy)?.legacy.get(lpath)?;
     let known = group?.versions.iter().find(|v| v.version == version && v.freshness == CURRENT)?;
-    (crate::body::digest::sha512_hex(body) == bytes.hash).then_some((bytes, known))
+    same_bytes(bytes, body).then_some((bytes, known))
+}
+
+/// Whether `body` is the body `prepared` was made from (compared by its
+/// SHA-512, which [`Rendered::json`] computed anyway).
+fn same_bytes(prepared: &Rendered, body: &[u8]) -> bool {
+    crate::body::digest::sha512_hex(body) == prepared.hash
 }
 
 /// A version that could not be fetched or converted: listed, stale, empty
