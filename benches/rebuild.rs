@@ -123,5 +123,24 @@ fn crd_one_change(c: &mut Criterion) {
             ))
         });
     });
+    // As the poller hands it on: the changed contribution shares every
+    // unchanged group, legacy list and document (`Arc`) with the original,
+    // so a rebuild recognises them without comparing their content.
+    let shared =
+        Arc::new(fleet.contribution_after(&original, "crds", Some((fleet.group_versions / 2, 1))));
+    let (from_shared, _) = build_snapshot(2, std::slice::from_ref(&shared), Readiness::default());
+    let states = [(&original, &from_shared), (&shared, &snap)];
+    group.bench_function("incremental_shared_5000_kinds_1000_group_versions", |b| {
+        b.iter(|| {
+            generation += 1;
+            let (input, previous) = states[usize::from(generation % 2 == 0)];
+            black_box(rebuild_snapshot(
+                generation,
+                std::slice::from_ref(input),
+                Readiness::default(),
+                previous,
+            ))
+        });
+    });
     group.finish();
 }

@@ -110,7 +110,8 @@ fn routes(fleet: &CrdFleet, changed: Option<(usize, u64)>) -> Result<Vec<(String
         }
     }
     let crds = fleet.discovery(changed);
-    let mut groups = builtins;
+    let mut groups: Vec<std::sync::Arc<APIGroupDiscovery>> =
+        builtins.into_iter().map(std::sync::Arc::new).collect();
     groups.extend(crds.groups);
     out.extend(fleet::discovery_routes(&DownstreamDiscovery { groups, ..crds }));
     out.push((

@@ -40,7 +40,12 @@ pub struct DownstreamDiscovery {
     /// Versions of the core group (from `/api`).
     pub core: Vec<APIVersionDiscovery>,
     /// Named groups (from `/apis`), in the downstream's order.
-    pub groups: Vec<APIGroupDiscovery>,
+    ///
+    /// Shared, and immutable once shared: a poller that finds a group
+    /// unchanged hands on the same `Arc`, and rendering takes the same
+    /// `Arc` as proof that the group's versions are the ones it rendered
+    /// before, without comparing thousands of resources (issue 16).
+    pub groups: Vec<Arc<APIGroupDiscovery>>,
     /// Legacy `APIResourceList` per group-version path (`api/v1`,
     /// `apis/<g>/<v>`): the downstream's own bytes where it serves them
     /// (they carry `storageVersionHash`), else synthesized.
@@ -83,6 +88,7 @@ struct Candidate<'a> {
     priority: i64,
     order: usize,
     version: &'a APIVersionDiscovery,
+    origin: Option<&'a Arc<APIGroupDiscovery>>,
     fresh: bool,
     legacy: Option<&'a Arc<Rendered>>,
 }
@@ -129,6 +135,10 @@ pub struct GroupPlan<'a> {
     /// Its versions in serving order, each with whether its downstream is
     /// stale (then it is published `Stale`).
     pub versions: Vec<(&'a APIVersionDiscovery, bool)>,
+    /// For each of `versions`, the downstream group it was taken from,
+    /// when that group is shared ([`DownstreamDiscovery::groups`]; `None`
+    /// for the core group and for [`Plan::of`]).
+    pub origins: Vec<Option<&'a Arc<APIGroupDiscovery>>>,
 }
 
 impl GroupPlan<'_> {
@@ -161,6 +171,36 @@ impl GroupPlan<'_> {
                 v.version == g.version && freshness == g.freshness && v.resources == g.resources
             })
     }
+
+    /// Whether every version is taken from the very groups `origins` (by
+    /// `Arc`), and is the same version of it, with the same freshness, as
+    /// in `group`: then it publishes exactly `group` without comparing a
+    /// resource. Sound because a shared group is never changed in place
+    /// and `origins` keeps it alive, so its address is not reused.
+    fn has_origins(
+        &self,
+        group: &APIGroupDiscovery,
+        origins: &[Option<Arc<APIGroupDiscovery>>],
+    ) -> bool {
+        self.name == group.metadata.name
+            && self.versions.len() == group.versions.len()
+            && self.origins.len() == self.versions.len()
+            && origins.len() == group.versions.len()
+            && self.versions.iter().zip(&self.origins).zip(group.versions.iter().zip(origins)).all(
+                |(((v, stale), mine), (g, theirs))| {
+                    let freshness = if *stale { STALE } else { v.freshness.as_str() };
+                    matches!((mine, theirs), (Some(a), Some(b)) if Arc::ptr_eq(a, b))
+                        && v.version == g.version
+                        && freshness == g.freshness
+                },
+            )
+    }
+
+    /// The groups its versions were taken from, held by the rendered
+    /// piece so that [`GroupPlan::has_origins`] can trust their addresses.
+    fn held_origins(&self) -> Vec<Option<Arc<APIGroupDiscovery>>> {
+        self.origins.iter().map(|o| o.map(Arc::clone)).collect()
+    }
 }
 
 impl<'a> Plan<'a> {
@@ -171,6 +211,7 @@ impl<'a> Plan<'a> {
         let group = |g: &'a APIGroupDiscovery| GroupPlan {
             name: &g.metadata.name,
             versions: g.versions.iter().map(|v| (v, false)).collect(),
+            origins: vec![None; g.versions.len()],
         };
         Self {
             core: merged.core.as_ref().map(group),
@@ -204,7 +245,7 @@ pub fn plan<'a>(sources: &[Source<'a>]) -> Plan<'a> {
     for s in &ranked {
         let d = s.discovery;
         for v in &d.core {
-            core.entry(v.version.as_str()).or_insert_with(|| candidate(s, v, ""));
+            core.entry(v.version.as_str()).or_insert_with(|| candidate(s, v, None, ""));
         }
         for g in &d.groups {
             if g.metadata.name.is_empty() {
@@ -214,7 +255,7 @@ pub fn plan<'a>(sources: &[Source<'a>]) -> Plan<'a> {
             for v in &g.versions {
                 versions
                     .entry(v.version.as_str())
-                    .or_insert_with(|| candidate(s, v, &g.metadata.name));
+                    .or_insert_with(|| candidate(s, v, Some(g), &g.metadata.name));
             }
         }
     }
@@ -252,11 +293,17 @@ pub fn plan<'a>(sources: &[Source<'a>]) -> Plan<'a> {
     merged
 }
 
-fn candidate<'a>(s: &Source<'a>, version: &'a APIVersionDiscovery, group: &str) -> Candidate<'a> {
+fn candidate<'a>(
+    s: &Source<'a>,
+    version: &'a APIVersionDiscovery,
+    origin: Option<&'a Arc<APIGroupDiscovery>>,
+    group: &str,
+) -> Candidate<'a> {
     Candidate {
         priority: s.priority,
         order: s.order,
         version,
+        origin,
         fresh: s.discovery.fresh,
         legacy: s.discovery.legacy.get(&GroupVersion::key_of(group, &version.version)),
     }
@@ -274,12 +321,17 @@ fn group_entry<'a>(
             .then(a.order.cmp(&b.order))
             .then_with(|| version::preference(&a.version.version, &b.version.version))
     });
-    let mut out = GroupPlan { name, versions: Vec::with_capacity(candidates.len()) };
+    let mut out = GroupPlan {
+        name,
+        versions: Vec::with_capacity(candidates.len()),
+        origins: Vec::with_capacity(candidates.len()),
+    };
     for c in candidates {
         if let Some(l) = c.legacy {
             legacy.insert(GroupVersion::key_of(name, &c.version.version), Arc::clone(l));
         }
         out.versions.push((c.version, !c.fresh));
+        out.origins.push(c.origin);
     }
     out
 }
@@ -308,6 +360,11 @@ pub struct Rendering {
     /// the rendering it was given ([`render_reusing`]). Reported with
     /// each rebuild, and what the regression test for issue 16 checks.
     pub rendered_groups: usize,
+    /// How many groups had to be compared resource by resource with what
+    /// the previous rendering was made from; the others were recognised
+    /// by their shared origin ([`DownstreamDiscovery::groups`]) or had no
+    /// previous piece. Reported with each rebuild (issue 16).
+    pub compared_groups: usize,
     /// Each group's prepared parts, by name (`""` for the core group):
     /// what the next rendering reuses.
     pieces: BTreeMap<String, Arc<GroupPiece>>,
@@ -401,6 +458,9 @@ struct GroupPiece {
     /// The merged group these parts were made from: a group equal to it
     /// needs nothing made again.
     model: APIGroupDiscovery,
+    /// For each of `model`'s versions, the shared downstream group it was
+    /// taken from (see [`GroupPlan::has_origins`]).
+    origins: Vec<Option<Arc<APIGroupDiscovery>>>,
     /// Its item in the aggregated lists (v2 and v2beta1 write the same).
     item: Segment,
     /// Its entry in the legacy `APIGroupList` (named groups only).
@@ -410,7 +470,7 @@ struct GroupPiece {
 }
 
 impl GroupPiece {
-    fn new(g: APIGroupDiscovery, core: bool) -> Self {
+    fn new(g: APIGroupDiscovery, origins: Vec<Option<Arc<APIGroupDiscovery>>>, core: bool) -> Self {
         let item = serde_json::to_vec(&g).expect("discovery types always serialize");
         let (legacy_item, group) = if core {
             (None, None)
@@ -422,7 +482,7 @@ impl GroupPiece {
                 Some(Arc::new(Rendered::json(k8s_json(&legacy_group(&g, true))))),
             )
         };
-        Self { model: g, item: Segment::new(item), legacy_item, group }
+        Self { model: g, origins, item: Segment::new(item), legacy_item, group }
     }
 }
 
@@ -516,14 +576,22 @@ pub fn render(merged: &Merged) -> Rendering {
 #[must_use]
 pub fn render_reusing(merged: &Plan<'_>, previous: Option<&Rendering>) -> Rendering {
     let mut rendered_groups = 0;
+    let mut compared_groups = 0;
     let mut piece = |g: &GroupPlan<'_>, core: bool| -> Arc<GroupPiece> {
-        if let Some(p) =
-            previous.and_then(|p| p.pieces.get(g.name)).filter(|p| g.publishes(&p.model))
-        {
-            return Arc::clone(p);
+        if let Some(p) = previous.and_then(|p| p.pieces.get(g.name)) {
+            // The same shared versions: nothing to compare. Else compare
+            // in place (another downstream's poller, or a test, may hand
+            // equal groups in new allocations).
+            if g.has_origins(&p.model, &p.origins) {
+                return Arc::clone(p);
+            }
+            compared_groups += 1;
+            if g.publishes(&p.model) {
+                return Arc::clone(p);
+            }
         }
         rendered_groups += 1;
-        Arc::new(GroupPiece::new(g.to_group(), core))
+        Arc::new(GroupPiece::new(g.to_group(), g.held_origins(), core))
     };
     let core = merged.core.as_ref().map(|g| piece(g, true));
     let groups: Vec<Arc<GroupPiece>> = merged.groups.iter().map(|g| piece(g, false)).collect();
@@ -593,6 +661,7 @@ pub fn render_reusing(merged: &Plan<'_>, previous: Option<&Rendering>) -> Render
             .collect(),
         resources: merged.legacy.clone(),
         rendered_groups,
+        compared_groups,
         runs: runs
             .iter()
             .filter_map(|r| {
@@ -631,12 +700,12 @@ pub fn stale_from_openapi<'k>(
         if gv.group.is_empty() {
             out.core.push(stale);
         } else if let Some(e) = out.groups.iter_mut().find(|e| e.metadata.name == gv.group) {
-            e.versions.push(stale);
+            Arc::make_mut(e).versions.push(stale);
         } else {
-            out.groups.push(APIGroupDiscovery {
+            out.groups.push(Arc::new(APIGroupDiscovery {
                 metadata: types::ObjectMeta { name: gv.group },
                 versions: vec![stale],
-            });
+            }));
         }
     }
     out

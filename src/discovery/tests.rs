@@ -25,7 +25,11 @@ fn group(name: &str, versions: Vec<APIVersionDiscovery>) -> APIGroupDiscovery {
 }
 
 fn downstream(groups: Vec<APIGroupDiscovery>, fresh: bool) -> DownstreamDiscovery {
-    DownstreamDiscovery { groups, fresh, ..Default::default() }
+    DownstreamDiscovery {
+        groups: groups.into_iter().map(Arc::new).collect(),
+        fresh,
+        ..Default::default()
+    }
 }
 
 fn names(m: &Merged) -> Vec<String> {
@@ -95,7 +99,7 @@ fn an_unreachable_downstream_is_stale_with_its_last_resources() {
 fn rendered_bodies_have_the_upstream_shapes() {
     let d = DownstreamDiscovery {
         core: vec![version("v1", &["pods"])],
-        groups: vec![group("apps", vec![version("v1", &["deployments"])])],
+        groups: vec![Arc::new(group("apps", vec![version("v1", &["deployments"])]))],
         fresh: true,
         ..Default::default()
     };
@@ -154,7 +158,7 @@ fn many_groups(n: usize, extra: Option<usize>) -> DownstreamDiscovery {
             if extra == Some(i) {
                 resources.push("sprockets");
             }
-            group(&format!("g{i}.example.com"), vec![version("v1", &resources)])
+            Arc::new(group(&format!("g{i}.example.com"), vec![version("v1", &resources)]))
         })
         .collect();
     DownstreamDiscovery {
@@ -272,4 +276,37 @@ fn changing_one_group_makes_one_run_again() {
     let remade: Vec<&String> =
         r1.runs.iter().filter(|(k, run)| !Arc::ptr_eq(run, &r0.runs[*k])).map(|(k, _)| k).collect();
     assert_eq!(remade.len(), 1, "{remade:?}");
+}
+
+/// Issue 16: a poller hands on the very `Arc` of every group that did not
+/// change; rendering recognises those without comparing their resources,
+/// and still makes again a shared group whose freshness changed.
+#[test]
+fn issue_16_groups_shared_with_the_last_rendering_are_not_compared() {
+    let before = many_groups(30, None);
+    let mut after = before.clone();
+    after.groups[7] = Arc::clone(&many_groups(30, Some(7)).groups[7]);
+    let source = |d| [Source { name: "d", priority: 1, order: 0, discovery: d }];
+    let r0 = render_reusing(&plan(&source(&before)), None);
+    let r1 = render_reusing(&plan(&source(&after)), Some(&r0));
+    assert_eq!(r1.rendered_groups, 1, "only the changed group is made again");
+    assert_eq!(r1.compared_groups, 2, "the changed group and the core group, which is not shared");
+    for (name, body) in &r1.groups {
+        assert_eq!(Arc::ptr_eq(body, &r0.groups[name]), name != "g7.example.com", "{name}");
+    }
+    let whole = render(&merge(&source(&after)));
+    assert_eq!(
+        (&r1.apis_v2.plain().unwrap(), &r1.apis_v2.etag),
+        (&whole.apis_v2.plain().unwrap(), &whole.apis_v2.etag)
+    );
+    assert_eq!(r1.apis_v2.gzip, whole.apis_v2.gzip);
+    assert_eq!(r1.apis_legacy.plain().unwrap(), whole.apis_legacy.plain().unwrap());
+
+    let stale = DownstreamDiscovery { fresh: false, ..after.clone() };
+    let r2 = render_reusing(&plan(&source(&stale)), Some(&r1));
+    assert_eq!(r2.rendered_groups, 31, "the same groups, now stale: every one made again");
+    assert_eq!(
+        r2.apis_v2.plain().unwrap(),
+        render(&merge(&source(&stale))).apis_v2.plain().unwrap()
+    );
 }

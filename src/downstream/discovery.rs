@@ -40,7 +40,13 @@ use crate::wire::{media, negotiate};
 struct PathState {
     /// ETag of an aggregated answer (legacy answers have none).
     etag: Option<HeaderValue>,
-    groups: Vec<APIGroupDiscovery>,
+    /// Its groups. A group equal to the last round's is that same `Arc`
+    /// (see [`DownstreamDiscovery::groups`]: rendering then skips it).
+    groups: Vec<Arc<APIGroupDiscovery>>,
+    /// Made from a legacy answer: each version's resources are the
+    /// conversion of its legacy list in `legacy`, so a list whose bytes
+    /// did not change keeps its resources without being parsed again.
+    from_legacy: bool,
     legacy: BTreeMap<String, Arc<Rendered>>,
     server_addresses: Vec<ServerAddressByClientCIDR>,
 }
@@ -88,7 +94,7 @@ impl DiscoveryFetcher {
         let mut legacy = api.legacy;
         legacy.extend(apis.legacy);
         Some(DownstreamDiscovery {
-            core: api.groups.into_iter().flat_map(|g| g.versions).collect(),
+            core: api.groups.iter().flat_map(|g| g.versions.iter().cloned()).collect(),
             groups: apis.groups,
             legacy,
             server_addresses: api.server_addresses,
@@ -221,7 +227,9 @@ async fn fetch_path(
         Fetched::NotAcceptable => Err(PollError::NotAcceptable { path: path.into() }),
         Fetched::Body { body, etag, content_type } => {
             if is_aggregated(content_type.as_ref()) {
-                let state = aggregated(client, metrics, name, path, &body, etag, admission).await?;
+                let state =
+                    aggregated(client, metrics, name, path, &body, etag, previous, admission)
+                        .await?;
                 Ok(Fetch::Changed(state, None))
             } else {
                 let (state, failed) =
@@ -266,6 +274,7 @@ fn bad(path: &str, source: serde_json::Error) -> PollError {
     PollError::BadDocument { path: path.to_owned(), source }
 }
 
+#[allow(clippy::too_many_arguments)] // one call site, each argument a different thing
 async fn aggregated(
     client: &DownstreamClient,
     metrics: &Metrics,
@@ -273,6 +282,7 @@ async fn aggregated(
     path: &str,
     body: &Bytes,
     etag: Option<HeaderValue>,
+    previous: Option<&PathState>,
     admission: &mut Admission<'_>,
 ) -> Result<PathState, PollError> {
     // The aggregated list itself is parsed and kept as well.
@@ -302,44 +312,100 @@ async fn aggregated(
     let mut lists = futures_util::stream::iter(targets)
         .map(|(g, v)| async move {
             let lpath = GroupVersion::key_of(&g.metadata.name, &v.version);
-            let fetched = fetch_legacy_list(client, metrics, name, &lpath).await;
+            let fetched = fetch_legacy_body(client, metrics, name, &lpath).await;
             (g, v, lpath, fetched)
         })
         .buffered(CONCURRENT_FETCHES);
     while let Some((g, v, lpath, fetched)) = lists.next().await {
-        let rendered = match fetched {
-            Ok(Some((rendered, _))) => rendered,
-            // Not served (or broken): synthesize from the aggregated form.
-            Ok(None) | Err(_) => Arc::new(synthesized_legacy(&g.metadata.name, v)),
+        let kept = previous.and_then(|p| p.legacy.get(&lpath));
+        let fetched = match fetched {
+            // The same bytes as last round: prepared then.
+            Ok(Some(body)) => match kept.filter(|k| same_bytes(k, &body)) {
+                Some(k) => Some(Arc::clone(k)),
+                None => parse_legacy_list(&lpath, body).ok().map(|(rendered, _)| rendered),
+            },
+            Ok(None) | Err(_) => None,
         };
+        // Not served (or broken): synthesize from the aggregated form.
+        let rendered = fetched.unwrap_or_else(|| Arc::new(synthesized_legacy(&g.metadata.name, v)));
         held = held.saturating_add(list_weight(&rendered));
         within("discovery", held, admission.allowed)?;
         legacy.insert(lpath, rendered);
     }
     drop(lists);
-    Ok(PathState { etag, groups, legacy, server_addresses: Vec::new() })
+    let groups = share_unchanged(groups, previous);
+    Ok(PathState { etag, groups, legacy, server_addresses: Vec::new(), from_legacy: false })
 }
 
-/// `GET /<lpath>` as a legacy `APIResourceList`: its bytes prepared for
-/// serving as they are, and the parsed list. `None` on 404.
-async fn fetch_legacy_list(
+/// `groups`, each equal to one of `previous`'s as that same `Arc`: the
+/// poller compares once, here, so that every rebuild need not (issue 16).
+fn share_unchanged(
+    groups: Vec<APIGroupDiscovery>,
+    previous: Option<&PathState>,
+) -> Vec<Arc<APIGroupDiscovery>> {
+    let before: BTreeMap<&str, &Arc<APIGroupDiscovery>> = previous
+        .map(|p| p.groups.iter().map(|g| (g.metadata.name.as_str(), g)).collect())
+        .unwrap_or_default();
+    groups
+        .into_iter()
+        .map(|g| match before.get(g.metadata.name.as_str()) {
+            Some(b) if ***b == g => Arc::clone(b),
+            _ => Arc::new(g),
+        })
+        .collect()
+}
+
+/// `GET /<lpath>`: the body of a legacy `APIResourceList`, unparsed.
+/// `None` on 404.
+async fn fetch_legacy_body(
     client: &DownstreamClient,
     metrics: &Metrics,
     name: &str,
     lpath: &str,
-) -> Result<Option<(Arc<Rendered>, APIResourceList)>, PollError> {
+) -> Result<Option<Bytes>, PollError> {
     let path = format!("/{lpath}");
     let result = client.get(&path, media::APPLICATION_JSON, None).await;
     count(metrics, name, "discovery_group_version", &result);
     match result? {
-        Fetched::Body { body, .. } => {
-            check_kind(&path, &body, "APIResourceList")?;
-            let list: APIResourceList = serde_json::from_slice(&body).map_err(|e| bad(&path, e))?;
-            Ok(Some((Arc::new(Rendered::json(body)), list)))
-        }
+        Fetched::Body { body, .. } => Ok(Some(body)),
         Fetched::NotFound | Fetched::NotModified => Ok(None),
         Fetched::NotAcceptable => Err(PollError::NotAcceptable { path }),
     }
+}
+
+/// A legacy list's body prepared for serving as it is, and parsed.
+fn parse_legacy_list(
+    lpath: &str,
+    body: Bytes,
+) -> Result<(Arc<Rendered>, APIResourceList), PollError> {
+    let path = format!("/{lpath}");
+    check_kind(&path, &body, "APIResourceList")?;
+    let list: APIResourceList = serde_json::from_slice(&body).map_err(|e| bad(&path, e))?;
+    Ok((Arc::new(Rendered::json(body)), list))
+}
+
+/// What the last legacy round made of the list at one group-version, when
+/// `body` is the same bytes: its prepared list and its resources. A legacy
+/// server is asked for every list on every poll (it has no ETags); at
+/// 1,000 group-versions parsing, hashing and compressing each again every
+/// second took the cores a rebuild needs (issue 16). Hashing to compare is
+/// a small part of that.
+fn unchanged_list<'p>(
+    previous: Option<&'p PathState>,
+    group: Option<&'p Arc<APIGroupDiscovery>>,
+    version: &str,
+    lpath: &str,
+    body: &[u8],
+) -> Option<(&'p Arc<Rendered>, &'p APIVersionDiscovery)> {
+    let bytes = previous.filter(|p| p.from_legacy)?.legacy.get(lpath)?;
+    let known = group?.versions.iter().find(|v| v.version == version && v.freshness == CURRENT)?;
+    same_bytes(bytes, body).then_some((bytes, known))
+}
+
+/// Whether `body` is the body `prepared` was made from (compared by its
+/// SHA-512, which [`Rendered::json`] computed anyway).
+fn same_bytes(prepared: &Rendered, body: &[u8]) -> bool {
+    crate::body::digest::sha512_hex(body) == prepared.hash
 }
 
 /// A version that could not be fetched or converted: listed, stale, empty
@@ -398,6 +464,9 @@ async fn legacy_only(
         (targets, Vec::new())
     };
     names::retain_valid_targets(&mut targets, admission.refused);
+    let before: BTreeMap<&str, &Arc<APIGroupDiscovery>> = previous
+        .map(|p| p.groups.iter().map(|g| (g.metadata.name.as_str(), g)).collect())
+        .unwrap_or_default();
     let mut groups: Vec<APIGroupDiscovery> = targets
         .iter()
         .map(|(group, _)| APIGroupDiscovery {
@@ -413,13 +482,27 @@ async fn legacy_only(
     let targets = targets.into_iter().enumerate().flat_map(|(index, (group, versions))| {
         versions.into_iter().map(move |version| (index, group.clone(), version))
     });
+    let before_ref = &before;
     let mut lists = futures_util::stream::iter(targets)
         .map(|(index, group, version)| async move {
+            let kept_group = before_ref.get(group.as_str()).copied();
             let lpath = GroupVersion::key_of(&group, &version);
-            let fetched = match fetch_legacy_list(client, metrics, name, &lpath).await {
-                Ok(Some((rendered, list))) => legacy::to_aggregated(&list)
-                    .map(|resources| (rendered, resources))
-                    .map_err(|source| PollError::BadResourceList { path: lpath.clone(), source }),
+            let fetched = match fetch_legacy_body(client, metrics, name, &lpath).await {
+                Ok(Some(body)) => {
+                    match unchanged_list(previous, kept_group, &version, &lpath, &body) {
+                        Some((rendered, known)) => {
+                            Ok((Arc::clone(rendered), known.resources.clone()))
+                        }
+                        None => parse_legacy_list(&lpath, body).and_then(|(rendered, list)| {
+                            legacy::to_aggregated(&list)
+                                .map(|resources| (rendered, resources))
+                                .map_err(|source| PollError::BadResourceList {
+                                    path: lpath.clone(),
+                                    source,
+                                })
+                        }),
+                    }
+                }
                 // Listed but not served: upstream counts that as a failure.
                 Ok(None) => Err(PollError::Fetch(FetchError::Status {
                     url: format!("{}/{lpath}", client.base()),
@@ -458,7 +541,16 @@ async fn legacy_only(
         }
     }
     drop(lists);
-    Ok((PathState { etag: None, groups, legacy, server_addresses }, first_error))
+    // Equal to the last round's group: that same `Arc`.
+    let groups = groups
+        .into_iter()
+        .map(|entry| match before.get(entry.metadata.name.as_str()) {
+            Some(l) if ***l == entry => Arc::clone(l),
+            _ => Arc::new(entry),
+        })
+        .collect();
+    let state = PathState { etag: None, groups, legacy, server_addresses, from_legacy: true };
+    Ok((state, first_error))
 }
 
 /// What `previous` had for one group-version, marked `Stale`: its
@@ -585,10 +677,10 @@ mod tests {
         };
         let bytes = Arc::new(Rendered::json(&b"{}"[..]));
         let previous = PathState {
-            groups: vec![APIGroupDiscovery {
+            groups: vec![Arc::new(APIGroupDiscovery {
                 metadata: ObjectMeta { name: "g".into() },
                 versions: vec![known],
-            }],
+            })],
             legacy: BTreeMap::from([("apis/g/v1".to_owned(), Arc::clone(&bytes))]),
             ..Default::default()
         };
@@ -599,6 +691,53 @@ mod tests {
         let (never, none) = last_good(Some(&previous), "g", "v2", "apis/g/v2");
         assert_eq!((never.freshness.as_str(), never.resources.len()), (STALE, 0));
         assert!(none.is_none());
+    }
+
+    /// Issue 16: what did not change since the last round is handed on as
+    /// the same `Arc`s (the rebuild then skips it), and a legacy list
+    /// whose bytes did not change is not parsed or prepared again.
+    #[test]
+    fn issue_16_unchanged_groups_and_lists_are_handed_on_shared() {
+        let version = |resources: usize| APIVersionDiscovery {
+            version: "v1".into(),
+            resources: vec![Default::default(); resources],
+            freshness: CURRENT.into(),
+        };
+        let group = |name: &str, resources| APIGroupDiscovery {
+            metadata: ObjectMeta { name: name.into() },
+            versions: vec![version(resources)],
+        };
+        let body = &br#"{"kind":"APIResourceList","groupVersion":"g/v1","resources":[]}"#[..];
+        let previous = PathState {
+            groups: vec![Arc::new(group("g", 1)), Arc::new(group("h", 1))],
+            legacy: BTreeMap::from([("apis/g/v1".to_owned(), Arc::new(Rendered::json(body)))]),
+            from_legacy: true,
+            ..Default::default()
+        };
+        let next = share_unchanged(vec![group("g", 1), group("h", 2)], Some(&previous));
+        assert!(Arc::ptr_eq(&next[0], &previous.groups[0]), "unchanged: the same Arc");
+        assert!(!Arc::ptr_eq(&next[1], &previous.groups[1]), "changed: a new one");
+
+        let g = previous.groups.first();
+        let kept = unchanged_list(Some(&previous), g, "v1", "apis/g/v1", body);
+        assert!(kept.is_some_and(|(l, _)| Arc::ptr_eq(l, &previous.legacy["apis/g/v1"])));
+        assert!(
+            unchanged_list(Some(&previous), g, "v1", "apis/g/v1", b"{}").is_none(),
+            "new bytes"
+        );
+        let aggregated = PathState { from_legacy: false, ..previous.clone() };
+        assert!(
+            unchanged_list(Some(&aggregated), g, "v1", "apis/g/v1", body).is_none(),
+            "resources of an aggregated answer are not the list's conversion"
+        );
+        let stale = Arc::new(APIGroupDiscovery {
+            versions: vec![APIVersionDiscovery { freshness: STALE.into(), ..version(1) }],
+            ..group("g", 1)
+        });
+        assert!(
+            unchanged_list(Some(&previous), Some(&stale), "v1", "apis/g/v1", body).is_none(),
+            "a stale version is fetched and converted again"
+        );
     }
 
     #[test]

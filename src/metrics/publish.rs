@@ -42,7 +42,10 @@ impl Publishing {
                 registry,
                 "openapi_proxy_rebuild_duration_seconds",
                 "Time to rebuild the merged OpenAPI and discovery model after a downstream \
-                 changed, whether or not the result differed from the snapshot served.",
+                 changed (taking the contributions, building the next snapshot, deciding \
+                 whether it differs from the one served), whether or not it differed. \
+                 Excludes waiting for a blocking thread to run the build and for the \
+                 builder task to be scheduled again after it.",
                 &WORK_BUCKETS,
             ),
             discovery_aggregations: family::counter(

@@ -187,6 +187,7 @@ fn assemble(
     ordered.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.order.cmp(&b.order)));
 
     let mut openapi: BTreeMap<String, Entry> = BTreeMap::new();
+    let previous_openapi = previous.map(|p| &p.openapi);
     let mut winners: BTreeMap<&DocumentKey, &str> = BTreeMap::new();
     let mut conflicts = Vec::new();
     for c in &ordered {
@@ -201,17 +202,27 @@ fn assemble(
                 continue;
             }
             winners.insert(key, &c.name);
-            let location = format!("/openapi/v3/{key}?hash={}", rendered.hash);
-            // Keys are URL path segments (DocumentKey refuses anything
-            // else) and hashes are hex, so this is a valid header value.
-            let Ok(location) = HeaderValue::from_str(&location) else { continue };
+            let key = key.to_string();
+            let location = match previous_openapi.and_then(|p| p.get(&key)) {
+                // The very document as before: the same location, made
+                // once (a thousand of them at 5,000 CRDs, issue 16).
+                Some(e) if Arc::ptr_eq(&e.rendered, rendered) => e.location.clone(),
+                _ => {
+                    let location = format!("/openapi/v3/{key}?hash={}", rendered.hash);
+                    // Keys are URL path segments (DocumentKey refuses
+                    // anything else) and hashes are hex, so this is a
+                    // valid header value.
+                    let Ok(location) = HeaderValue::from_str(&location) else { continue };
+                    location
+                }
+            };
             openapi.insert(
-                key.to_string(),
+                key,
                 Entry { rendered: Arc::clone(rendered), location, downstream: Arc::clone(&name) },
             );
         }
     }
-    let root_entries = root_entries(&openapi, previous.map(|p| &p.root_entries));
+    let root_entries = root_entries(&openapi, previous);
     let sources: Vec<Source<'_>> = ordered
         .iter()
         .filter_map(|c| {
@@ -227,7 +238,16 @@ fn assemble(
         discovery::render_reusing(&discovery::plan(&sources), previous.map(|p| &p.discovery));
     let openapi_v2 = ordered.iter().find_map(|c| c.openapi_v2.clone());
     let version = ordered.iter().find_map(|c| c.version.clone());
-    let paths = served_paths(&discovery);
+    let paths = match previous {
+        // The same groups and group-versions: the same paths.
+        Some(p)
+            if p.discovery.groups.keys().eq(discovery.groups.keys())
+                && p.discovery.resources.keys().eq(discovery.resources.keys()) =>
+        {
+            p.paths.clone()
+        }
+        _ => served_paths(&discovery),
+    };
     let snapshot = Snapshot {
         paths,
         generation,
@@ -244,15 +264,23 @@ fn assemble(
 }
 
 /// Each document's `KEY:{"serverRelativeURL":URL}` member of the root
-/// index, compressed once: taken from `previous` when its bytes are the
-/// same (the document did not change), made otherwise.
+/// index, compressed once: taken from `previous` when it served the very
+/// document (the same `Arc`, kept alive by `previous`) or when the member's
+/// bytes are the same, made otherwise.
 fn root_entries(
     openapi: &BTreeMap<String, Entry>,
-    previous: Option<&BTreeMap<String, Segment>>,
+    previous: Option<&Snapshot>,
 ) -> BTreeMap<String, Segment> {
     openapi
         .iter()
         .map(|(key, e)| {
+            let same_document = previous
+                .and_then(|p| p.openapi.get(key).zip(p.root_entries.get(key)))
+                .filter(|(before, _)| Arc::ptr_eq(&before.rendered, &e.rendered));
+            if let Some((_, segment)) = same_document {
+                return (key.clone(), segment.clone());
+            }
+            let previous = previous.map(|p| &p.root_entries);
             let url = e.location.to_str().unwrap_or_default();
             let mut member = serde_json::to_vec(key).expect("a string always serializes");
             member.extend_from_slice(b":{\"serverRelativeURL\":");
@@ -491,7 +519,7 @@ pub(crate) mod tests {
     #[test]
     fn rebuilding_after_several_changes_gives_the_bytes_of_a_full_build() {
         let other = contribution("other", 5, 1, &[("apis/extra.io/v1", "{\"extra\":1}")]);
-        let steps: Vec<Vec<Arc<Contribution>>> = vec![
+        let mut steps: Vec<Vec<Arc<Contribution>>> = vec![
             vec![Arc::new(FLEET.contribution("crds", None))],
             vec![Arc::new(FLEET.contribution("crds", Some((3, 1))))],
             vec![Arc::new(FLEET.contribution("crds", Some((3, 2)))), Arc::clone(&other)],
@@ -505,6 +533,12 @@ pub(crate) mod tests {
             })],
             vec![Arc::new(FLEET.contribution("crds", None))],
         ];
+        // As a poller hands them on: what did not change is the previous
+        // contribution's own `Arc`.
+        for changed in [Some((9, 1)), Some((9, 2)), None] {
+            let last = Arc::clone(&steps[steps.len() - 1][0]);
+            steps.push(vec![Arc::new(FLEET.contribution_after(&last, "crds", changed))]);
+        }
         let (mut previous, _) = build(1, &steps[0], Readiness::default());
         for (i, step) in steps.iter().enumerate().skip(1) {
             let generation = u64::try_from(i).unwrap() + 1;
@@ -540,6 +574,32 @@ pub(crate) mod tests {
             let reused = segment.deflate.as_ptr() == first.root_entries[k].deflate.as_ptr();
             assert_eq!(reused, *k != key, "root entry {k}");
         }
+    }
+
+    /// Issue 16, as the proxy runs: the poller hands on every unchanged
+    /// group and document as the same `Arc`, and a rebuild recognises
+    /// them without comparing one resource; the bytes are a full build's.
+    #[test]
+    fn issue_16_shared_groups_are_reused_without_being_compared() {
+        let original = FLEET.contribution("crds", None);
+        let (first, _) = build(1, &[Arc::new(original.clone())], Readiness::default());
+        let changed = FLEET.group_version(5);
+        let after = Arc::new(FLEET.contribution_after(&original, "crds", Some((5, 1))));
+        let (next, _) = rebuild(2, std::slice::from_ref(&after), Readiness::default(), &first);
+        assert_eq!(next.discovery.rendered_groups, 1);
+        assert_eq!(next.discovery.compared_groups, 1, "only the changed group is compared");
+        for (group, body) in &next.discovery.groups {
+            let reused = Arc::ptr_eq(body, &first.discovery.groups[group]);
+            assert_eq!(reused, *group != changed.0, "{group}");
+        }
+        let key = format!("apis/{}/{}", changed.0, changed.1);
+        for (k, segment) in &next.root_entries {
+            let reused = segment.deflate.as_ptr() == first.root_entries[k].deflate.as_ptr();
+            assert_eq!(reused, *k != key, "root entry {k}");
+        }
+        assert_eq!(next.paths.as_ptr(), first.paths.as_ptr(), "the same paths, not made again");
+        let (whole, _) = build(2, &[after], Readiness::default());
+        assert_eq!(served(&next), served(&whole));
     }
 
     #[test]

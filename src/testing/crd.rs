@@ -91,11 +91,11 @@ impl CrdFleet {
                 Arc::new(synthesized_legacy(&group, &entry)),
             );
             match out.groups.last_mut() {
-                Some(g) if g.metadata.name == group => g.versions.push(entry),
-                _ => out.groups.push(APIGroupDiscovery {
+                Some(g) if g.metadata.name == group => Arc::make_mut(g).versions.push(entry),
+                _ => out.groups.push(Arc::new(APIGroupDiscovery {
                     metadata: ObjectMeta { name: group },
                     versions: vec![entry],
-                }),
+                })),
             }
         }
         out
@@ -219,6 +219,41 @@ impl CrdFleet {
             discovery: Some(Arc::new(self.discovery(changed))),
             ..Contribution::default()
         }
+    }
+
+    /// [`CrdFleet::contribution`] as a poller hands it on after
+    /// `previous`: every document, legacy list and discovery group that
+    /// did not change is `previous`'s own `Arc`.
+    #[must_use]
+    pub fn contribution_after(
+        &self,
+        previous: &Contribution,
+        name: &str,
+        changed: Option<(usize, u64)>,
+    ) -> Contribution {
+        let mut next = self.contribution(name, changed);
+        for (key, doc) in &mut next.openapi {
+            if let Some(before) = previous.openapi.get(key).filter(|b| b.hash == doc.hash) {
+                *doc = Arc::clone(before);
+            }
+        }
+        if let (Some(before), Some(after)) = (&previous.discovery, &next.discovery) {
+            let mut discovery = (**after).clone();
+            let groups: BTreeMap<&str, &Arc<APIGroupDiscovery>> =
+                before.groups.iter().map(|g| (g.metadata.name.as_str(), g)).collect();
+            for g in &mut discovery.groups {
+                if let Some(b) = groups.get(g.metadata.name.as_str()).filter(|b| **b == g) {
+                    *g = Arc::clone(b);
+                }
+            }
+            for (path, list) in &mut discovery.legacy {
+                if let Some(b) = before.legacy.get(path).filter(|b| b.hash == list.hash) {
+                    *list = Arc::clone(b);
+                }
+            }
+            next.discovery = Some(Arc::new(discovery));
+        }
+        next
     }
 }
 

@@ -81,7 +81,7 @@ pub fn discovery(downstream: usize, groups: usize, versions: usize) -> Downstrea
             );
             group.versions.push(entry);
         }
-        out.groups.push(group);
+        out.groups.push(Arc::new(group));
     }
     out
 }
@@ -92,7 +92,8 @@ pub fn discovery(downstream: usize, groups: usize, versions: usize) -> Downstrea
 #[must_use]
 pub fn discovery_routes(d: &DownstreamDiscovery) -> Vec<(String, crate::testing::demo::Route)> {
     use crate::testing::demo::Route;
-    let items = serde_json::to_vec(&d.groups).expect("discovery types always serialize");
+    let groups: Vec<&APIGroupDiscovery> = d.groups.iter().map(|g| &**g).collect();
+    let items = serde_json::to_vec(&groups).expect("discovery types always serialize");
     let mut list = br#"{"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","metadata":{},"items":"#.to_vec();
     list.extend_from_slice(&items);
     list.extend_from_slice(b"}\n");
