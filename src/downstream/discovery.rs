@@ -364,7 +364,7 @@ async fn fetch_legacy_body(
     lpath: &str,
 ) -> Result<Option<Bytes>, PollError> {
     let path = format!("/{lpath}");
-    let result = client.get(&path, media::APPLICATION_JSON, None).await;
+    let result = client.get_among(&path, media::APPLICATION_JSON, None, CONCURRENT_FETCHES).await;
     count(metrics, name, "discovery_group_version", &result);
     match result? {
         Fetched::Body { body, .. } => Ok(Some(body)),

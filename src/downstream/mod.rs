@@ -20,9 +20,11 @@ pub use error::PollError;
 /// both cores of a small node busy preparing, while staying small beside
 /// what an API server admits (kube-apiserver's `--max-requests-inflight`
 /// is 400 read-only requests by default; client-go's discovery has every
-/// group-version in flight at once). It also bounds memory: at most this
-/// many bodies of `maxDocumentBytes` each are read before the memory
-/// share is checked. Not configurable: no figure here is specific to one
+/// group-version in flight at once). Memory stays bounded:
+/// [`DownstreamClient::get_among`](crate::outbound::client::DownstreamClient::get_among)
+/// lets each of them read an eighth of `maxDocumentBytes` and reads a
+/// larger body again alone, so a hostile downstream's bodies in flight stay
+/// under twice `maxDocumentBytes` before the memory share is checked. Not configurable: no figure here is specific to one
 /// cluster.
 pub(crate) const CONCURRENT_FETCHES: usize = 8;
 use error::within;

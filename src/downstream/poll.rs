@@ -605,7 +605,7 @@ fn document_hash(key: &str, url: &str) -> Option<String> {
 /// pool; other entries are returned as they are.
 async fn fetch_document(client: &DownstreamClient, entry: Entry) -> Entry {
     let Entry::Fetch(key, hash, url) = entry else { return entry };
-    let result = client.get(&url, media::APPLICATION_JSON, None).await;
+    let result = client.get_among(&url, media::APPLICATION_JSON, None, CONCURRENT_FETCHES).await;
     let counted = Fetched::result(&result);
     let document = match result {
         Ok(Fetched::Body { body, .. }) => prepare_v3(url, body).await,

@@ -80,6 +80,9 @@ pub struct DownstreamClient {
     /// The downstream speaks HTTP/1.0: every request asks for the
     /// connection to be closed.
     close_connections: Cell<bool>,
+    /// The one request of [`DownstreamClient::get_among`] allowed a
+    /// body of the full `max_bytes`.
+    whole: tokio::sync::Semaphore,
 }
 
 impl DownstreamClient {
@@ -108,6 +111,7 @@ impl DownstreamClient {
             max_bytes,
             timeout,
             close_connections: Cell::new(false),
+            whole: tokio::sync::Semaphore::new(1),
         })
     }
 
@@ -189,6 +193,47 @@ impl DownstreamClient {
         accept: &str,
         etag: Option<&HeaderValue>,
     ) -> Result<Fetched, FetchError> {
+        self.get_within(path, accept, etag, self.max_bytes).await
+    }
+
+    /// [`get`](Self::get) for one of up to `in_flight` requests made
+    /// together, bounded so that together they read no more than one
+    /// request alone could: each body may have `max_bytes / in_flight`
+    /// bytes, and one over that is asked for again with the whole
+    /// `max_bytes`, one such request at a time. Bodies in flight stay
+    /// under twice `max_bytes` whatever a downstream serves (eight bodies
+    /// of the full 64 MiB would be 512 MiB, four times the default
+    /// budget); documents of usual sizes are read once.
+    ///
+    /// # Errors
+    /// As [`get`](Self::get).
+    pub async fn get_among(
+        &self,
+        path: &str,
+        accept: &str,
+        etag: Option<&HeaderValue>,
+        in_flight: usize,
+    ) -> Result<Fetched, FetchError> {
+        let part = self.max_bytes / in_flight.max(1);
+        match self.get_within(path, accept, etag, part).await {
+            Err(e) if e.reason() == "too_large" && part < self.max_bytes => {
+                // Never closed, so acquiring cannot fail; were it to, the
+                // request goes without the permit rather than not at all.
+                let _whole = self.whole.acquire().await.ok();
+                self.get_within(path, accept, etag, self.max_bytes).await
+            }
+            other => other,
+        }
+    }
+
+    /// [`get`](Self::get) with bodies of at most `max_bytes`.
+    async fn get_within(
+        &self,
+        path: &str,
+        accept: &str,
+        etag: Option<&HeaderValue>,
+        max_bytes: usize,
+    ) -> Result<Fetched, FetchError> {
         let target = format!("{}{path}", self.endpoint);
         // What errors and logs name: the same URL, a password hidden.
         let url = format!("{}{path}", self.shown);
@@ -248,7 +293,7 @@ impl DownstreamClient {
         // The body has what is left of the deadline: a server that sends
         // headers and then stalls must not hold the poll loop forever.
         let mut resp = resp.timeout(left());
-        let body = read_whole_body(&mut resp, self.max_bytes, announced).await.map_err(|e| {
+        let body = read_whole_body(&mut resp, max_bytes, announced).await.map_err(|e| {
             let kind = match &e {
                 awc::error::PayloadError::Overflow => std::io::ErrorKind::FileTooLarge,
                 awc::error::PayloadError::Io(io) => io.kind(),
@@ -256,7 +301,7 @@ impl DownstreamClient {
             };
             let message = match e {
                 awc::error::PayloadError::Overflow => {
-                    format!("body larger than {} bytes", self.max_bytes)
+                    format!("body larger than {max_bytes} bytes")
                 }
                 other => other.to_string(),
             };

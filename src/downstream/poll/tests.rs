@@ -97,6 +97,45 @@ async fn documents_are_fetched_several_at_once_within_the_bound() {
     assert_eq!(document_fetches(&poller, "ok"), Some(40));
 }
 
+/// Bodies read together are bounded as one alone would be: each of the
+/// eight may hold an eighth of `maxDocumentBytes` (1 MiB here), and a
+/// larger document is read again alone with the whole limit. A hostile
+/// root listing eight documents of the full limit would otherwise have
+/// eight times it in memory before the share is checked.
+#[actix_web::test]
+async fn a_document_over_its_part_of_the_limit_is_read_again_alone() {
+    let site = start_site(Default::default()).expect("site");
+    let mut docs = documents(12);
+    let filler = "x".repeat(300_000);
+    let large: Vec<DocumentKey> = docs.keys().take(3).cloned().collect();
+    for key in &large {
+        let body = format!(r#"{{"openapi":"3.0.0","paths":{{}},"x-filler":"{filler}"}}"#);
+        docs.insert(key.clone(), Bytes::from(body));
+    }
+    let over = DocumentKey::parse("apis/over.example.com/v1").expect("a key");
+    docs.insert(
+        over.clone(),
+        Bytes::from(format!(r#"{{"openapi":"3.0.0","x":"{}"}}"#, "y".repeat(2 << 20))),
+    );
+    serve(&site, &docs, Duration::from_millis(5));
+    let mut poller = poller(&site);
+    poller.round().await;
+    for key in docs.keys().filter(|k| **k != over) {
+        let held = poller.v3.get(key).map(|(_, r)| r.plain().expect("inflates"));
+        assert_eq!(held.as_ref(), docs.get(key), "{key}");
+    }
+    assert!(!poller.v3.contains_key(&over), "over the whole limit: refused");
+    let asked = |key: &DocumentKey| {
+        site.routes.seen().iter().filter(|r| r.uri.starts_with(&path_of(key))).count()
+    };
+    for key in &large {
+        assert_eq!(asked(key), 2, "{key}: over 128 KiB, read again with the whole limit");
+    }
+    assert_eq!(asked(docs.keys().nth(5).expect("a small one")), 1, "small ones are read once");
+    assert_eq!(asked(&over), 2, "refused with the whole limit too");
+    assert_eq!(document_fetches(&poller, "ok"), Some(12), "each counted once");
+}
+
 /// One failing document among many: the others are kept, the round fails
 /// with the first failure in the root's order, the root's validator is not
 /// kept (the next round asks again) and a document that fails keeps its
