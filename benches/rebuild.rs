@@ -111,18 +111,12 @@ fn crd_one_change(c: &mut Criterion) {
     // the other state, so every one sees a real change.
     let (from_changed, _) = build_snapshot(2, std::slice::from_ref(&changed), Readiness::default());
     let states = [(&original, &from_changed), (&changed, &snap)];
-    group.bench_function("incremental_5000_kinds_1000_group_versions", |b| {
-        b.iter(|| {
-            generation += 1;
-            let (input, previous) = states[usize::from(generation % 2 == 0)];
-            black_box(rebuild_snapshot(
-                generation,
-                std::slice::from_ref(input),
-                Readiness::default(),
-                previous,
-            ))
-        });
-    });
+    bench_rebuild(
+        &mut group,
+        "incremental_5000_kinds_1000_group_versions",
+        states,
+        &mut generation,
+    );
     // As the poller hands it on: the changed contribution shares every
     // unchanged group, legacy list and document (`Arc`) with the original,
     // so a rebuild recognises them without comparing their content.
@@ -130,17 +124,33 @@ fn crd_one_change(c: &mut Criterion) {
         Arc::new(fleet.contribution_after(&original, "crds", Some((fleet.group_versions / 2, 1))));
     let (from_shared, _) = build_snapshot(2, std::slice::from_ref(&shared), Readiness::default());
     let states = [(&original, &from_shared), (&shared, &snap)];
-    group.bench_function("incremental_shared_5000_kinds_1000_group_versions", |b| {
+    bench_rebuild(
+        &mut group,
+        "incremental_shared_5000_kinds_1000_group_versions",
+        states,
+        &mut generation,
+    );
+    group.finish();
+}
+
+/// Benchmarks `rebuild` alternating between two (contribution, previous
+/// snapshot) states, so that every iteration sees a real change.
+fn bench_rebuild(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    states: [(&Arc<Contribution>, &openapi_proxy::Snapshot); 2],
+    generation: &mut u64,
+) {
+    group.bench_function(name, |b| {
         b.iter(|| {
-            generation += 1;
-            let (input, previous) = states[usize::from(generation % 2 == 0)];
+            *generation += 1;
+            let (input, previous) = states[usize::from(generation.is_multiple_of(2))];
             black_box(rebuild_snapshot(
-                generation,
+                *generation,
                 std::slice::from_ref(input),
                 Readiness::default(),
                 previous,
             ))
         });
     });
-    group.finish();
 }

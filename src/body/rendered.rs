@@ -411,19 +411,22 @@ mod tests {
         }
     }
 
-    #[test]
-    fn incompressible_bodies_get_no_gzip() {
-        // xorshift64: no repetition deflate can use.
+    /// `n` bytes of xorshift64: no repetition deflate can use.
+    fn noise(n: usize) -> Vec<u8> {
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let noise: Vec<u8> = (0..4096)
+        (0..n)
             .map(|_| {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
                 x.to_le_bytes()[3]
             })
-            .collect();
-        assert!(gzip(&noise).is_none());
+            .collect()
+    }
+
+    #[test]
+    fn incompressible_bodies_get_no_gzip() {
+        assert!(gzip(&noise(4096)).is_none());
     }
 
     fn segment(text: &str) -> Segment {
@@ -532,16 +535,7 @@ mod tests {
         assert!(small.held().is_some());
         let huge = Rendered::document(document_text(GZIP_ONLY_MAX + 1));
         assert!(huge.held().is_some(), "would not fit the identity limit");
-        // xorshift: deflate finds nothing to shorten.
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let noise: Vec<u8> = (0..GZIP_ONLY_MIN * 2)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x.to_le_bytes()[3]
-            })
-            .collect();
+        let noise = noise(GZIP_ONLY_MIN * 2);
         let r = Rendered::document(noise.clone());
         assert!(r.gzip.is_none() && r.held().is_some());
         assert_eq!(&r.plain().unwrap()[..], &noise[..]);

@@ -607,17 +607,7 @@ async fn failing_case(fault: Failing, path: Path, logs: Captured) {
             let list: Value =
                 serde_json::from_slice(&s.discovery.apis_v2.plain().expect("inflates"))
                     .expect("JSON");
-            let doc = s
-                .openapi
-                .get(&key)
-                .map(|e| e.rendered.plain().expect("inflates"))
-                .unwrap_or_default();
-            let legacy = s
-                .discovery
-                .resources
-                .get(&gv_path)
-                .map(|r| r.plain().expect("inflates"))
-                .unwrap_or_default();
+            let (doc, legacy) = served(s, &key, &gv_path);
             freshness(&list, g, v).as_deref() == Some("Current")
                 && contains(&doc, b"revision 2")
                 && contains(&legacy, b"rev2")
@@ -891,17 +881,7 @@ async fn changing(kind: Kind, logs: Captured) {
     bench
         .proxy
         .wait_for(&format!("{what}: revision 40 served"), |s| {
-            let doc = s
-                .openapi
-                .get(&key)
-                .map(|e| e.rendered.plain().expect("inflates"))
-                .unwrap_or_default();
-            let legacy = s
-                .discovery
-                .resources
-                .get(&gv_path)
-                .map(|r| r.plain().expect("inflates"))
-                .unwrap_or_default();
+            let (doc, legacy) = served(s, &key, &gv_path);
             contains(&doc, b"revision 40") && contains(&legacy, b"rev40")
         })
         .await;
@@ -1147,4 +1127,17 @@ fn one_failing_legacy_group_version_is_the_only_stale_one() {
         bench.wait_up(true).await;
         assert_eq!(logs.count(Level::INFO, "faulty", INFO_RECOVERED), 1, "{what}");
     });
+}
+
+/// The document at `key` and the legacy list at `gv_path` as the snapshot
+/// serves them (empty when absent).
+fn served(s: &openapi_proxy::Snapshot, key: &str, gv_path: &str) -> (bytes::Bytes, bytes::Bytes) {
+    let doc = s.openapi.get(key).map(|e| e.rendered.plain().expect("inflates")).unwrap_or_default();
+    let legacy = s
+        .discovery
+        .resources
+        .get(gv_path)
+        .map(|r| r.plain().expect("inflates"))
+        .unwrap_or_default();
+    (doc, legacy)
 }
