@@ -134,6 +134,9 @@ pub struct ConvertSummary {
     pub unplaced: Vec<String>,
     /// Where the whole document was written (`--whole`), as given.
     pub whole: Option<String>,
+    /// How the input was read: JSON that had to be read as YAML is
+    /// reported, since a stricter tool would refuse it.
+    pub reading: document::Reading,
 }
 
 /// Runs `convert`: read, convert per key, write.
@@ -151,7 +154,7 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
     // Trees borrowing from `bytes` all the way: no `Value` is built unless
     // `--pretty` asks for one. Parsed and converted once, whichever of
     // `--whole` and `--out` are given.
-    let v2 = document::parse_tree_within(&bytes, args.memory_budget_bytes)
+    let (v2, reading) = document::parse_tree_within(&bytes, args.memory_budget_bytes)
         .map_err(|source| ConvertCommandError::Parse { input: input_name.clone(), source })?;
     let converted = convert::convert_tree(&v2)
         .map_err(|source| ConvertCommandError::Convert { input: input_name.clone(), source })?;
@@ -161,6 +164,7 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
         notes: Vec::new(),
         unplaced: Vec::new(),
         whole: args.whole.as_ref().map(|w| w.display().to_string()),
+        reading,
     };
     if let Some(whole) = &args.whole {
         write_whole(&converted.document, whole, args.pretty, bytes.len())?;
@@ -264,6 +268,13 @@ pub fn write_summary(
     if !summary.keys.is_empty() {
         let names: Vec<&str> = summary.keys.iter().map(DocumentKey::as_str).collect();
         writeln!(w, "keys: {}", names.join(" "))?;
+    }
+    if let document::Reading::JsonAsYaml { json_error } = &summary.reading {
+        writeln!(
+            w,
+            "  read as YAML: {json_error}, but YAML's flow style (a superset of JSON that \
+             allows trailing commas and comments) reads it"
+        )?;
     }
     let mut by_kind: BTreeMap<&str, usize> = BTreeMap::new();
     for n in &summary.notes {

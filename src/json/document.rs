@@ -8,6 +8,15 @@
 //! as often YAML as JSON. It is read under an expansion budget (see
 //! [`yaml`]). Either way the result keeps the source's
 //! key order.
+//!
+//! A person's file that looks like JSON but is not (a trailing comma, a
+//! comment) is read again as YAML, whose flow style is a superset of JSON
+//! that allows those: swagger-parser reads `.json` files the same way, so
+//! refusing them refused documents every other tool takes (a Kubernetes
+//! test fixture with trailing commas, BENCHMARKS.md#registry-corpus). The
+//! JSON error is kept for the caller to report ([`Reading::JsonAsYaml`]),
+//! and when YAML cannot read the bytes either, it is the JSON error that is
+//! returned: for a truncated JSON file it is the one that explains.
 
 use serde_json::Value;
 
@@ -104,21 +113,50 @@ pub fn parse(bytes: &[u8]) -> Result<Value, ParseError> {
 /// # Errors
 /// As [`parse`].
 pub fn parse_tree(bytes: &[u8]) -> Result<Node<'_>, ParseError> {
-    parse_tree_within(bytes, usize::MAX)
+    parse_tree_within(bytes, usize::MAX).map(|(tree, _)| tree)
+}
+
+/// How a person's document was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reading {
+    /// As JSON.
+    Json,
+    /// As YAML: it did not look like JSON.
+    Yaml,
+    /// It looked like JSON but was not; read as YAML.
+    JsonAsYaml {
+        /// Why it is not JSON, as [`ParseError::Json`] says it.
+        json_error: String,
+    },
 }
 
 /// [`parse_tree`] with JSON read within a memory budget of `budget_bytes`
 /// (as [`parse_json_tree_within`]); YAML stays under its expansion budget,
-/// which is linear in the input.
+/// which is linear in the input. Says how the bytes were read: a caller
+/// reports JSON that had to be read as YAML.
 ///
 /// # Errors
 /// As [`parse`]; [`ParseError::TooLarge`] past the budget.
-pub fn parse_tree_within(bytes: &[u8], budget_bytes: usize) -> Result<Node<'_>, ParseError> {
-    if looks_like_json(bytes) {
-        return parse_json_tree_within(bytes, budget_bytes);
+pub fn parse_tree_within(
+    bytes: &[u8],
+    budget_bytes: usize,
+) -> Result<(Node<'_>, Reading), ParseError> {
+    let read_yaml = |bytes| yaml::from_slice(bytes, yaml::budget_for(bytes.len()));
+    if !looks_like_json(bytes) {
+        let bytes = without_bom(bytes);
+        return read_yaml(bytes).map(|tree| (tree, Reading::Yaml)).map_err(ParseError::Yaml);
     }
-    let bytes = without_bom(bytes);
-    yaml::from_slice(bytes, yaml::budget_for(bytes.len())).map_err(ParseError::Yaml)
+    match parse_json_tree_within(bytes, budget_bytes) {
+        Ok(tree) => Ok((tree, Reading::Json)),
+        // Over the budget or the nesting limit: YAML would only take longer
+        // to say the same.
+        Err(e @ ParseError::Json { kind: SyntaxErrorKind::TooDeep, .. }) => Err(e),
+        Err(e @ ParseError::Json { .. }) => match read_yaml(without_bom(bytes)) {
+            Ok(tree) => Ok((tree, Reading::JsonAsYaml { json_error: e.to_string() })),
+            Err(_) => Err(e),
+        },
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]
@@ -148,14 +186,39 @@ mod tests {
     }
 
     #[test]
-    fn broken_json_is_a_json_error_never_retried_as_yaml() {
-        // `{a: 1}` is valid YAML; starting with `{`, it is JSON or nothing.
-        for bytes in [&b"{\"a\": [1, 2"[..], b"  {a: 1}", b"[1,\n2,,]"] {
+    fn broken_json_that_yaml_cannot_read_either_is_a_json_error() {
+        for bytes in [&b"{\"a\": [1, 2"[..], b"[1,\n2,,]", b"{\"a\": 1}}"] {
             let e = parse_tree(bytes).unwrap_err();
             assert!(matches!(e, ParseError::Json { .. }), "{e:?}");
         }
         let e = parse(b"{\"a\":\n  [1, 2").unwrap_err();
         assert_eq!(e.to_string(), "not JSON: unexpected end of input at line 2, column 8");
+    }
+
+    #[test]
+    fn json_with_trailing_commas_is_read_as_yaml_and_says_so() {
+        let bytes = b"{\n  \"swagger\": \"2.0\",\n  \"info\": {\"title\": \"t\",},\n}\n";
+        let (tree, reading) = parse_tree_within(bytes, usize::MAX).unwrap();
+        assert_eq!(tree.to_value(), serde_json::json!({"swagger": "2.0", "info": {"title": "t"}}));
+        assert_eq!(
+            reading,
+            Reading::JsonAsYaml {
+                json_error: "not JSON: unexpected character at line 3, column 25".into()
+            }
+        );
+        let (_, reading) = parse_tree_within(br#"{"a": 1}"#, usize::MAX).unwrap();
+        assert_eq!(reading, Reading::Json);
+        let (_, reading) = parse_tree_within(b"a: 1\n", usize::MAX).unwrap();
+        assert_eq!(reading, Reading::Yaml);
+    }
+
+    #[test]
+    fn json_past_its_budget_or_too_deep_is_not_retried_as_yaml() {
+        let e = parse_tree_within(b"[1,2,3,]", 3 * BYTES_PER_VALUE).unwrap_err();
+        assert!(matches!(e, ParseError::TooLarge { limit: 3 }), "{e:?}");
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let e = parse_tree_within(deep.as_bytes(), usize::MAX).unwrap_err();
+        assert!(matches!(e, ParseError::Json { kind: SyntaxErrorKind::TooDeep, .. }), "{e:?}");
     }
 
     #[test]
@@ -165,8 +228,8 @@ mod tests {
         assert!(parse_json_tree_within(json, usize::MAX).is_ok(), "from a downstream too");
         let yaml = b"\xEF\xBB\xBFswagger: '2.0'\ninfo:\n  title: t\n";
         assert_eq!(parse(yaml).unwrap()["info"]["title"], "t");
-        let e = parse(b"\xEF\xBB\xBF{\"a\": x}").unwrap_err();
-        assert_eq!(e.to_string(), "not JSON: unexpected character at line 1, column 7");
+        let e = parse(b"\xEF\xBB\xBF{\"a\": [x}").unwrap_err();
+        assert_eq!(e.to_string(), "not JSON: unexpected character at line 1, column 8");
     }
 
     #[test]

@@ -173,12 +173,31 @@ fn input_that_is_not_swagger_exits_3_with_a_pointer() {
         stderr(&o)
     );
 
-    // Starting with `{`, it is JSON or nothing: the JSON error, with its
-    // place, not a YAML reading of broken JSON.
+    // Broken JSON that YAML cannot read either: the JSON error, with its
+    // place, not a YAML one.
     let o = convert(&["-", "--whole", "/dev/null"], Some(b"{ not json: [ nor yaml"));
     assert_eq!(o.status.code(), Some(3));
     assert!(
         stderr(&o).contains("not JSON: unexpected character at line 1, column 3"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// JSON with trailing commas, as a Kubernetes test fixture has it: read as
+/// YAML, converted, and the summary says why a stricter tool refuses it.
+#[test]
+fn json_with_a_trailing_comma_is_read_as_yaml_and_the_summary_says_so() {
+    let input = b"{\n  \"swagger\": \"2.0\",\n  \"paths\": {},\n  \"definitions\": {\"A\": {\"type\": \"object\",},},\n}\n";
+    let o = convert(&["-", "--whole", "-"], Some(input));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON out");
+    assert_eq!(doc["components"]["schemas"]["A"], serde_json::json!({"type": "object"}));
+    assert!(
+        stderr(&o).contains(
+            "read as YAML: not JSON: unexpected character at line 4, column 42, but YAML's flow \
+             style (a superset of JSON that allows trailing commas and comments) reads it"
+        ),
         "{}",
         stderr(&o)
     );
