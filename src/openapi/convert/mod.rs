@@ -188,6 +188,12 @@ pub enum NoteKind {
     /// number) rather than the string the specification requires; the
     /// document was converted as Swagger 2.0 all the same.
     NumericSwaggerVersion,
+    /// A local reference without the `/` that starts a JSON pointer
+    /// (`#definitions/x`) was read as `#/definitions/x`.
+    RefWithoutSlash {
+        /// The reference as written.
+        reference: String,
+    },
 }
 
 impl NoteKind {
@@ -218,6 +224,7 @@ impl NoteKind {
             Self::DanglingRef { .. } => "dangling-ref",
             Self::HoistedSchema { .. } => "hoisted-schema",
             Self::NumericSwaggerVersion => "numeric-swagger-version",
+            Self::RefWithoutSlash { .. } => "ref-without-slash",
         }
     }
 }
@@ -288,6 +295,9 @@ impl fmt::Display for Note {
             NoteKind::NumericSwaggerVersion => f.write_str(
                 "swagger version is the number 2.0, not the string \"2.0\"; read as 2.0",
             ),
+            NoteKind::RefWithoutSlash { reference } => {
+                write!(f, "reference {reference:?} lacks the \"/\" after \"#\"; read with it")
+            }
         }
     }
 }

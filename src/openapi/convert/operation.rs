@@ -356,6 +356,8 @@ impl<'a> Context<'a> {
                 expected: "a string",
             });
         };
+        let slashed = self.slashed(r, at);
+        let r = slashed.as_deref().unwrap_or(r.as_str());
         if !r.starts_with("#/parameters/") {
             // External or unusual references stay references.
             return Ok(Some(Param::Plain(ref_object_value(self.rewrite_ref(reference, at)?))));

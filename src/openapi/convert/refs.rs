@@ -235,6 +235,9 @@ impl<'a> Context<'a> {
     /// 2152 `$ref`s to 492 targets, and resolving one walks the 600
     /// definitions by name. An unmapped reference is noted at each place.
     fn local_ref(&mut self, r: &str, at: &Location<'_>) -> Result<Mapped, ConvertError> {
+        if let Some(slashed) = self.slashed(r, at) {
+            return self.local_ref(&slashed, at);
+        }
         let mapped = match self.refs.get(r) {
             Some(m) => m.clone(),
             None => {
@@ -247,6 +250,19 @@ impl<'a> Context<'a> {
             self.note(at, NoteKind::UnmappedRef { reference: r.to_owned() });
         }
         Ok(mapped)
+    }
+
+    /// `#definitions/x` read as `#/definitions/x`, with a note, when that
+    /// resolves. A fragment that is a JSON pointer starts with `/`, but
+    /// hand-written documents forget it, and swagger-parser resolves them
+    /// all the same (a go-openapi fixture named `fixture-859-good`): such a
+    /// document was refused here as pointing to nothing.
+    pub(super) fn slashed(&mut self, r: &str, at: &Location<'_>) -> Option<String> {
+        let rest = r.strip_prefix('#').filter(|f| !f.is_empty() && !f.starts_with('/'))?;
+        let slashed = format!("#/{rest}");
+        self.resolve(&slashed, at).ok()?;
+        self.note(at, NoteKind::RefWithoutSlash { reference: r.to_owned() });
+        Some(slashed)
     }
 
     fn map_local_ref(&mut self, r: &str, at: &Location<'_>) -> Result<Mapped, ConvertError> {

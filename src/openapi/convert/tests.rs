@@ -1515,3 +1515,39 @@ fn assert_extension_refs_map_to(mut v2: Value, cases: &[(&str, &str)]) {
     assert_eq!(crate::json::refs::dangling_refs(&c.document), Vec::<String>::new());
     assert_eq!(kinds(&c.notes), Vec::<&str>::new());
 }
+
+// A go-openapi fixture (`fixture-859-good`) writes `#definitions/x`, which
+// swagger-parser resolves: read as `#/definitions/x`, with a note, and a
+// body parameter referred to that way is still a request body.
+#[test]
+fn a_ref_without_the_slash_after_the_hash_is_read_with_it() {
+    let mut v2 = doc(
+        json!({"/a": {"post": {
+            "parameters": [{"$ref": "#parameters/body"}],
+            "responses": {"200": {"description": "OK", "schema": {"$ref": "#definitions/Out"}}},
+        }}}),
+        json!({"Out": {"type": "string"}}),
+    );
+    v2["parameters"] = json!({"body": {"name": "b", "in": "body", "schema": {"type": "object"}}});
+    let c = convert_ok(&v2);
+    let post = &c.document["paths"]["/a"]["post"];
+    assert_eq!(
+        post["responses"]["200"]["content"]["*/*"]["schema"],
+        json!({"$ref": "#/components/schemas/Out"})
+    );
+    assert_eq!(post["requestBody"], json!({"content": {"*/*": {"schema": {"type": "object"}}}}));
+    assert_eq!(kinds(&c.notes), ["ref-without-slash", "ref-without-slash"]);
+    assert_eq!(
+        c.notes.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        [
+            "/paths/~1a/post/parameters/0: reference \"#parameters/body\" lacks the \"/\" after \
+             \"#\"; read with it",
+            "/paths/~1a/post/responses/200/schema: reference \"#definitions/Out\" lacks the \"/\" \
+             after \"#\"; read with it",
+        ]
+    );
+    // Without a target either way, it is the reference as written that
+    // points to nothing.
+    let e = convert(&doc(json!({}), json!({"A": {"$ref": "#definitions/Nope"}}))).unwrap_err();
+    assert_eq!(e.to_string(), "reference #definitions/Nope at /definitions/A points to nothing");
+}
