@@ -142,7 +142,10 @@ def main():
     for doc in docs:
         ours_out = doc.with_name(doc.name + ".ours.json")
         s2o_out = doc.with_name(doc.name + ".s2o.json")
-        ours = run([args.proxy, "convert", str(doc), "--whole", str(ours_out)])
+        # References to other files are followed anywhere in the corpus,
+        # as swagger-parser follows them.
+        ours = run([args.proxy, "convert", str(doc), "--whole", str(ours_out),
+                    "--refs-root", str(scratch)])
         theirs = run([str(s2o), str(doc), "-o", str(s2o_out)])
         took["ours"] += ours[2]
         took["s2o"] += theirs[2]

@@ -8,8 +8,11 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use super::ref_files::RefFiles;
+
 use crate::json::document;
 use crate::json::tree::{Node, Object};
+use crate::openapi::bundle::{BundleError, Bundled, bundle, refers_to_files};
 use crate::openapi::convert::{self, ConvertedTree};
 use crate::openapi::pipeline::{self, PipelineError};
 use crate::wire::key::DocumentKey;
@@ -50,6 +53,19 @@ pub struct ConvertArgs {
     /// Bytes, or 512MiB, 512Mi, 1G.
     #[arg(long, value_name = "BYTES", default_value = "512MiB", value_parser = crate::config::bytes::parse_bytes)]
     pub memory_budget_bytes: usize,
+    /// References to other files are followed only to files under DIR
+    /// (default: the input's directory; the working directory for
+    /// standard input). What they point at is copied into the output, so
+    /// this keeps a document from copying in files it has no business
+    /// reading. Azure's specifications refer to ../../common-types/: give
+    /// the root of the specification tree.
+    #[arg(long, value_name = "DIR")]
+    pub refs_root: Option<PathBuf>,
+    /// Keep references to other files as written instead of following
+    /// them (each is noted as external-ref; the output then needs those
+    /// files beside it, and they hold Swagger 2.0).
+    #[arg(long)]
+    pub keep_file_refs: bool,
 }
 
 /// Exit status for input that cannot be converted.
@@ -69,6 +85,16 @@ pub enum ConvertCommandError {
         /// The parser's error.
         #[source]
         source: document::ParseError,
+    },
+    /// Following the input's references to other files would copy too
+    /// much.
+    #[error("bundling {input}")]
+    Bundle {
+        /// The input path.
+        input: String,
+        /// Why.
+        #[source]
+        source: BundleError,
     },
     /// The input is not a convertible Swagger 2.0 document.
     #[error("converting {input}")]
@@ -137,6 +163,8 @@ pub struct ConvertSummary {
     /// How the input was read: JSON that had to be read as YAML is
     /// reported, since a stricter tool would refuse it.
     pub reading: document::Reading,
+    /// How many other files the input's references were followed into.
+    pub files_read: usize,
 }
 
 /// Runs `convert`: read, convert per key, write.
@@ -156,8 +184,16 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
     // `--whole` and `--out` are given.
     let (v2, reading) = document::parse_tree_within(&bytes, args.memory_budget_bytes)
         .map_err(|source| ConvertCommandError::Parse { input: input_name.clone(), source })?;
-    let converted = convert::convert_tree(&v2)
+    let (bundled, bundle_notes, files_read) = if !args.keep_file_refs && refers_to_files(&v2) {
+        let bundled = bundle_files(args, &v2, bytes.len())?;
+        (Some(Node::from_owned_value(bundled.document)), bundled.notes, bundled.files)
+    } else {
+        (None, Vec::new(), 0)
+    };
+    let tree = bundled.as_ref().unwrap_or(&v2);
+    let mut converted = convert::convert_tree(tree)
         .map_err(|source| ConvertCommandError::Convert { input: input_name.clone(), source })?;
+    converted.notes.splice(0..0, bundle_notes);
     let mut summary = ConvertSummary {
         keys: Vec::new(),
         schemas: 0,
@@ -165,6 +201,7 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
         unplaced: Vec::new(),
         whole: args.whole.as_ref().map(|w| w.display().to_string()),
         reading,
+        files_read,
     };
     if let Some(whole) = &args.whole {
         write_whole(&converted.document, whole, args.pretty, bytes.len())?;
@@ -178,6 +215,7 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
         summary.notes = notes;
         std::mem::forget(document);
         std::mem::forget(v2);
+        std::mem::forget(bundled);
         return Ok(summary);
     };
     // Each document is written as soon as it is rendered; after the first
@@ -213,7 +251,30 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
     // document) would cost milliseconds and give nothing back.
     std::mem::forget(document);
     std::mem::forget(v2);
+    std::mem::forget(bundled);
     Ok(summary)
+}
+
+/// The input with its references to other files followed (see
+/// [`crate::openapi::bundle`]), reading at most what `--max-input-bytes`
+/// leaves after the input itself, and copying at most as many values as
+/// `--memory-budget-bytes` allows.
+fn bundle_files(
+    args: &ConvertArgs,
+    v2: &Node<'_>,
+    input_len: usize,
+) -> Result<Bundled, ConvertCommandError> {
+    let input = args.input.display().to_string();
+    let root = args.refs_root.as_deref();
+    let left = args.max_input_bytes.saturating_sub(input_len as u64);
+    let mut files =
+        RefFiles::new(&args.input, root, left, args.memory_budget_bytes).map_err(|source| {
+            let path = root.map_or_else(|| input.clone(), |r| r.display().to_string());
+            ConvertCommandError::Io { action: "reading", path, source }
+        })?;
+    let copy_limit = args.memory_budget_bytes / document::BYTES_PER_VALUE;
+    bundle(v2.to_value(), &mut files, copy_limit)
+        .map_err(|source| ConvertCommandError::Bundle { input, source })
 }
 
 /// `--whole`: the converted document in one piece, unsplit.
@@ -268,6 +329,13 @@ pub fn write_summary(
     if !summary.keys.is_empty() {
         let names: Vec<&str> = summary.keys.iter().map(DocumentKey::as_str).collect();
         writeln!(w, "keys: {}", names.join(" "))?;
+    }
+    if summary.files_read > 0 {
+        writeln!(
+            w,
+            "  followed the input's references into {}; what they point at is copied in",
+            counted(summary.files_read, "other file")
+        )?;
     }
     if let document::Reading::JsonAsYaml { json_error } = &summary.reading {
         writeln!(

@@ -6,6 +6,7 @@ mod check;
 mod convert;
 mod demo;
 pub mod logs;
+mod ref_files;
 mod serve;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -57,6 +58,11 @@ pub enum Command {
     /// publishes under /openapi/v3/ — DIR/api/v1.json,
     /// DIR/apis/apps/v1.json, DIR/version.json, … — each holding only the
     /// schemas it references. Lossy spots are summarised on stderr.
+    ///
+    /// References to other files (`$ref: ./responses.yaml#/responses/Bad`)
+    /// are followed: what they point at is copied into the document, so
+    /// the output stands alone. Files are read only under the input's
+    /// directory (--refs-root widens it) and only .json, .yaml and .yml.
     ///
     /// Exit status: 0 converted; 3 the input is not a usable Swagger 2.0
     /// document (not JSON/YAML, not Swagger 2.0, a $ref to nothing); 4

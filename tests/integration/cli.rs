@@ -381,3 +381,80 @@ fn reading_an_input_of_unknown_size_costs_about_its_size() {
     let bound_kib = DEFAULT_LIMIT / 1024 + 40 * 1024;
     assert!(peak_kib < bound_kib, "peak RSS {peak_kib} KiB holding a 64 MiB input");
 }
+
+/// A specification split across files, as hand-written ones are: every
+/// reference to another file under the allowed directory is followed, the
+/// output stands alone (valid by swagger-parser away from the files), and
+/// a file outside is not read.
+#[test]
+fn references_to_other_files_are_followed_under_the_allowed_directory() {
+    let dir = scratch_dir("cli-bundle");
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    write(
+        "spec/main.yaml",
+        "swagger: '2.0'\ninfo: {title: t, version: '1'}\npaths:\n  /things:\n    get:\n      \
+         parameters: [{$ref: '../common/types.json#/parameters/ApiVersion'}]\n      responses:\n        \
+         '200': {description: ok, schema: {$ref: './types/Thing.yaml'}}\n        \
+         '400': {$ref: './responses.yaml#/responses/BadRequest'}\n",
+    );
+    write(
+        "spec/responses.yaml",
+        "responses:\n  BadRequest: {description: bad, schema: {$ref: './types/Error.yaml'}}\n",
+    );
+    write("spec/types/Thing.yaml", "{type: object, properties: {error: {$ref: 'Error.yaml'}}}\n");
+    write("spec/types/Error.yaml", "{type: object, properties: {message: {type: string}}}\n");
+    write(
+        "common/types.json",
+        r#"{"parameters": {"ApiVersion": {"name": "api-version", "in": "query", "required": true, "type": "string"}}}"#,
+    );
+    let main = dir.join("spec/main.yaml");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).expect("mkdir out");
+    let run = |extra: &[&str], name: &str| {
+        let whole = out.join(name);
+        let mut args =
+            vec![main.to_str().expect("utf-8"), "--whole", whole.to_str().expect("utf-8")];
+        args.extend(extra);
+        let o = convert(&args, None);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&whole).expect("written")).expect("JSON");
+        (doc, stderr(&o), whole)
+    };
+
+    // By default, the input's directory: common/ is outside it.
+    let (doc, said, _) = run(&["--verbose"], "default.json");
+    let op = &doc["paths"]["/things"]["get"];
+    assert_eq!(op["parameters"][0]["$ref"], "../common/types.json#/parameters/ApiVersion");
+    assert_eq!(op["responses"]["400"]["$ref"], "#/components/responses/BadRequest");
+    assert!(said.contains("into 3 other files"), "{said}");
+    assert!(said.contains("is outside") && said.contains("--refs-root DIR"), "{said}");
+
+    // Widened to the whole tree: everything followed, and the output is
+    // valid where none of the files are.
+    let root = dir.to_str().expect("utf-8");
+    let (doc, said, whole) = run(&["--refs-root", root], "widened.json");
+    let op = &doc["paths"]["/things"]["get"];
+    // Shared parameters are copied into their operations, as Kubernetes
+    // publishes them.
+    assert_eq!(op["parameters"][0]["name"], "api-version");
+    assert_eq!(op["parameters"][0]["schema"], serde_json::json!({"type": "string"}));
+    assert_eq!(
+        doc["components"]["schemas"]["Thing"]["properties"]["error"]["$ref"],
+        "#/components/schemas/Error"
+    );
+    assert!(said.contains("into 4 other files"), "{said}");
+    let reports = crate::common::validators::swagger_parser(&[whole]);
+    assert!(reports.iter().all(|r| r.errors.is_empty()), "{reports:?}");
+
+    // Kept as written when asked.
+    let (doc, said, _) = run(&["--keep-file-refs"], "kept.json");
+    let op = &doc["paths"]["/things"]["get"];
+    assert_eq!(op["responses"]["400"]["$ref"], "./responses.yaml#/responses/BadRequest");
+    assert!(!said.contains("other file"), "{said}");
+    assert!(said.contains("note external-ref: 3"), "{said}");
+}

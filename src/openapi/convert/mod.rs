@@ -194,6 +194,24 @@ pub enum NoteKind {
         /// The reference as written.
         reference: String,
     },
+    /// A reference to another file was followed (`convert` only): what it
+    /// points at was copied into the document, and the reference now
+    /// points there (`to`), or the path item it named was copied in its
+    /// place (`to` is `None`).
+    BundledRef {
+        /// The reference as written.
+        reference: String,
+        /// The local reference it became.
+        to: Option<String>,
+    },
+    /// A reference to another file could not be followed and was kept as
+    /// written (`convert` only).
+    UnreadRef {
+        /// The reference as written.
+        reference: String,
+        /// Why.
+        why: String,
+    },
 }
 
 impl NoteKind {
@@ -225,6 +243,8 @@ impl NoteKind {
             Self::HoistedSchema { .. } => "hoisted-schema",
             Self::NumericSwaggerVersion => "numeric-swagger-version",
             Self::RefWithoutSlash { .. } => "ref-without-slash",
+            Self::BundledRef { .. } => "bundled-ref",
+            Self::UnreadRef { .. } => "unread-ref",
         }
     }
 }
@@ -297,6 +317,15 @@ impl fmt::Display for Note {
             ),
             NoteKind::RefWithoutSlash { reference } => {
                 write!(f, "reference {reference:?} lacks the \"/\" after \"#\"; read with it")
+            }
+            NoteKind::BundledRef { reference, to: Some(to) } => {
+                write!(f, "reference {reference:?} read from its file and copied to {to:?}")
+            }
+            NoteKind::BundledRef { reference, to: None } => {
+                write!(f, "path item {reference:?} read from its file and copied here")
+            }
+            NoteKind::UnreadRef { reference, why } => {
+                write!(f, "reference {reference:?} not followed ({why}); kept as written")
             }
         }
     }
