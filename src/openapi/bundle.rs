@@ -21,7 +21,7 @@
 //! caller refuses or cannot read, a pointer to nothing) is kept as written,
 //! with a note saying why; the converter notes it as an `external-ref`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
 
 use serde_json::{Map, Value};
@@ -139,11 +139,17 @@ pub fn bundle(
         notes: Vec::new(),
         unread: BTreeSet::new(),
         contents: BTreeMap::new(),
+        queue: VecDeque::new(),
         copied: 0,
         copy_limit,
     };
     let mut at = String::new();
     b.walk(&mut doc, Place::Root, None, &mut at, 0)?;
+    while let Some(Queued { section, name, mut copy, file }) = b.queue.pop_front() {
+        let mut at = format!("/{section}/{}", escape_token(&name));
+        b.walk(&mut copy, Place::of_section(section), Some(&file), &mut at, 0)?;
+        b.added.push((section, name, copy));
+    }
     let Bundler { added, notes, contents, .. } = b;
     if let Value::Object(top) = &mut doc {
         for (section, name, value) in added {
@@ -247,6 +253,8 @@ struct Bundler<'f> {
     unread: BTreeSet<String>,
     /// The files read, by identity.
     contents: BTreeMap<Rc<str>, Rc<Value>>,
+    /// Targets copied whose own references are still to be followed.
+    queue: VecDeque<Queued>,
     copied: usize,
     copy_limit: usize,
 }
@@ -400,7 +408,7 @@ impl Bundler<'_> {
         let target = Target { file: id, content, pointer };
         let first = target.pointer.split('/').nth(1);
         match place.section(first) {
-            Some(section) => self.import(r, target, section, at, depth).map(Followed::To),
+            Some(section) => self.import(r, target, section, at).map(Followed::To),
             None if depth >= MAX_PATH_ITEM_DEPTH => {
                 self.keep(r, at, format!("path items nest more than {MAX_PATH_ITEM_DEPTH} deep"));
                 Ok(Followed::Kept)
@@ -426,7 +434,6 @@ impl Bundler<'_> {
         target: Target,
         section: &'static str,
         at: &str,
-        depth: usize,
     ) -> Result<String, BundleError> {
         let key = (target.file.clone(), target.pointer.clone(), section);
         if let Some(local) = self.imported.get(&key) {
@@ -447,10 +454,11 @@ impl Bundler<'_> {
             at: pointer_at(at),
             kind: NoteKind::BundledRef { reference: r.to_owned(), to: Some(local.clone()) },
         });
-        let mut copy = self.copy(&target)?;
-        let mut here = format!("/{section}/{}", escape_token(&name));
-        self.walk(&mut copy, Place::of_section(section), Some(&target.file), &mut here, depth)?;
-        self.added.push((section, name, copy));
+        // Its own references are followed later, from the queue: a chain
+        // of definitions each referring to the next, a hundred thousand
+        // long, would otherwise recurse as deep.
+        let copy = self.copy(&target)?;
+        self.queue.push_back(Queued { section, name, copy, file: target.file });
         Ok(local)
     }
 
@@ -489,6 +497,14 @@ impl Bundler<'_> {
             });
         }
     }
+}
+
+/// A target copied into `section` as `name`, from `file`.
+struct Queued {
+    section: &'static str,
+    name: String,
+    copy: Value,
+    file: Rc<str>,
 }
 
 /// What a reference became.

@@ -235,3 +235,28 @@ fn only_references_to_files_make_a_document_need_bundling() {
     // A property named `$ref` is a schema, not a reference.
     assert!(!read(json!({"properties": {"$ref": {"type": "string"}}})));
 }
+
+#[test]
+fn a_long_chain_of_references_in_another_file_is_followed_without_deep_recursion() {
+    // Each definition refers to the next, 20,000 of them: followed by
+    // recursion, that is well past a test thread's 2 MiB of stack.
+    let n = 20_000;
+    let defs: Map<String, Value> = (0..n)
+        .map(|i| {
+            (
+                format!("d{i}"),
+                json!({"properties": {"next": {"$ref": format!("#/definitions/d{}", i + 1)}}}),
+            )
+        })
+        .chain([(format!("d{n}"), json!({"type": "string"}))])
+        .collect();
+    let doc =
+        json!({"swagger": "2.0", "definitions": {"A": {"$ref": "chain.json#/definitions/d0"}}});
+    let b = bundled(doc, &[("chain.json", json!({"definitions": defs}))]);
+    let definitions = b.document["definitions"].as_object().expect("definitions");
+    assert_eq!(definitions.len(), n + 2);
+    assert_eq!(
+        definitions["d19999"]["properties"]["next"],
+        json!({"$ref": "#/definitions/d20000"})
+    );
+}
