@@ -300,6 +300,7 @@ impl Bundler<'_> {
                             }
                             return Ok(());
                         }
+                        // Only objects are copied in place.
                         Followed::Inline(_) => {}
                     }
                 }
@@ -411,6 +412,10 @@ impl Bundler<'_> {
             Some(section) => self.import(r, target, section, at).map(Followed::To),
             None if depth >= MAX_PATH_ITEM_DEPTH => {
                 self.keep(r, at, format!("path items nest more than {MAX_PATH_ITEM_DEPTH} deep"));
+                Ok(Followed::Kept)
+            }
+            None if !target.content.pointer(&target.pointer).is_some_and(Value::is_object) => {
+                self.keep(r, at, "a path item must be an object".to_owned());
                 Ok(Followed::Kept)
             }
             None => {

@@ -260,3 +260,15 @@ fn a_long_chain_of_references_in_another_file_is_followed_without_deep_recursion
         json!({"$ref": "#/definitions/d20000"})
     );
 }
+
+#[test]
+fn a_path_item_that_is_not_an_object_is_kept() {
+    let doc = json!({"swagger": "2.0", "paths": {"/a": {"$ref": "items.json#/list"}}});
+    let b = bundled(doc.clone(), &[("items.json", json!({"list": [1, 2]}))]);
+    assert_eq!(b.document, doc);
+    assert_eq!(
+        notes(&b),
+        ["/paths/~1a: reference \"items.json#/list\" not followed (a path item must be an \
+          object); kept as written"]
+    );
+}
