@@ -64,7 +64,7 @@ pub struct ConvertArgs {
     /// Keep references to other files as written instead of following
     /// them (each is noted as external-ref; the output then needs those
     /// files beside it, and they hold Swagger 2.0).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "refs_root")]
     pub keep_file_refs: bool,
 }
 
@@ -178,6 +178,15 @@ pub struct ConvertSummary {
 /// bad input from I/O failures.
 pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandError> {
     let input_name = args.input.display().to_string();
+    if let Some(root) = &args.refs_root {
+        // Checked whether or not the input refers to files: a mistyped
+        // directory is said at once, not when a document first needs it.
+        std::fs::read_dir(root).map_err(|source| ConvertCommandError::Io {
+            action: "reading --refs-root",
+            path: root.display().to_string(),
+            source,
+        })?;
+    }
     let bytes = read_input(&args.input, args.max_input_bytes)?;
     // Trees borrowing from `bytes` all the way: no `Value` is built unless
     // `--pretty` asks for one. Parsed and converted once, whichever of

@@ -451,6 +451,11 @@ fn references_to_other_files_are_followed_under_the_allowed_directory() {
     let reports = crate::common::validators::swagger_parser(&[whole]);
     assert!(reports.iter().all(|r| r.errors.is_empty()), "{reports:?}");
 
+    // A directory that is not there is said at once, whatever the input.
+    let o = convert(&[SAMPLE, "--whole", "/dev/null", "--refs-root", "/no/such/dir"], None);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(stderr(&o).contains("reading --refs-root /no/such/dir"), "{}", stderr(&o));
+
     // Kept as written when asked.
     let (doc, said, _) = run(&["--keep-file-refs"], "kept.json");
     let op = &doc["paths"]["/things"]["get"];
