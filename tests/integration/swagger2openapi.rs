@@ -26,21 +26,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use openapi_proxy::cli::{ConvertArgs, run_convert};
+use openapi_proxy::error_chain;
 
 use crate::common::shared::shared_testdata;
 use crate::common::validators;
-
-/// An error and its sources, as the command prints them.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut message = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        message.push_str(": ");
-        message.push_str(&s.to_string());
-        source = s.source();
-    }
-    message
-}
 
 /// What converting one case must give.
 #[derive(Debug, Clone, Copy)]
