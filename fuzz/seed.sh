@@ -5,6 +5,8 @@
 #   Swagger 2.0 documents from kube-openapi;
 # - discovery: the project's discovery fixtures and the real Kubernetes
 #   discovery documents of the test data (see scripts/testdata.sh);
+# - bundle: small documents split across files, written here (a JSON array:
+#   the document, then the files f0.json, f1.json, … it refers to);
 # - negotiate: the Accept and If-None-Match headers real clients send
 #   (kubectl 1.26-1.32, client-go, curl, browsers), one per file, the
 #   header then an ETag on the next line.
@@ -75,4 +77,18 @@ text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;
 W/"0A1B2C3D", "other"
 *
 HEADERS
+echo "seed.sh: $n files in $corpus"
+
+corpus="$base/bundle"
+mkdir -p "$corpus"
+n=0
+while IFS= read -r case; do
+    n=$((n + 1))
+    printf '%s' "$case" >"$corpus/case_$n.json"
+done <<'CASES'
+[{"swagger":"2.0","paths":{"/":{"get":{"responses":{"400":{"$ref":"f0.json#/responses/Bad"}}}}}},{"responses":{"Bad":{"description":"bad","schema":{"$ref":"#/definitions/E"}}},"definitions":{"E":{"type":"object"}}}]
+[{"swagger":"2.0","paths":{"/a":{"$ref":"f0.json#/items/a","x-k":1}}},{"items":{"a":{"get":{"parameters":[{"$ref":"f1.json#/p"}],"responses":{"200":{"description":"ok"}}}}}},{"p":{"name":"p","in":"query","type":"string"}}]
+[{"swagger":"2.0","definitions":{"E":{"type":"string"},"A":{"properties":{"e":{"$ref":"./f0.json#/definitions/E"},"s":{"$ref":"sub/../f0.json#/definitions/S"},"m":{"$ref":"main.json#/definitions/E"}}}}},{"definitions":{"E":{"type":"object"},"S":{"properties":{"n":{"$ref":"#/definitions/S"}}}}}]
+[{"swagger":"2.0","paths":{"/l":{"$ref":"f0.json"}},"definitions":{"U":{"$ref":"https://example.com/x.json"},"M":{"$ref":"f9.json#/x"},"W":{"$ref":"f1.json"}}},{"$ref":"f0.json"},{"type":"array","items":{"$ref":"#definitions/x"}}]
+CASES
 echo "seed.sh: $n files in $corpus"

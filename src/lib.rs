@@ -70,8 +70,11 @@ pub use publish::snapshot::{
 pub use json::document::{ParseError, parse as parse_document, parse_tree};
 pub use json::refs::dangling_refs;
 pub use json::tree::Node;
+pub use openapi::bundle;
 pub use openapi::cache::ConversionCache;
-pub use openapi::convert::{ConvertError, Converted, ConvertedTree, Note, convert, convert_tree};
+pub use openapi::convert::{
+    ConvertError, Converted, ConvertedTree, Note, NoteKind, convert, convert_tree,
+};
 pub use openapi::pipeline::{
     Budget, Documents, PipelineError, Summary, convert_each, swagger_to_openapi,
 };
