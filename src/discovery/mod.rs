@@ -378,10 +378,10 @@ pub struct Rendering {
 /// One segment per group made the gzip of `/apis` 2.7 times larger at
 /// 5,000 CRDs and 13 times for 1,500 one-resource groups: every segment
 /// carries its own deflate block header, Huffman tables and sync flush,
-/// and finds no matches in its neighbours. A run ends after a group whose
-/// name hashes to 0 mod [`RUN_SPLIT`] (or at [`RUN_MAX`] groups), so the
-/// boundaries follow the names: adding or changing one group makes one run
-/// again, not every run after it.
+/// and finds no matches in its neighbours. Where a run ends is decided by
+/// each group alone ([`ends_run`]), so the boundaries follow the names:
+/// adding or changing one group makes one run again, not every run after
+/// it.
 #[derive(Debug)]
 struct Run {
     /// Its groups, in order; reused only when they are the very pieces.
@@ -392,8 +392,17 @@ struct Run {
     legacy: Segment,
 }
 
-/// On average one group in this many ends a run.
-const RUN_SPLIT: u64 = 16;
+/// About this many bytes of aggregated items make a run. A change
+/// deflates the run holding its group again, and the gzip of `/apis`
+/// pays a block and lost matches per run: the size is that trade. Runs
+/// of 16 groups whatever their size (the rule before) were 77 KB of items
+/// at 5,000 CRDs, and deflating the changed one was a third of a
+/// one-change rebuild (issue 16), while 1,500 one-resource groups got
+/// runs of 19 KB.
+const RUN_BYTES: usize = 32 * 1024;
+/// A run ends after one group in at most this many (as a power of two),
+/// however small the groups: bounds the deflate of a run of tiny groups.
+const RUN_SPLIT_MAX_LOG2: u32 = 5;
 /// No run is longer than this many groups.
 const RUN_MAX: usize = 64;
 
@@ -417,13 +426,18 @@ impl Run {
     }
 }
 
-/// Whether a run ends after the group `name`: FNV-1a of the name, so the
-/// choice is the same on every replica and run.
-fn ends_run(name: &str) -> bool {
+/// Whether a run ends after the group `name` whose aggregated item is
+/// `len` bytes: when FNV-1a of the name is 0 mod 2^k, 2^k being about
+/// [`RUN_BYTES`] / `len` by powers of two. So a run holds about
+/// [`RUN_BYTES`] whatever the size of its groups, and the choice depends
+/// on the group alone (its name, and its size only by power of two, which
+/// a change seldom crosses): the same on every replica and rebuild.
+fn ends_run(name: &str, len: usize) -> bool {
     let h = name
         .bytes()
         .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    h % RUN_SPLIT == 0
+    let k = RUN_BYTES.ilog2().saturating_sub(len.max(1).ilog2()).min(RUN_SPLIT_MAX_LOG2);
+    h % (1 << k) == 0
 }
 
 /// `groups` in runs, each taken from `previous` when it holds the same
@@ -436,7 +450,8 @@ fn runs(
     let mut start = 0;
     for (i, g) in groups.iter().enumerate() {
         let last = i + 1 == groups.len();
-        if !(last || ends_run(&g.model.metadata.name) || i + 1 - start >= RUN_MAX) {
+        let ends = ends_run(&g.model.metadata.name, g.item.plain.len());
+        if !(last || ends || i + 1 - start >= RUN_MAX) {
             continue;
         }
         let members = groups.get(start..=i).unwrap_or_default();
