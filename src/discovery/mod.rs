@@ -511,15 +511,13 @@ fn k8s_json<T: Serialize>(value: &T) -> Vec<u8> {
 
 /// `PREFIX[ITEM,ITEM,…]SUFFIX` from prepared segments: the JSON array
 /// `serde_json` writes for the items, framed, with its gzip joined from
-/// the items' own (see [`Segment`]). `tree`: hashed as a tree of its parts
-/// ([`Rendered::from_segments_tree`]), else as one body.
+/// the items' own (see [`Segment`]).
 fn framed_list<'a>(
     head: &'static str,
     items: impl IntoIterator<Item = &'a Segment>,
     tail: &'static str,
     comma: &'a Segment,
     content_type: HeaderValue,
-    tree: bool,
 ) -> Rendered {
     let head = Segment::fixed(head);
     let tail = Segment::fixed(tail);
@@ -531,26 +529,41 @@ fn framed_list<'a>(
         parts.push(item);
     }
     parts.push(&tail);
-    if tree {
-        Rendered::from_segments_tree(parts.iter().copied(), content_type)
-    } else {
-        Rendered::from_segments(parts.iter().copied(), content_type)
-    }
+    Rendered::from_segments(parts.iter().copied(), content_type)
 }
 
 const AGGREGATED_V2: &str = "{\"kind\":\"APIGroupDiscoveryList\",\"apiVersion\":\"apidiscovery.k8s.io/v2\",\"metadata\":{},\"items\":[";
 const AGGREGATED_V2BETA1: &str = "{\"kind\":\"APIGroupDiscoveryList\",\"apiVersion\":\"apidiscovery.k8s.io/v2beta1\",\"metadata\":{},\"items\":[";
 
 /// `{"kind":"APIGroupDiscoveryList","apiVersion":…,"metadata":{},"items":[…]}`
-/// around items serialized once. Its ETag is a hash of its parts: hashing
-/// all of `/apis` twice was most of a one-change rebuild at 5,000 CRDs.
-fn aggregated_list<'a>(
-    head: &'static str,
+/// around items serialized once, as v2 and as v2beta1: the two differ only
+/// in their `apiVersion`, so everything after it is joined once
+/// ([`Rendered::from_segments_tree_headed`]). Their ETags are hashes of
+/// their parts: hashing all of `/apis` twice was most of a one-change
+/// rebuild at 5,000 CRDs.
+fn aggregated_lists<'a>(
     items: impl IntoIterator<Item = &'a Segment>,
     comma: &'a Segment,
-    content_type: &'static str,
-) -> Rendered {
-    framed_list(head, items, "]}\n", comma, HeaderValue::from_static(content_type), true)
+) -> [Rendered; 2] {
+    let tail = Segment::fixed("]}\n");
+    let mut rest: Vec<&Segment> = Vec::new();
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            rest.push(comma);
+        }
+        rest.push(item);
+    }
+    rest.push(&tail);
+    Rendered::from_segments_tree_headed(
+        [
+            (&Segment::fixed(AGGREGATED_V2), HeaderValue::from_static(DISCOVERY_V2_CONTENT_TYPE)),
+            (
+                &Segment::fixed(AGGREGATED_V2BETA1),
+                HeaderValue::from_static(DISCOVERY_V2BETA1_CONTENT_TYPE),
+            ),
+        ],
+        rest.iter().copied(),
+    )
 }
 
 fn legacy_group(g: &APIGroupDiscovery, standalone: bool) -> APIGroup {
@@ -585,7 +598,8 @@ pub fn render(merged: &Merged) -> Rendering {
 /// The result is the same, byte for byte, as [`render`] of `merged`:
 /// parts depend only on their group, and the lists are joined from parts
 /// in `merged`'s order either way. What is still made whole on every
-/// call: joining the lists (copying), their CRC-32 for gzip, the legacy
+/// call: joining the lists (copying; v2beta1 copies v2's items in one
+/// piece), their CRC-32 for gzip (once for both renditions), the legacy
 /// `APIGroupList`'s hash, the small `/api` bodies, and the
 /// per-group-version legacy lists' map (shared, not copied).
 #[must_use]
@@ -612,8 +626,6 @@ pub fn render_reusing(merged: &Plan<'_>, previous: Option<&Rendering>) -> Render
     let groups: Vec<Arc<GroupPiece>> = merged.groups.iter().map(|g| piece(g, false)).collect();
     let comma = Segment::fixed(",");
     let runs = runs(&groups, previous.map(|p| &p.runs));
-    let core_items = || core.iter().map(|p| &p.item);
-    let group_items = || runs.iter().map(|r| &r.items);
     let api_legacy = APIVersions {
         kind: "APIVersions".into(),
         versions: merged
@@ -629,41 +641,12 @@ pub fn render_reusing(merged: &Plan<'_>, previous: Option<&Rendering>) -> Render
         "]}\n",
         &comma,
         HeaderValue::from_static("application/json"),
-        false,
     );
-    // The two renditions of /apis are the largest bodies of a snapshot
-    // (2.4 MB each at 5,000 CRDs) and hashing each costs milliseconds:
-    // the v2beta1 one is made on a second thread meanwhile.
-    let (apis_v2, apis_v2beta1) = std::thread::scope(|scope| {
-        let beta = scope.spawn(|| {
-            aggregated_list(
-                AGGREGATED_V2BETA1,
-                group_items(),
-                &comma,
-                DISCOVERY_V2BETA1_CONTENT_TYPE,
-            )
-        });
-        let v2 = aggregated_list(AGGREGATED_V2, group_items(), &comma, DISCOVERY_V2_CONTENT_TYPE);
-        let beta = beta.join().unwrap_or_else(|_| {
-            // Rendering does not panic on any input (serializing these
-            // types cannot fail); if it ever did, make it here instead.
-            aggregated_list(
-                AGGREGATED_V2BETA1,
-                group_items(),
-                &comma,
-                DISCOVERY_V2BETA1_CONTENT_TYPE,
-            )
-        });
-        (v2, beta)
-    });
+    let [api_v2, api_v2beta1] = aggregated_lists(core.iter().map(|p| &p.item), &comma);
+    let [apis_v2, apis_v2beta1] = aggregated_lists(runs.iter().map(|r| &r.items), &comma);
     Rendering {
-        api_v2: aggregated_list(AGGREGATED_V2, core_items(), &comma, DISCOVERY_V2_CONTENT_TYPE),
-        api_v2beta1: aggregated_list(
-            AGGREGATED_V2BETA1,
-            core_items(),
-            &comma,
-            DISCOVERY_V2BETA1_CONTENT_TYPE,
-        ),
+        api_v2,
+        api_v2beta1,
         apis_v2,
         apis_v2beta1,
         api_legacy: Rendered::json(k8s_json(&api_legacy)),
