@@ -90,7 +90,9 @@ struct Candidate<'a> {
     version: &'a APIVersionDiscovery,
     origin: Option<&'a Arc<APIGroupDiscovery>>,
     fresh: bool,
-    legacy: Option<&'a Arc<Rendered>>,
+    /// Its legacy list and the key it is found under, made once for the
+    /// lookup and kept for the merged map.
+    legacy: Option<(String, &'a Arc<Rendered>)>,
 }
 
 /// Merges every downstream's discovery (docs/wire.md#b-4-8, B-4.9, Part A 8).
@@ -305,7 +307,10 @@ fn candidate<'a>(
         version,
         origin,
         fresh: s.discovery.fresh,
-        legacy: s.discovery.legacy.get(&GroupVersion::key_of(group, &version.version)),
+        legacy: {
+            let key = GroupVersion::key_of(group, &version.version);
+            s.discovery.legacy.get(&key).map(|l| (key, l))
+        },
     }
 }
 
@@ -327,8 +332,8 @@ fn group_entry<'a>(
         origins: Vec::with_capacity(candidates.len()),
     };
     for c in candidates {
-        if let Some(l) = c.legacy {
-            legacy.insert(GroupVersion::key_of(name, &c.version.version), Arc::clone(l));
+        if let Some((key, l)) = c.legacy {
+            legacy.insert(key, Arc::clone(l));
         }
         out.versions.push((c.version, !c.fresh));
         out.origins.push(c.origin);
