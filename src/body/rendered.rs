@@ -27,8 +27,8 @@ pub struct Rendered {
     len: usize,
     /// The same bytes gzipped, when that is smaller.
     pub gzip: Option<Bytes>,
-    /// Upper-case hex SHA-512 of `body` (for the aggregated discovery
-    /// lists, of its parts: [`Rendered::from_segments_tree`]).
+    /// Upper-case hex SHA-512 of `body` (for the discovery lists, of its
+    /// parts: [`Rendered::from_segments_tree`]).
     pub hash: String,
     /// `"<hash>"`, ready to be a header.
     pub etag: HeaderValue,
@@ -261,7 +261,7 @@ impl Rendered {
     /// over the SHA-512 of each segment in order — a hash tree of one
     /// level — instead of SHA-512 of the whole body.
     ///
-    /// For the aggregated discovery lists (2.4 MB each at 5,000 CRDs), where
+    /// For the discovery lists (aggregated: 2.4 MB each at 5,000 CRDs), where
     /// hashing every byte twice per rebuild was most of a one-change
     /// rebuild (issue 16); each part's digest is computed once, when the
     /// part is made. It still names the content: equal parts in equal

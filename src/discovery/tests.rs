@@ -278,6 +278,25 @@ fn changing_one_group_makes_one_run_again() {
     assert_eq!(remade.len(), 1, "{remade:?}");
 }
 
+/// The legacy `APIGroupList` is hashed as a tree of its parts
+/// (docs/wire.md#a-2): equal lists get equal tags, and a list whose bytes
+/// change gets another.
+#[test]
+fn the_legacy_group_list_tag_names_its_content() {
+    let rendered = |d: &DownstreamDiscovery| {
+        render(&merge(&[Source { name: "d", priority: 1, order: 0, discovery: d }]))
+    };
+    let before = many_groups(100, None);
+    let mut after = before.clone();
+    Arc::make_mut(&mut after.groups[40]).versions.push(version("v2", &["widgets"]));
+    let (a, again, b) = (rendered(&before), rendered(&before), rendered(&after));
+    assert_eq!(a.apis_legacy.etag, again.apis_legacy.etag);
+    assert_ne!(a.apis_legacy.plain().unwrap(), b.apis_legacy.plain().unwrap());
+    assert_ne!(a.apis_legacy.etag, b.apis_legacy.etag);
+    let body = a.apis_legacy.plain().unwrap();
+    assert_ne!(a.apis_legacy.hash, crate::body::digest::sha512_hex(&body), "a tree, not the body");
+}
+
 /// `n` groups of one version holding `resources` resources each.
 fn groups_of(n: usize, resources: usize) -> DownstreamDiscovery {
     let names: Vec<String> = (0..resources).map(|i| format!("resource{i}s")).collect();
