@@ -27,8 +27,8 @@ pub struct Rendered {
     len: usize,
     /// The same bytes gzipped, when that is smaller.
     pub gzip: Option<Bytes>,
-    /// Upper-case hex SHA-512 of `body` (for the aggregated discovery
-    /// lists, of its parts: [`Rendered::from_segments_tree`]).
+    /// Upper-case hex SHA-512 of `body` (for the discovery lists, of its
+    /// parts: [`Rendered::from_segments_tree`]).
     pub hash: String,
     /// `"<hash>"`, ready to be a header.
     pub etag: HeaderValue,
@@ -261,7 +261,7 @@ impl Rendered {
     /// over the SHA-512 of each segment in order — a hash tree of one
     /// level — instead of SHA-512 of the whole body.
     ///
-    /// For the aggregated discovery lists (2.4 MB each at 5,000 CRDs), where
+    /// For the discovery lists (aggregated: 2.4 MB each at 5,000 CRDs), where
     /// hashing every byte twice per rebuild was most of a one-change
     /// rebuild (issue 16); each part's digest is computed once, when the
     /// part is made. It still names the content: equal parts in equal
@@ -301,19 +301,89 @@ impl Rendered {
     }
 }
 
+impl Rendered {
+    /// As [`Rendered::from_segments_tree`] of each of `heads` followed by
+    /// the same `rest`: the renditions of one list that differ only in
+    /// their head (the v2 and v2beta1 aggregated discovery lists, 2.4 MB
+    /// each at 5,000 CRDs). `rest` is gathered and checksummed once; each
+    /// further rendition copies it from the first in one piece and
+    /// combines its head's CRC-32 with the one of `rest`. Gathering and
+    /// checksumming every rendition on its own was a seventh of a
+    /// one-change rebuild, and needed a second thread to keep up (issue
+    /// 16). The result is the same, byte for byte and hash for hash.
+    #[must_use]
+    pub fn from_segments_tree_headed<'a, const N: usize>(
+        heads: [(&'a Segment, HeaderValue); N],
+        rest: impl IntoIterator<Item = &'a Segment> + Clone,
+    ) -> [Self; N] {
+        let rest_len: usize = rest.clone().into_iter().map(|s| s.plain.len()).sum();
+        // The first rendition's body and where its `rest` starts.
+        let mut first: Option<(Bytes, usize)> = None;
+        let mut rest_crc: Option<Crc> = None;
+        heads.map(|(head, content_type)| {
+            let mut body = Vec::with_capacity(head.plain.len() + rest_len);
+            body.extend_from_slice(&head.plain);
+            match &first {
+                Some((earlier, at)) => {
+                    body.extend_from_slice(earlier.get(*at..).unwrap_or_default())
+                }
+                None => {
+                    for s in rest.clone() {
+                        body.extend_from_slice(&s.plain);
+                    }
+                }
+            }
+            let body = Bytes::from(body);
+            let tail = body.get(head.plain.len()..).unwrap_or_default();
+            let rest_crc = rest_crc.get_or_insert_with(|| {
+                let mut crc = Crc::new();
+                crc.update(tail);
+                crc
+            });
+            let mut crc = Crc::new();
+            crc.update(&head.plain);
+            crc.combine(rest_crc);
+            let mut tree = Sha512::new();
+            for s in std::iter::once(head).chain(rest.clone()) {
+                tree.update(s.digest);
+            }
+            let hash = upper_hex(&tree.finalize());
+            let etag = HeaderValue::from_str(&quoted(&hash))
+                .expect("a quoted hex string is a valid header value");
+            let gzip = (body.len() >= GZIP_MIN)
+                .then(|| gzip_joined(body.len(), &crc, std::iter::once(head).chain(rest.clone())))
+                .flatten();
+            if first.is_none() {
+                first = Some((body.clone(), head.plain.len()));
+            }
+            Self { len: body.len(), plain: Some(body), gzip, hash, etag, content_type }
+        })
+    }
+}
+
 fn joined_gzip<'a>(body: &[u8], segments: impl IntoIterator<Item = &'a Segment>) -> Option<Bytes> {
-    let len = u32::try_from(body.len()).ok()?;
-    let mut out = Vec::with_capacity(body.len() / 8 + 64);
+    let mut crc = Crc::new();
+    crc.update(body);
+    gzip_joined(body.len(), &crc, segments)
+}
+
+/// The gzip member of a body of `len` bytes with checksum `crc`, from its
+/// segments' deflate output; `None` when it is not smaller than the body.
+fn gzip_joined<'a>(
+    len: usize,
+    crc: &Crc,
+    segments: impl IntoIterator<Item = &'a Segment>,
+) -> Option<Bytes> {
+    let size = u32::try_from(len).ok()?;
+    let mut out = Vec::with_capacity(len / 8 + 64);
     out.extend_from_slice(&GZIP_HEADER);
     for s in segments {
         out.extend_from_slice(&s.deflate);
     }
     out.extend_from_slice(&DEFLATE_END);
-    let mut crc = Crc::new();
-    crc.update(body);
     out.extend_from_slice(&crc.sum().to_le_bytes());
-    out.extend_from_slice(&len.to_le_bytes());
-    (out.len() < body.len()).then(|| kept(out))
+    out.extend_from_slice(&size.to_le_bytes());
+    (out.len() < len).then(|| kept(out))
 }
 
 /// `out` as `Bytes` without its spare capacity. `Bytes::from(Vec)` keeps
@@ -476,6 +546,30 @@ mod tests {
             a.plain().unwrap(),
             Rendered::from_segments(&parts("2,"), ct()).plain().unwrap()
         );
+    }
+
+    #[test]
+    fn headed_renditions_are_each_head_joined_with_the_rest() {
+        let rest: Vec<Segment> = (0..40)
+            .map(|i| segment(&format!("{{\"item\":{i},\"text\":\"{}\"}},", "xyz".repeat(i * 5))))
+            .chain([segment("]}")])
+            .collect();
+        let ct = |t: &'static str| HeaderValue::from_static(t);
+        let (a, b) = (segment("{\"v\":\"a\",\"items\":["), segment("{\"v\":\"bbbb\",\"items\":["));
+        let [ra, rb] = Rendered::from_segments_tree_headed([(&a, ct("a")), (&b, ct("b"))], &rest);
+        for (head, r, t) in [(&a, ra, "a"), (&b, rb, "b")] {
+            let parts: Vec<&Segment> = std::iter::once(head).chain(&rest).collect();
+            let whole = Rendered::from_segments_tree(parts.iter().copied(), ct(t));
+            assert_eq!(r.plain().unwrap(), whole.plain().unwrap());
+            assert_eq!(
+                (&r.hash, &r.etag, &r.content_type),
+                (&whole.hash, &whole.etag, &whole.content_type)
+            );
+            assert_eq!(r.gzip, whole.gzip, "the same gzip bytes, checksum included");
+            assert!(r.gzip.is_some());
+        }
+        let [small] = Rendered::from_segments_tree_headed([(&a, ct("a"))], &rest[..1]);
+        assert!(small.gzip.is_none(), "under 1 KiB");
     }
 
     #[test]

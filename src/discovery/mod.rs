@@ -90,7 +90,9 @@ struct Candidate<'a> {
     version: &'a APIVersionDiscovery,
     origin: Option<&'a Arc<APIGroupDiscovery>>,
     fresh: bool,
-    legacy: Option<&'a Arc<Rendered>>,
+    /// Its legacy list and the key it is found under, made once for the
+    /// lookup and kept for the merged map.
+    legacy: Option<(String, &'a Arc<Rendered>)>,
 }
 
 /// Merges every downstream's discovery (docs/wire.md#b-4-8, B-4.9, Part A 8).
@@ -305,7 +307,10 @@ fn candidate<'a>(
         version,
         origin,
         fresh: s.discovery.fresh,
-        legacy: s.discovery.legacy.get(&GroupVersion::key_of(group, &version.version)),
+        legacy: {
+            let key = GroupVersion::key_of(group, &version.version);
+            s.discovery.legacy.get(&key).map(|l| (key, l))
+        },
     }
 }
 
@@ -327,8 +332,8 @@ fn group_entry<'a>(
         origins: Vec::with_capacity(candidates.len()),
     };
     for c in candidates {
-        if let Some(l) = c.legacy {
-            legacy.insert(GroupVersion::key_of(name, &c.version.version), Arc::clone(l));
+        if let Some((key, l)) = c.legacy {
+            legacy.insert(key, Arc::clone(l));
         }
         out.versions.push((c.version, !c.fresh));
         out.origins.push(c.origin);
@@ -378,10 +383,10 @@ pub struct Rendering {
 /// One segment per group made the gzip of `/apis` 2.7 times larger at
 /// 5,000 CRDs and 13 times for 1,500 one-resource groups: every segment
 /// carries its own deflate block header, Huffman tables and sync flush,
-/// and finds no matches in its neighbours. A run ends after a group whose
-/// name hashes to 0 mod [`RUN_SPLIT`] (or at [`RUN_MAX`] groups), so the
-/// boundaries follow the names: adding or changing one group makes one run
-/// again, not every run after it.
+/// and finds no matches in its neighbours. Where a run ends is decided by
+/// each group alone ([`ends_run`]), so the boundaries follow the names:
+/// adding or changing one group makes one run again, not every run after
+/// it.
 #[derive(Debug)]
 struct Run {
     /// Its groups, in order; reused only when they are the very pieces.
@@ -392,8 +397,17 @@ struct Run {
     legacy: Segment,
 }
 
-/// On average one group in this many ends a run.
-const RUN_SPLIT: u64 = 16;
+/// About this many bytes of aggregated items make a run. A change
+/// deflates the run holding its group again, and the gzip of `/apis`
+/// pays a block and lost matches per run: the size is that trade. Runs
+/// of 16 groups whatever their size (the rule before) were 77 KB of items
+/// at 5,000 CRDs, and deflating the changed one was a third of a
+/// one-change rebuild (issue 16), while 1,500 one-resource groups got
+/// runs of 19 KB.
+const RUN_BYTES: usize = 32 * 1024;
+/// A run ends after one group in at most this many (as a power of two),
+/// however small the groups: bounds the deflate of a run of tiny groups.
+const RUN_SPLIT_MAX_LOG2: u32 = 5;
 /// No run is longer than this many groups.
 const RUN_MAX: usize = 64;
 
@@ -417,13 +431,18 @@ impl Run {
     }
 }
 
-/// Whether a run ends after the group `name`: FNV-1a of the name, so the
-/// choice is the same on every replica and run.
-fn ends_run(name: &str) -> bool {
+/// Whether a run ends after the group `name` whose aggregated item is
+/// `len` bytes: when FNV-1a of the name is 0 mod 2^k, 2^k being about
+/// [`RUN_BYTES`] / `len` by powers of two. So a run holds about
+/// [`RUN_BYTES`] whatever the size of its groups, and the choice depends
+/// on the group alone (its name, and its size only by power of two, which
+/// a change seldom crosses): the same on every replica and rebuild.
+fn ends_run(name: &str, len: usize) -> bool {
     let h = name
         .bytes()
         .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    h % RUN_SPLIT == 0
+    let k = RUN_BYTES.ilog2().saturating_sub(len.max(1).ilog2()).min(RUN_SPLIT_MAX_LOG2);
+    h % (1 << k) == 0
 }
 
 /// `groups` in runs, each taken from `previous` when it holds the same
@@ -436,7 +455,8 @@ fn runs(
     let mut start = 0;
     for (i, g) in groups.iter().enumerate() {
         let last = i + 1 == groups.len();
-        if !(last || ends_run(&g.model.metadata.name) || i + 1 - start >= RUN_MAX) {
+        let ends = ends_run(&g.model.metadata.name, g.item.plain.len());
+        if !(last || ends || i + 1 - start >= RUN_MAX) {
             continue;
         }
         let members = groups.get(start..=i).unwrap_or_default();
@@ -496,15 +516,17 @@ fn k8s_json<T: Serialize>(value: &T) -> Vec<u8> {
 
 /// `PREFIX[ITEM,ITEM,…]SUFFIX` from prepared segments: the JSON array
 /// `serde_json` writes for the items, framed, with its gzip joined from
-/// the items' own (see [`Segment`]). `tree`: hashed as a tree of its parts
-/// ([`Rendered::from_segments_tree`]), else as one body.
+/// the items' own (see [`Segment`]). Hashed as a tree of its parts
+/// ([`Rendered::from_segments_tree`], docs/wire.md#a-2), as the aggregated
+/// lists are: the legacy `APIGroupList` is 138 KB at 5,000 CRDs, and
+/// hashing all of it again was about 6 % of a one-change rebuild (issue
+/// 16, perf) when its parts' digests are already at hand.
 fn framed_list<'a>(
     head: &'static str,
     items: impl IntoIterator<Item = &'a Segment>,
     tail: &'static str,
     comma: &'a Segment,
     content_type: HeaderValue,
-    tree: bool,
 ) -> Rendered {
     let head = Segment::fixed(head);
     let tail = Segment::fixed(tail);
@@ -516,26 +538,41 @@ fn framed_list<'a>(
         parts.push(item);
     }
     parts.push(&tail);
-    if tree {
-        Rendered::from_segments_tree(parts.iter().copied(), content_type)
-    } else {
-        Rendered::from_segments(parts.iter().copied(), content_type)
-    }
+    Rendered::from_segments_tree(parts.iter().copied(), content_type)
 }
 
 const AGGREGATED_V2: &str = "{\"kind\":\"APIGroupDiscoveryList\",\"apiVersion\":\"apidiscovery.k8s.io/v2\",\"metadata\":{},\"items\":[";
 const AGGREGATED_V2BETA1: &str = "{\"kind\":\"APIGroupDiscoveryList\",\"apiVersion\":\"apidiscovery.k8s.io/v2beta1\",\"metadata\":{},\"items\":[";
 
 /// `{"kind":"APIGroupDiscoveryList","apiVersion":…,"metadata":{},"items":[…]}`
-/// around items serialized once. Its ETag is a hash of its parts: hashing
-/// all of `/apis` twice was most of a one-change rebuild at 5,000 CRDs.
-fn aggregated_list<'a>(
-    head: &'static str,
+/// around items serialized once, as v2 and as v2beta1: the two differ only
+/// in their `apiVersion`, so everything after it is joined once
+/// ([`Rendered::from_segments_tree_headed`]). Their ETags are hashes of
+/// their parts: hashing all of `/apis` twice was most of a one-change
+/// rebuild at 5,000 CRDs.
+fn aggregated_lists<'a>(
     items: impl IntoIterator<Item = &'a Segment>,
     comma: &'a Segment,
-    content_type: &'static str,
-) -> Rendered {
-    framed_list(head, items, "]}\n", comma, HeaderValue::from_static(content_type), true)
+) -> [Rendered; 2] {
+    let tail = Segment::fixed("]}\n");
+    let mut rest: Vec<&Segment> = Vec::new();
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            rest.push(comma);
+        }
+        rest.push(item);
+    }
+    rest.push(&tail);
+    Rendered::from_segments_tree_headed(
+        [
+            (&Segment::fixed(AGGREGATED_V2), HeaderValue::from_static(DISCOVERY_V2_CONTENT_TYPE)),
+            (
+                &Segment::fixed(AGGREGATED_V2BETA1),
+                HeaderValue::from_static(DISCOVERY_V2BETA1_CONTENT_TYPE),
+            ),
+        ],
+        rest.iter().copied(),
+    )
 }
 
 fn legacy_group(g: &APIGroupDiscovery, standalone: bool) -> APIGroup {
@@ -570,8 +607,9 @@ pub fn render(merged: &Merged) -> Rendering {
 /// The result is the same, byte for byte, as [`render`] of `merged`:
 /// parts depend only on their group, and the lists are joined from parts
 /// in `merged`'s order either way. What is still made whole on every
-/// call: joining the lists (copying), their CRC-32 for gzip, the legacy
-/// `APIGroupList`'s hash, the small `/api` bodies, and the
+/// call: joining the lists (copying; v2beta1 copies v2's items in one
+/// piece), their CRC-32 for gzip (once for both renditions), the small
+/// `/api` bodies, and the
 /// per-group-version legacy lists' map (shared, not copied).
 #[must_use]
 pub fn render_reusing(merged: &Plan<'_>, previous: Option<&Rendering>) -> Rendering {
@@ -597,8 +635,6 @@ pub fn render_reusing(merged: &Plan<'_>, previous: Option<&Rendering>) -> Render
     let groups: Vec<Arc<GroupPiece>> = merged.groups.iter().map(|g| piece(g, false)).collect();
     let comma = Segment::fixed(",");
     let runs = runs(&groups, previous.map(|p| &p.runs));
-    let core_items = || core.iter().map(|p| &p.item);
-    let group_items = || runs.iter().map(|r| &r.items);
     let api_legacy = APIVersions {
         kind: "APIVersions".into(),
         versions: merged
@@ -614,41 +650,12 @@ pub fn render_reusing(merged: &Plan<'_>, previous: Option<&Rendering>) -> Render
         "]}\n",
         &comma,
         HeaderValue::from_static("application/json"),
-        false,
     );
-    // The two renditions of /apis are the largest bodies of a snapshot
-    // (2.4 MB each at 5,000 CRDs) and hashing each costs milliseconds:
-    // the v2beta1 one is made on a second thread meanwhile.
-    let (apis_v2, apis_v2beta1) = std::thread::scope(|scope| {
-        let beta = scope.spawn(|| {
-            aggregated_list(
-                AGGREGATED_V2BETA1,
-                group_items(),
-                &comma,
-                DISCOVERY_V2BETA1_CONTENT_TYPE,
-            )
-        });
-        let v2 = aggregated_list(AGGREGATED_V2, group_items(), &comma, DISCOVERY_V2_CONTENT_TYPE);
-        let beta = beta.join().unwrap_or_else(|_| {
-            // Rendering does not panic on any input (serializing these
-            // types cannot fail); if it ever did, make it here instead.
-            aggregated_list(
-                AGGREGATED_V2BETA1,
-                group_items(),
-                &comma,
-                DISCOVERY_V2BETA1_CONTENT_TYPE,
-            )
-        });
-        (v2, beta)
-    });
+    let [api_v2, api_v2beta1] = aggregated_lists(core.iter().map(|p| &p.item), &comma);
+    let [apis_v2, apis_v2beta1] = aggregated_lists(runs.iter().map(|r| &r.items), &comma);
     Rendering {
-        api_v2: aggregated_list(AGGREGATED_V2, core_items(), &comma, DISCOVERY_V2_CONTENT_TYPE),
-        api_v2beta1: aggregated_list(
-            AGGREGATED_V2BETA1,
-            core_items(),
-            &comma,
-            DISCOVERY_V2BETA1_CONTENT_TYPE,
-        ),
+        api_v2,
+        api_v2beta1,
         apis_v2,
         apis_v2beta1,
         api_legacy: Rendered::json(k8s_json(&api_legacy)),

@@ -267,8 +267,8 @@ fn runs_of_groups_keep_apis_gzip_close_to_compressing_it_whole() {
 
 #[test]
 fn changing_one_group_makes_one_run_again() {
-    let before = many_groups(200, None);
-    let after = many_groups(200, Some(77));
+    let before = many_groups(400, None);
+    let after = many_groups(400, Some(77));
     let r0 = render(&merge(&[Source { name: "d", priority: 1, order: 0, discovery: &before }]));
     let m1 = merge(&[Source { name: "d", priority: 1, order: 0, discovery: &after }]);
     let r1 = render_reusing(&Plan::of(&m1), Some(&r0));
@@ -276,6 +276,85 @@ fn changing_one_group_makes_one_run_again() {
     let remade: Vec<&String> =
         r1.runs.iter().filter(|(k, run)| !Arc::ptr_eq(run, &r0.runs[*k])).map(|(k, _)| k).collect();
     assert_eq!(remade.len(), 1, "{remade:?}");
+}
+
+/// The legacy `APIGroupList` is hashed as a tree of its parts
+/// (docs/wire.md#a-2): equal lists get equal tags, and a list whose bytes
+/// change gets another.
+#[test]
+fn the_legacy_group_list_tag_names_its_content() {
+    let rendered = |d: &DownstreamDiscovery| {
+        render(&merge(&[Source { name: "d", priority: 1, order: 0, discovery: d }]))
+    };
+    let before = many_groups(100, None);
+    let mut after = before.clone();
+    Arc::make_mut(&mut after.groups[40]).versions.push(version("v2", &["widgets"]));
+    let (a, again, b) = (rendered(&before), rendered(&before), rendered(&after));
+    assert_eq!(a.apis_legacy.etag, again.apis_legacy.etag);
+    assert_ne!(a.apis_legacy.plain().unwrap(), b.apis_legacy.plain().unwrap());
+    assert_ne!(a.apis_legacy.etag, b.apis_legacy.etag);
+    let body = a.apis_legacy.plain().unwrap();
+    assert_ne!(a.apis_legacy.hash, crate::body::digest::sha512_hex(&body), "a tree, not the body");
+}
+
+/// `n` groups of one version holding `resources` resources each.
+fn groups_of(n: usize, resources: usize) -> DownstreamDiscovery {
+    let names: Vec<String> = (0..resources).map(|i| format!("resource{i}s")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    downstream(
+        (0..n).map(|i| group(&format!("g{i}.example.com"), vec![version("v1", &names)])).collect(),
+        true,
+    )
+}
+
+/// Each run's members, by name.
+fn run_members(d: &DownstreamDiscovery) -> Vec<Vec<String>> {
+    let r = render(&merge(&[Source { name: "d", priority: 1, order: 0, discovery: d }]));
+    r.runs
+        .values()
+        .map(|run| run.members.iter().map(|m| m.model.metadata.name.clone()).collect())
+        .collect()
+}
+
+/// Run boundaries are where each group's name and size say, so they are
+/// the same on every replica and rebuild; no run is longer than
+/// `RUN_MAX`; and taking a group away changes only the runs around it,
+/// not every run after it.
+#[test]
+fn runs_are_bounded_and_their_boundaries_follow_the_names() {
+    for (n, resources) in [(400, 2), (400, 40)] {
+        let all = groups_of(n, resources);
+        let runs = run_members(&all);
+        assert!(runs.iter().all(|m| !m.is_empty() && m.len() <= RUN_MAX), "{runs:?}");
+        assert_eq!(runs.iter().map(Vec::len).sum::<usize>(), n);
+        assert!(runs.len() > 8, "{} runs of {n} groups", runs.len());
+        assert_eq!(runs, run_members(&all), "the same boundaries every time");
+
+        let gone = "g123.example.com";
+        let mut fewer = all.clone();
+        fewer.groups.retain(|g| g.metadata.name != gone);
+        let after = run_members(&fewer);
+        let moved: Vec<&Vec<String>> = runs.iter().filter(|m| !after.contains(m)).collect();
+        assert!(moved.iter().any(|m| m.iter().any(|n| n == gone)), "{moved:?}");
+        assert!(moved.len() <= 2, "only the run of {gone} (and one merged into it): {moved:?}");
+    }
+}
+
+/// Runs hold about `RUN_BYTES` of items whatever the size of their
+/// groups: a change deflates that much again, not more for large groups.
+#[test]
+fn runs_hold_about_run_bytes_whatever_the_group_size() {
+    for resources in [20, 40, 160] {
+        let d = groups_of(600, resources);
+        let r = render(&merge(&[Source { name: "d", priority: 1, order: 0, discovery: &d }]));
+        let bytes: usize = r.runs.values().map(|run| run.items.plain.len()).sum();
+        let mean = bytes / r.runs.len();
+        assert!(
+            (RUN_BYTES / 3..=RUN_BYTES * 3).contains(&mean),
+            "{resources} resources a group: {} runs of {mean} bytes",
+            r.runs.len()
+        );
+    }
 }
 
 /// Issue 16: a poller hands on the very `Arc` of every group that did not
