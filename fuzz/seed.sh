@@ -59,13 +59,19 @@ else
 fi
 echo "seed.sh: $(ls "$corpus" | wc -l) files in $corpus"
 
-corpus="$base/negotiate"
-mkdir -p "$corpus"
-n=0
-while IFS= read -r header; do
-    n=$((n + 1))
-    printf '%s\n"0A1B2C3D"' "$header" >"$corpus/header_$n"
-done <<'HEADERS'
+# one_per_line DIR PREFIX SUFFIX: each line of standard input becomes the
+# file DIR/PREFIX<n>, the line followed by SUFFIX (printf escapes allowed).
+one_per_line() {
+    mkdir -p "$1"
+    n=0
+    while IFS= read -r line; do
+        n=$((n + 1))
+        printf "%s$3" "$line" >"$1/$2$n"
+    done
+    echo "seed.sh: $n files in $1"
+}
+
+one_per_line "$base/negotiate" header_ '\n"0A1B2C3D"' <<'HEADERS'
 application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json
 application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json
 application/com.github.proto-openapi.spec.v2@v1.0+protobuf
@@ -77,18 +83,10 @@ text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;
 W/"0A1B2C3D", "other"
 *
 HEADERS
-echo "seed.sh: $n files in $corpus"
 
-corpus="$base/bundle"
-mkdir -p "$corpus"
-n=0
-while IFS= read -r case; do
-    n=$((n + 1))
-    printf '%s' "$case" >"$corpus/case_$n.json"
-done <<'CASES'
+one_per_line "$base/bundle" case_ '' <<'CASES'
 [{"swagger":"2.0","paths":{"/":{"get":{"responses":{"400":{"$ref":"f0.json#/responses/Bad"}}}}}},{"responses":{"Bad":{"description":"bad","schema":{"$ref":"#/definitions/E"}}},"definitions":{"E":{"type":"object"}}}]
 [{"swagger":"2.0","paths":{"/a":{"$ref":"f0.json#/items/a","x-k":1}}},{"items":{"a":{"get":{"parameters":[{"$ref":"f1.json#/p"}],"responses":{"200":{"description":"ok"}}}}}},{"p":{"name":"p","in":"query","type":"string"}}]
 [{"swagger":"2.0","definitions":{"E":{"type":"string"},"A":{"properties":{"e":{"$ref":"./f0.json#/definitions/E"},"s":{"$ref":"sub/../f0.json#/definitions/S"},"m":{"$ref":"main.json#/definitions/E"}}}}},{"definitions":{"E":{"type":"object"},"S":{"properties":{"n":{"$ref":"#/definitions/S"}}}}}]
 [{"swagger":"2.0","paths":{"/l":{"$ref":"f0.json"}},"definitions":{"U":{"$ref":"https://example.com/x.json"},"M":{"$ref":"f9.json#/x"},"W":{"$ref":"f1.json"}}},{"$ref":"f0.json"},{"type":"array","items":{"$ref":"#definitions/x"}}]
 CASES
-echo "seed.sh: $n files in $corpus"
