@@ -68,7 +68,8 @@ pub use publish::snapshot::{
 // Converting: `convert`, the benches, the fuzz targets, the property and
 // golden tests.
 pub use json::document::{ParseError, parse as parse_document, parse_tree};
-pub use json::refs::dangling_refs;
+pub use json::pointer::fragment_pointer;
+pub use json::refs::{all_refs, dangling_refs};
 pub use json::tree::Node;
 pub use openapi::bundle;
 pub use openapi::cache::ConversionCache;

@@ -76,7 +76,7 @@ fuzz_target!(|data: &[u8]| {
             _ => None,
         })
         .collect();
-    for (at, reference) in refs(&first.document) {
+    for (at, reference) in op::all_refs(&first.document) {
         // `""` and `#…` are the document itself (RFC 3986 section 4.4).
         let local = reference.is_empty() || reference.starts_with('#');
         assert!(
@@ -86,8 +86,8 @@ fuzz_target!(|data: &[u8]| {
     }
     for Note { kind, .. } in &first.notes {
         if let NoteKind::BundledRef { to: Some(to), .. } = kind {
-            let pointer = to.strip_prefix('#').unwrap_or(to);
-            let decoded = percent_decoded(pointer);
+            let fragment = to.strip_prefix('#').unwrap_or(to);
+            let decoded = op::fragment_pointer(fragment).expect("bundling writes valid fragments");
             assert!(
                 first.document.pointer(&decoded).is_some(),
                 "{to} was made by bundling and points to nothing"
@@ -96,51 +96,3 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = op::convert(&first.document);
 });
-
-/// Every `$ref` string of `doc` with where it stands.
-fn refs(doc: &Value) -> Vec<(String, String)> {
-    fn walk(v: &Value, at: &mut String, out: &mut Vec<(String, String)>) {
-        match v {
-            Value::Object(m) => {
-                for (k, child) in m {
-                    if let (true, Value::String(r)) = (k == "$ref", child) {
-                        out.push((at.clone(), r.clone()));
-                        continue;
-                    }
-                    let len = at.len();
-                    at.push('/');
-                    at.push_str(k);
-                    walk(child, at, out);
-                    at.truncate(len);
-                }
-            }
-            Value::Array(items) => items.iter().for_each(|child| walk(child, at, out)),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    walk(doc, &mut String::new(), &mut out);
-    out
-}
-
-/// `text` with `%XX` decoded (the fragments bundling writes encode only
-/// what a URI fragment cannot hold).
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
-        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
-            (b'%', Some(b)) => {
-                out.push(b);
-                i += 3;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}

@@ -409,7 +409,11 @@ fn read_input(input: &Path, limit: u64) -> Result<Vec<u8>, ConvertCommandError> 
 
 /// Reads a source of known size `expected` into one buffer of that size
 /// (and one byte, to see that it ends there); `None` past `limit`.
-fn read_sized(reader: impl Read, expected: u64, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+pub(super) fn read_sized(
+    reader: impl Read,
+    expected: u64,
+    limit: u64,
+) -> std::io::Result<Option<Vec<u8>>> {
     let mut buf = Vec::with_capacity(usize::try_from(expected).unwrap_or(0).saturating_add(1));
     reader.take(limit.saturating_add(1)).read_to_end(&mut buf)?;
     Ok((buf.len() as u64 <= limit).then_some(buf))

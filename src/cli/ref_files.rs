@@ -11,7 +11,6 @@
 //! the check, and never more bytes in all than `--max-input-bytes`.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -19,6 +18,8 @@ use serde_json::Value;
 
 use crate::json::document;
 use crate::openapi::bundle::Files;
+
+use super::convert::read_sized;
 
 /// The files under one directory, read once each.
 pub(super) struct RefFiles {
@@ -120,15 +121,10 @@ fn joined_lexically(base: &Path, relative: &Path) -> PathBuf {
 fn read_within(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
     let failed = |e: std::io::Error| format!("{}: {e}", path.display());
     let file = std::fs::File::open(path).map_err(failed)?;
-    let mut bytes = Vec::new();
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(failed)?;
-    if bytes.len() as u64 > limit {
-        return Err(format!(
-            "{}: the files read would be larger than --max-input-bytes",
-            path.display()
-        ));
-    }
-    Ok(bytes)
+    let size = file.metadata().map_err(failed)?.len();
+    read_sized(file, size.min(limit), limit).map_err(failed)?.ok_or_else(|| {
+        format!("{}: the files read would be larger than --max-input-bytes", path.display())
+    })
 }
 
 #[cfg(test)]

@@ -467,14 +467,15 @@ impl Bundler<'_> {
         Ok(local)
     }
 
-    /// A copy of what `target` points at, counted against the limit.
+    /// A copy of what `target` points at, counted against the limit
+    /// before it is made.
     fn copy(&mut self, target: &Target) -> Result<Value, BundleError> {
-        let node = target.content.pointer(&target.pointer).cloned().unwrap_or(Value::Null);
-        self.copied = self.copied.saturating_add(values(&node));
+        let Some(node) = target.content.pointer(&target.pointer) else { return Ok(Value::Null) };
+        self.copied = self.copied.saturating_add(values(node));
         if self.copied > self.copy_limit {
             return Err(BundleError::TooLarge { limit: self.copy_limit });
         }
-        Ok(node)
+        Ok(node.clone())
     }
 
     /// A name for `base` in `section` that no other member has: `base`,

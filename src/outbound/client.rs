@@ -216,7 +216,7 @@ impl DownstreamClient {
     ) -> Result<Fetched, FetchError> {
         let part = self.max_bytes / in_flight.max(1);
         match self.get_within(path, accept, etag, part).await {
-            Err(e) if e.reason() == "too_large" && part < self.max_bytes => {
+            Err(e) if e.is_too_large() && part < self.max_bytes => {
                 // Never closed, so acquiring cannot fail; were it to, the
                 // request goes without the permit rather than not at all.
                 let _whole = self.whole.acquire().await.ok();

@@ -60,6 +60,12 @@ pub enum FetchError {
 }
 
 impl FetchError {
+    /// Whether the body was longer than the client allowed.
+    #[must_use]
+    pub fn is_too_large(&self) -> bool {
+        matches!(self, Self::Body { source, .. } if source.kind() == std::io::ErrorKind::FileTooLarge)
+    }
+
     /// A short stable reason for metrics.
     #[must_use]
     pub fn reason(&self) -> &'static str {
@@ -71,9 +77,7 @@ impl FetchError {
             }
             Self::Send { .. } => "connect",
             Self::Status { .. } => "status",
-            Self::Body { source, .. } if source.kind() == std::io::ErrorKind::FileTooLarge => {
-                "too_large"
-            }
+            e if e.is_too_large() => "too_large",
             Self::Body { .. } => "body",
             Self::Token { .. } => "token",
             Self::Exec { .. } => "credentials",

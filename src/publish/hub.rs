@@ -250,7 +250,10 @@ fn same_content(a: &Snapshot, b: &Snapshot) -> bool {
     a.readiness == b.readiness
         && d(a) == d(b)
         && la.len() == lb.len()
-        && la.values().zip(lb.values()).all(|(x, y)| Arc::ptr_eq(x, y) || x.hash == y.hash)
+        && la
+            .iter()
+            .zip(lb)
+            .all(|((ka, x), (kb, y))| ka == kb && (Arc::ptr_eq(x, y) || x.hash == y.hash))
         && a.openapi_root.hash == b.openapi_root.hash
         && hash(a.openapi_v2.as_ref().map(|v| &*v.json))
             == hash(b.openapi_v2.as_ref().map(|v| &*v.json))
