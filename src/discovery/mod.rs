@@ -15,6 +15,7 @@
 
 pub mod legacy;
 pub mod names;
+pub mod owners;
 pub mod types;
 pub mod version;
 
@@ -85,6 +86,7 @@ pub struct Merged {
 }
 
 struct Candidate<'a> {
+    owner: &'a str,
     priority: i64,
     order: usize,
     version: &'a APIVersionDiscovery,
@@ -141,6 +143,11 @@ pub struct GroupPlan<'a> {
     /// when that group is shared ([`DownstreamDiscovery::groups`]; `None`
     /// for the core group and for [`Plan::of`]).
     pub origins: Vec<Option<&'a Arc<APIGroupDiscovery>>>,
+    /// For each of `versions`, the name of the downstream it was taken
+    /// from: the one the front door sends the version's requests to, so
+    /// that routing agrees with discovery by construction (empty for
+    /// [`Plan::of`], which does not know).
+    pub owners: Vec<&'a str>,
 }
 
 impl GroupPlan<'_> {
@@ -214,6 +221,7 @@ impl<'a> Plan<'a> {
             name: &g.metadata.name,
             versions: g.versions.iter().map(|v| (v, false)).collect(),
             origins: vec![None; g.versions.len()],
+            owners: vec![""; g.versions.len()],
         };
         Self {
             core: merged.core.as_ref().map(group),
@@ -302,6 +310,7 @@ fn candidate<'a>(
     group: &str,
 ) -> Candidate<'a> {
     Candidate {
+        owner: s.name,
         priority: s.priority,
         order: s.order,
         version,
@@ -330,6 +339,7 @@ fn group_entry<'a>(
         name,
         versions: Vec::with_capacity(candidates.len()),
         origins: Vec::with_capacity(candidates.len()),
+        owners: Vec::with_capacity(candidates.len()),
     };
     for c in candidates {
         if let Some((key, l)) = c.legacy {
@@ -337,6 +347,7 @@ fn group_entry<'a>(
         }
         out.versions.push((c.version, !c.fresh));
         out.origins.push(c.origin);
+        out.owners.push(c.owner);
     }
     out
 }

@@ -23,6 +23,7 @@ use actix_web::http::header::HeaderValue;
 use arc_swap::ArcSwap;
 
 use crate::body::rendered::{Rendered, Segment};
+use crate::discovery::owners::Owners;
 use crate::discovery::{self, DownstreamDiscovery, Rendering, Source};
 use crate::publish::readiness::Readiness;
 use crate::wire::key::DocumentKey;
@@ -136,6 +137,9 @@ pub struct Snapshot {
     pub paths: bytes::Bytes,
     /// Each root index entry, prepared: what [`rebuild`] reuses.
     root_entries: BTreeMap<String, Segment>,
+    /// Which downstream answers each group-version's requests (the front
+    /// door); kept from the previous snapshot while it is the same.
+    pub owners: Arc<Owners>,
 }
 
 /// A key published by more than one downstream.
@@ -234,8 +238,13 @@ fn assemble(
             })
         })
         .collect();
-    let discovery =
-        discovery::render_reusing(&discovery::plan(&sources), previous.map(|p| &p.discovery));
+    let plan = discovery::plan(&sources);
+    let owners = Owners::of(&plan);
+    let owners = match previous {
+        Some(p) if *p.owners == owners => Arc::clone(&p.owners),
+        _ => Arc::new(owners),
+    };
+    let discovery = discovery::render_reusing(&plan, previous.map(|p| &p.discovery));
     let openapi_v2 = ordered.iter().find_map(|c| c.openapi_v2.clone());
     let version = ordered.iter().find_map(|c| c.version.clone());
     let paths = match previous {
@@ -259,6 +268,7 @@ fn assemble(
         ready: readiness.ready(),
         readiness,
         root_entries,
+        owners,
     };
     (snapshot, conflicts)
 }

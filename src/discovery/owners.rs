@@ -1,0 +1,145 @@
+//! Which downstream answers each group-version's requests, for the front
+//! door: taken from the merge that makes discovery, so that a client is
+//! sent to the very server whose resources discovery showed it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::Plan;
+use crate::wire::GroupVersion;
+
+/// Group-version key (`api/v1`, `apis/apps/v1`) → downstream name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Owners(BTreeMap<String, Arc<str>>);
+
+impl Owners {
+    /// The owners `plan` chose: each version's priority winner, the core
+    /// group's under `api/<version>`. Versions whose owner the plan does
+    /// not know ([`Plan::of`]) are left out.
+    #[must_use]
+    pub fn of(plan: &Plan<'_>) -> Self {
+        let mut names: BTreeMap<&str, Arc<str>> = BTreeMap::new();
+        let mut map = BTreeMap::new();
+        for group in plan.core.iter().chain(&plan.groups) {
+            for ((version, _), owner) in group.versions.iter().zip(&group.owners) {
+                if owner.is_empty() {
+                    continue;
+                }
+                let name = names.entry(owner).or_insert_with(|| Arc::from(*owner));
+                map.insert(GroupVersion::key_of(group.name, &version.version), Arc::clone(name));
+            }
+        }
+        Self(map)
+    }
+
+    /// The downstream that owns the group-version `key`.
+    #[must_use]
+    pub fn owner(&self, key: &str) -> Option<&Arc<str>> {
+        self.0.get(key)
+    }
+
+    /// How many group-versions have an owner.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether no group-version has one.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// The group-version key a request path is about, as the front door
+/// routes it: `/api/v1/namespaces/x/pods` → `api/v1`,
+/// `/apis/apps/v1/deployments` → `apis/apps/v1`; `None` for a path under
+/// no group-version (`/logs`, `/apis`), which no downstream owns here.
+#[must_use]
+pub fn group_version_of(path: &str) -> Option<&str> {
+    let rest = path.strip_prefix('/')?;
+    let skip = if rest.starts_with("api/") {
+        1
+    } else if rest.starts_with("apis/") {
+        2
+    } else {
+        return None;
+    };
+    // The key ends after `skip` more segments; each must be non-empty.
+    let mut end = rest.find('/')?;
+    for _ in 0..skip {
+        let start = end + 1;
+        if start > rest.len() {
+            return None;
+        }
+        let len = rest[start..].find('/').unwrap_or(rest.len() - start);
+        if len == 0 {
+            return None;
+        }
+        end = start + len;
+    }
+    Some(&rest[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::discovery::types::{APIGroupDiscovery, APIVersionDiscovery, ObjectMeta};
+    use crate::discovery::{DownstreamDiscovery, Source, plan};
+
+    #[test]
+    fn paths_name_their_group_version() {
+        assert_eq!(group_version_of("/api/v1/namespaces/a/pods"), Some("api/v1"));
+        assert_eq!(group_version_of("/api/v1"), Some("api/v1"));
+        assert_eq!(group_version_of("/apis/apps/v1/deployments"), Some("apis/apps/v1"));
+        assert_eq!(group_version_of("/apis/apps/v1"), Some("apis/apps/v1"));
+        assert_eq!(group_version_of("/apis/apps"), None);
+        assert_eq!(group_version_of("/apis//v1/x"), None);
+        assert_eq!(group_version_of("/apis/apps//x"), None);
+        assert_eq!(group_version_of("/api//pods"), None);
+        assert_eq!(group_version_of("/logs/x"), None);
+        assert_eq!(group_version_of("/apisx/a/b"), None);
+        assert_eq!(group_version_of(""), None);
+    }
+
+    fn version(v: &str) -> APIVersionDiscovery {
+        APIVersionDiscovery { version: v.into(), ..APIVersionDiscovery::default() }
+    }
+
+    fn downstream(core: &[&str], groups: &[(&str, &[&str])]) -> DownstreamDiscovery {
+        DownstreamDiscovery {
+            core: core.iter().map(|v| version(v)).collect(),
+            groups: groups
+                .iter()
+                .map(|(g, vs)| {
+                    Arc::new(APIGroupDiscovery {
+                        metadata: ObjectMeta { name: (*g).into() },
+                        versions: vs.iter().map(|v| version(v)).collect(),
+                    })
+                })
+                .collect(),
+            fresh: true,
+            ..DownstreamDiscovery::default()
+        }
+    }
+
+    /// The priority winner of each version owns it, as discovery shows it;
+    /// a version only one downstream serves is that one's.
+    #[test]
+    fn each_version_is_owned_by_the_downstream_discovery_took_it_from() {
+        let kube = downstream(&["v1"], &[("apps", &["v1"]), ("example.com", &["v1"])]);
+        let extra = downstream(&["v1"], &[("example.com", &["v1", "v2"])]);
+        let sources = [
+            Source { name: "kube", priority: 10, order: 0, discovery: &kube },
+            Source { name: "extra", priority: 20, order: 1, discovery: &extra },
+        ];
+        let owners = Owners::of(&plan(&sources));
+        let owner = |k| owners.owner(k).map(|o| o.to_string());
+        assert_eq!(owner("api/v1").as_deref(), Some("extra"));
+        assert_eq!(owner("apis/apps/v1").as_deref(), Some("kube"));
+        assert_eq!(owner("apis/example.com/v1").as_deref(), Some("extra"));
+        assert_eq!(owner("apis/example.com/v2").as_deref(), Some("extra"));
+        assert_eq!(owner("apis/batch/v1"), None);
+        assert_eq!(owners.len(), 4);
+    }
+}
