@@ -17,6 +17,7 @@ use crate::body::rendered::Rendered;
 use crate::config::Config;
 use crate::downstream::poll::Poller;
 use crate::http::AppState;
+use crate::http::front_door::FrontDoor;
 use crate::http::server::{ListenError, http_server};
 use crate::metrics::Metrics;
 use crate::openapi::cache::ConversionCache;
@@ -39,6 +40,9 @@ pub enum StartError {
     /// The server could not listen (address taken, serving TLS material).
     #[error(transparent)]
     Listen(#[from] ListenError),
+    /// The front door could not be set up for a downstream.
+    #[error(transparent)]
+    FrontDoor(crate::http::front_door::FrontDoorError),
 }
 
 /// A started proxy.
@@ -97,6 +101,7 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
         metrics: Arc::clone(&metrics),
         serve_v2beta1: config.discovery_v2beta1,
         identity: Arc::default(),
+        front_door: FrontDoor::of(config, &metrics).map_err(StartError::FrontDoor)?,
     };
     let limits = &config.serving.limits;
     let (server, addr) = http_server(config, &state)?;

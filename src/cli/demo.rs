@@ -32,6 +32,7 @@ pub async fn run_demo(args: &DemoArgs) -> anyhow::Result<()> {
         memory_budget_bytes: None,
         discovery_v2beta1: None,
         direct_writes: None,
+        front_door: None,
         downstreams: vec![
             RawDownstream {
                 name: Some("gadgets".into()),

@@ -49,6 +49,12 @@ pub struct ServeArgs {
     /// every request to actix-http [default: true].
     #[arg(long, value_name = "BOOL")]
     pub direct_writes: Option<bool>,
+    /// Be a front door: pass every request that is not metadata (not
+    /// OpenAPI, discovery, /version, health or metrics) to the downstream
+    /// that owns its group-version, with the client's own credentials, so
+    /// that a kubeconfig can point at the proxy [default: false].
+    #[arg(long, value_name = "BOOL")]
+    pub front_door: Option<bool>,
     /// Serving TLS, limits and timeouts (README: Limits and timeouts).
     #[command(flatten)]
     pub serving: ServingArgs,
@@ -96,6 +102,9 @@ pub fn serve_config(args: &ServeArgs) -> Result<Config, ConfigError> {
     }
     if let Some(b) = args.direct_writes {
         raw.direct_writes = Some(b);
+    }
+    if let Some(b) = args.front_door {
+        raw.front_door = Some(b);
     }
     args.serving.apply(&mut raw.tls, &mut raw.limits);
     for flag in &args.downstreams {
@@ -149,6 +158,14 @@ pub struct ServingArgs {
     /// Idle keep-alive timeout of client connections [default: 90s].
     #[arg(long, value_name = "DURATION", value_parser = checked(config::parse_duration))]
     pub keep_alive: Option<String>,
+    /// Front-door requests passed on at once, watches, followed logs and
+    /// exec aside; past it a client gets 429 with Retry-After [default: 600].
+    #[arg(long, value_name = "N")]
+    pub max_requests_inflight: Option<usize>,
+    /// How long a passed-on exchange (a watch, exec) may go without a byte
+    /// either way before it is ended [default: 1h].
+    #[arg(long, value_name = "DURATION", value_parser = checked(config::parse_duration))]
+    pub pass_through_idle_timeout: Option<String>,
 }
 
 impl ServingArgs {
@@ -175,6 +192,12 @@ impl ServingArgs {
         }
         if let Some(k) = &self.keep_alive {
             l.keep_alive = Some(k.clone());
+        }
+        if let Some(m) = self.max_requests_inflight {
+            l.max_requests_inflight = Some(m);
+        }
+        if let Some(t) = &self.pass_through_idle_timeout {
+            l.pass_through_idle_timeout = Some(t.clone());
         }
     }
 }

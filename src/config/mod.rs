@@ -90,6 +90,9 @@ pub struct RawConfig {
     /// Answer ordinary plain-HTTP/1.1 requests with the direct transport,
     /// which writes prepared bodies without copying them. Default true.
     pub direct_writes: Option<bool>,
+    /// Pass every request that is not metadata to the downstream that owns
+    /// its group-version, with the client's credentials. Default false.
+    pub front_door: Option<bool>,
     /// The downstream servers, highest priority first unless `priority`
     /// says otherwise.
     #[serde(default)]
@@ -158,6 +161,9 @@ pub struct Config {
     /// Answer ordinary plain-HTTP/1.1 requests with the direct writer
     /// (`http::direct`), not actix-http.
     pub direct_writes: bool,
+    /// Pass requests that are not metadata to the downstream that owns
+    /// their group-version (`http::front_door`).
+    pub front_door: bool,
     /// Downstream servers, in configuration order.
     pub downstreams: Vec<DownstreamConfig>,
     /// How long readiness waits for a downstream that has not delivered,
@@ -371,6 +377,7 @@ impl Config {
             memory_budget_bytes,
             discovery_v2beta1: raw.discovery_v2beta1.unwrap_or(true),
             direct_writes: raw.direct_writes.unwrap_or(true),
+            front_door: raw.front_door.unwrap_or(false),
             downstreams,
             readiness_grace_period,
             serving,

@@ -38,6 +38,18 @@ pub const DEFAULT_TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// default bounds the worst case to about half a GiB while leaving room for
 /// thousands of watchers' discovery refreshes.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+/// Front-door requests passed on at once that are not long-running:
+/// kube-apiserver's `--max-requests-inflight` (400) and
+/// `--max-mutating-requests-inflight` (200) together. Watches, followed
+/// logs and upgraded connections are not counted, as there; each holds a
+/// connection, which `maxConnections` bounds.
+pub const DEFAULT_MAX_REQUESTS_INFLIGHT: usize = 600;
+/// How long a passed-on exchange may go without a byte either way before
+/// it is ended: a watch with no events, a quiet `exec`. kube-apiserver
+/// ends watches after 30–60 min (`--min-request-timeout` 1800 s, doubled
+/// at random) whatever happens, so an idle limit above that only catches
+/// exchanges the downstream forgot.
+pub const DEFAULT_PASS_THROUGH_IDLE_TIMEOUT: Duration = Duration::from_secs(60 * 60);
 /// Pending connections the kernel queues while every worker is at its
 /// connection limit (`listen(2)` backlog; the kernel caps it at
 /// `net.core.somaxconn`).
@@ -73,6 +85,10 @@ pub struct RawLimits {
     pub request_timeout: Option<String>,
     /// Time allowed for a TLS handshake, e.g. `10s`.
     pub tls_handshake_timeout: Option<String>,
+    /// Front-door requests passed on at once, long-running ones aside.
+    pub max_requests_inflight: Option<usize>,
+    /// How long a passed-on exchange may go without a byte, e.g. `1h`.
+    pub pass_through_idle_timeout: Option<String>,
 }
 
 /// Validated serving settings.
@@ -107,6 +123,11 @@ pub struct Limits {
     pub request_timeout: Duration,
     /// Time allowed for a TLS handshake.
     pub tls_handshake_timeout: Duration,
+    /// Front-door requests passed on at once, long-running ones aside
+    /// (429 past it).
+    pub max_requests_inflight: usize,
+    /// How long a passed-on exchange may go without a byte either way.
+    pub pass_through_idle_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -117,6 +138,8 @@ impl Default for Limits {
             keep_alive: DEFAULT_KEEP_ALIVE,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             tls_handshake_timeout: DEFAULT_TLS_HANDSHAKE_TIMEOUT,
+            max_requests_inflight: DEFAULT_MAX_REQUESTS_INFLIGHT,
+            pass_through_idle_timeout: DEFAULT_PASS_THROUGH_IDLE_TIMEOUT,
         }
     }
 }
@@ -189,7 +212,22 @@ impl Serving {
                 format!("must be at least the number of workers ({workers})"),
             ));
         }
+        let max_requests_inflight =
+            raw.max_requests_inflight.unwrap_or(defaults.max_requests_inflight);
+        if max_requests_inflight == 0 {
+            return Err(invalid(
+                "limits.maxRequestsInflight (--max-requests-inflight)",
+                "must be at least 1",
+            ));
+        }
+        let pass_through_idle_timeout = duration(
+            "limits.passThroughIdleTimeout (--pass-through-idle-timeout)",
+            &raw.pass_through_idle_timeout,
+            defaults.pass_through_idle_timeout,
+        )?;
         let limits = Limits {
+            max_requests_inflight,
+            pass_through_idle_timeout,
             workers,
             max_connections,
             keep_alive: duration(

@@ -271,6 +271,12 @@ impl DirectWriter {
     /// Decides on a complete head.
     fn next(&self, parsed: &httparse::Request<'_, '_>) -> Next {
         let Some(plain) = Plain::of(parsed) else { return Next::HandOff };
+        if self.state.front_door.is_some()
+            && router::decode_path(plain.path).as_deref().and_then(router::route).is_none()
+        {
+            // The front door's: actix-http passes it on.
+            return Next::HandOff;
+        }
         let req = Request {
             method: plain.method,
             path: plain.path,

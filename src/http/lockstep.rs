@@ -66,11 +66,43 @@ pub(crate) struct Turns {
     /// The connection's task, waiting for an answer to let the next request
     /// through.
     waker: RefCell<Option<Waker>>,
+    /// The current answer streams a body of unknown length (the front
+    /// door's): it counts as answered when its [`AnswerHold`] is dropped,
+    /// not when the service hands it back.
+    held: Cell<bool>,
+}
+
+/// Holds a request unanswered until dropped (see [`Turns::hold`]).
+#[derive(Debug)]
+pub(crate) struct AnswerHold(Rc<Turns>);
+
+impl Drop for AnswerHold {
+    fn drop(&mut self) {
+        self.0.count();
+    }
 }
 
 impl Turns {
-    /// The service has answered a request on this connection.
+    /// The service has answered a request on this connection (unless the
+    /// answer is held: then when the hold is dropped).
     pub(crate) fn answered(&self) {
+        if self.held.replace(false) {
+            return;
+        }
+        self.count();
+    }
+
+    /// The answer being handed back streams until `AnswerHold` is dropped
+    /// (with the body, when it ends): until then the connection is neither
+    /// idle (a watch is not evicted for a new connection) nor given the
+    /// next request. Take it only with the answer in hand, as the last
+    /// step before handing it back.
+    pub(crate) fn hold(self: &Rc<Self>) -> AnswerHold {
+        self.held.set(true);
+        AnswerHold(Rc::clone(self))
+    }
+
+    fn count(&self) {
         self.answered.set(self.answered.get() + 1);
         if let Some(waker) = self.waker.borrow_mut().take() {
             waker.wake();
@@ -169,6 +201,11 @@ impl<S> Lockstep<S> {
     /// An HTTP/2 connection's `inner`, passed through, holding `slot`.
     pub(crate) fn http2(inner: S, slot: Slot) -> Self {
         Self { inner, gate: None, slot }
+    }
+
+    /// The stream it wraps.
+    pub(crate) fn get_ref(&self) -> &S {
+        &self.inner
     }
 
     /// What the service reports its answers to (for the connection's

@@ -8,6 +8,7 @@
 
 pub mod direct;
 mod discovery;
+pub mod front_door;
 mod health;
 mod lockstep;
 mod openapi;
@@ -43,6 +44,9 @@ pub struct AppState {
     pub serve_v2beta1: bool,
     /// Plain answers of documents kept gzipped only, bounded.
     pub identity: Arc<IdentityCache>,
+    /// The front door, when on: requests no metadata route serves go to
+    /// the downstream that owns them.
+    pub front_door: Option<Arc<front_door::FrontDoor>>,
 }
 
 /// `Cache-Control` of responses that must be revalidated (docs/wire.md#b-9-1:
@@ -55,12 +59,37 @@ pub(crate) const ACCEPT: HeaderValue = HeaderValue::from_static("Accept");
 /// Registers the app on `cfg`: one service for every path, which asks the
 /// router (`http::router`) — the same one the direct transport asks — for
 /// the answer.
+///
+/// With the front door on, what no route serves is passed on instead
+/// (`front_door`), through this worker's own clients.
 pub fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
-    cfg.app_data(web::Data::new(state)).default_service(web::to(dispatch));
+    match state.front_door.clone() {
+        None => {
+            cfg.app_data(web::Data::new(state)).default_service(web::to(dispatch));
+        }
+        Some(door) => {
+            cfg.app_data(web::Data::new(state))
+                .app_data(web::Data::new(front_door::Clients::new(&door)))
+                .default_service(web::to(dispatch_or_pass));
+        }
+    }
 }
 
 async fn dispatch(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     router::answer(&state, &Request::from_actix(&req)).into_actix()
+}
+
+async fn dispatch_or_pass(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+    clients: web::Data<front_door::Clients>,
+) -> HttpResponse {
+    let routed = router::decode_path(req.path()).as_deref().and_then(router::route).is_some();
+    if routed {
+        return dispatch(req, state).await;
+    }
+    front_door::pass(req, payload, &state, &clients).await
 }
 
 /// A 200 (or 304) for a prepared body: ETag, the `extra` headers,
@@ -137,6 +166,7 @@ mod tests {
             metrics: Arc::new(Metrics::default()),
             serve_v2beta1: true,
             identity: Arc::new(IdentityCache::new(limit)),
+            front_door: None,
         }
     }
 

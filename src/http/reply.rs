@@ -67,12 +67,18 @@ pub(crate) struct Request<'a> {
 impl<'a> Request<'a> {
     /// The request as actix parsed it.
     pub(crate) fn from_actix(req: &'a HttpRequest) -> Self {
-        let headers = req.headers();
+        Self::from_head(req.head())
+    }
+
+    /// The request of an actix-http head (also an upgrade's, which never
+    /// reaches actix-web).
+    pub(crate) fn from_head(head: &'a actix_web::dev::RequestHead) -> Self {
+        let headers = &head.headers;
         let values = |name: HeaderName| headers.get_all(name).map(HeaderValue::as_bytes);
         Self {
-            method: Method::from_token(req.method().as_str()),
-            path: req.path(),
-            query: req.query_string(),
+            method: Method::from_token(head.method.as_str()),
+            path: head.uri.path(),
+            query: head.uri.query().unwrap_or(""),
             accept: joined(values(header::ACCEPT)),
             if_none_match: joined(values(header::IF_NONE_MATCH)),
             gzip: joined(values(header::ACCEPT_ENCODING)).is_some_and(|v| accepts_gzip(&v)),

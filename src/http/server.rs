@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use actix_http::{HttpService, Protocol};
 use actix_service::{
-    IntoServiceFactory, Service, ServiceFactory, ServiceFactoryExt, fn_factory, fn_service,
+    IntoServiceFactory, Service, ServiceFactory, ServiceFactoryExt, boxed, fn_factory, fn_service,
     map_config,
 };
 use actix_web::App;
@@ -20,6 +20,7 @@ use actix_web::rt::net::TcpStream;
 use crate::config::Config;
 use crate::config::serving;
 use crate::http::direct::{Connection, DirectWriter, Rewind};
+use crate::http::front_door;
 use crate::http::lockstep::{self, Decoding, Lockstep};
 use crate::http::slots::Slots;
 use crate::http::stall::StallGuard;
@@ -240,18 +241,21 @@ fn http_service<T>(
 where
     T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 'static,
 {
-    let state = state.clone();
+    let app_state = state.clone();
     let app = App::new()
-        .configure(move |cfg| http::configure(cfg, state))
+        .configure(move |cfg| http::configure(cfg, app_state))
         .into_factory()
         .map_err(|e| e.error_response());
     let stopping = stopping.clone();
-    HttpService::build()
-        // How the service finds the connection's `Turns` to report to.
+    let door = state.front_door.clone();
+    let builder = HttpService::build()
+        // How the service finds the connection's `Turns` to report to, and
+        // the front door its guard's `Leniency`.
         .on_connect_ext(|io: &Lockstep<StallGuard<T>>, data| {
             if let Some(turns) = io.turns() {
                 data.insert(turns);
             }
+            data.insert(io.get_ref().leniency());
         })
         .graceful_shutdown_signal(move || {
             let stopping = stopping.clone();
@@ -260,8 +264,17 @@ where
         .keep_alive(limits.keep_alive)
         .client_request_timeout(limits.request_timeout)
         .client_disconnect_timeout(serving::DISCONNECT_TIMEOUT)
-        .local_addr(addr)
-        .finish(lockstep::reporting(map_config(app, |()| AppConfig::default())))
+        .local_addr(addr);
+    let app = lockstep::reporting(map_config(app, |()| AppConfig::default()));
+    // Upgrades are the front door's to pass on; without it actix-http
+    // answers them as any request. The two services differ in type, so
+    // both are boxed (one allocation per connection).
+    match door {
+        None => boxed::factory(builder.finish(app)),
+        Some(door) => {
+            boxed::factory(builder.upgrade(front_door::upgrades(state.clone(), door)).finish(app))
+        }
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM, both a graceful stop: connections finish

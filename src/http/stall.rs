@@ -16,15 +16,23 @@
 //! - when it runs out, reads and writes fail with `TimedOut` and actix
 //!   drops the connection.
 //!
+//! A request the front door passes on may take long to answer and longer
+//! to stream (a slow list, a watch, an upload, an exec session): while it
+//! runs the connection is [`Leniency`]-marked, and only a client that stops
+//! reading its answer stops the clock (the exchange has idle limits of its
+//! own).
+//!
 //! An idle kept-alive connection has nothing pending, so the clock does not
 //! run; actix's keep-alive timer closes it. HTTP/2 connections are not
 //! wrapped: their control frames (SETTINGS acknowledgements, window
 //! updates) are reads that no write answers, and h2 has its own flow
 //! control.
 
+use std::cell::Cell;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -43,6 +51,47 @@ pub struct StallGuard<S> {
     /// One timer per connection, reset per request (no allocation per
     /// request).
     sleep: Pin<Box<Sleep>>,
+    /// Set while the front door passes a request on: reads neither start
+    /// the clock nor are timed by it.
+    lenient: Leniency,
+    /// The clock was started by a write that could not proceed.
+    by_write: bool,
+}
+
+/// Marks a connection whose request the front door passes on (found in the
+/// connection's data): the guard then times only a client that stops
+/// reading.
+#[derive(Debug, Clone, Default)]
+pub struct Leniency(Rc<Cell<bool>>);
+
+impl Leniency {
+    /// Marks the connection until the returned guard is dropped.
+    pub(crate) fn mark(&self) -> LenientWhile {
+        self.0.set(true);
+        LenientWhile(self.clone())
+    }
+
+    fn get(&self) -> bool {
+        self.0.get()
+    }
+}
+
+/// Ends a [`Leniency`] mark when dropped.
+#[derive(Debug)]
+pub(crate) struct LenientWhile(Leniency);
+
+impl LenientWhile {
+    /// Keeps the mark for the rest of the connection (an upgraded one is
+    /// a tunnel, not HTTP, from now on).
+    pub(crate) fn for_good(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for LenientWhile {
+    fn drop(&mut self) {
+        (self.0).0.set(false);
+    }
 }
 
 fn stalled() -> io::Error {
@@ -52,14 +101,31 @@ fn stalled() -> io::Error {
 impl<S> StallGuard<S> {
     /// Wraps `inner`; with `enabled` false it only passes bytes through.
     pub fn new(inner: S, timeout: Duration, enabled: bool) -> Self {
-        Self { inner, timeout, enabled, armed: false, sleep: Box::pin(tokio::time::sleep(timeout)) }
+        Self {
+            inner,
+            timeout,
+            enabled,
+            armed: false,
+            sleep: Box::pin(tokio::time::sleep(timeout)),
+            lenient: Leniency::default(),
+            by_write: false,
+        }
+    }
+
+    /// The mark the front door sets on this connection.
+    pub fn leniency(&self) -> Leniency {
+        self.lenient.clone()
     }
 
     /// Starts the clock unless it runs already; registers the task's waker
     /// so that it is polled when the time is up.
-    fn arm(&mut self, cx: &mut Context<'_>) {
+    fn arm(&mut self, cx: &mut Context<'_>, by_write: bool) {
+        if !by_write && self.lenient.get() {
+            return;
+        }
         if self.enabled && !self.armed {
             self.armed = true;
+            self.by_write = by_write;
             self.sleep.as_mut().reset(Instant::now() + self.timeout);
             // Pending (the time was just set ahead): this registers the waker.
             let _ = self.sleep.as_mut().poll(cx);
@@ -68,6 +134,10 @@ impl<S> StallGuard<S> {
 
     /// Whether the clock ran out.
     fn expired(&mut self, cx: &mut Context<'_>) -> bool {
+        if self.armed && !self.by_write && self.lenient.get() {
+            // Started by the request head, before the front door took it.
+            self.armed = false;
+        }
         self.armed && self.sleep.as_mut().poll(cx).is_ready()
     }
 }
@@ -85,7 +155,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for StallGuard<S> {
         let before = buf.filled().len();
         let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
         if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            this.arm(cx);
+            this.arm(cx, false);
         }
         polled
     }
@@ -95,7 +165,7 @@ impl<S: AsyncWrite + Unpin> StallGuard<S> {
     fn after_write(&mut self, cx: &mut Context<'_>, polled: &Poll<io::Result<usize>>) {
         match polled {
             Poll::Ready(Ok(n)) if *n > 0 => self.armed = false,
-            Poll::Pending => self.arm(cx),
+            Poll::Pending => self.arm(cx, true),
             _ => {}
         }
     }
@@ -141,7 +211,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for StallGuard<S> {
         }
         let polled = Pin::new(&mut this.inner).poll_flush(cx);
         if polled.is_pending() {
-            this.arm(cx);
+            this.arm(cx, true);
         }
         polled
     }

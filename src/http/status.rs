@@ -187,6 +187,78 @@ pub(super) fn method_not_allowed() -> Reply {
         .header(header::ALLOW, HeaderValue::from_static("GET, HEAD"))
 }
 
+static NOT_OWNED: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::NOT_FOUND,
+        "NotFound",
+        "the server could not find the requested resource: no downstream serves this \
+         group-version (GET /api and /apis list those served)",
+    )
+});
+
+static TOO_MANY_IN_FLIGHT: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::TOO_MANY_REQUESTS,
+        "TooManyRequests",
+        "too many requests are being passed on (limits.maxRequestsInflight); please try again \
+         later",
+    )
+});
+
+static OWNER_UNREACHABLE: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "ServiceUnavailable",
+        "the downstream that serves this group-version cannot be reached (its state: \
+         /readyz?verbose)",
+    )
+});
+
+static OWNER_TIMEOUT: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::GATEWAY_TIMEOUT,
+        "Timeout",
+        "the downstream that serves this group-version sent no answer within 60s",
+    )
+});
+
+static OWNER_FAILED: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::BAD_GATEWAY,
+        "InternalError",
+        "the request could not be passed on to the downstream that serves this group-version \
+         (the request's body failed, or the downstream broke the exchange)",
+    )
+});
+
+/// The front door's 404: a path under no group-version any downstream
+/// serves.
+pub(super) fn not_owned() -> Reply {
+    status(StatusCode::NOT_FOUND, &NOT_OWNED)
+}
+
+/// The front door's 429 past `maxRequestsInflight`, with `Retry-After` as
+/// kube-apiserver's in-flight limit answers.
+pub(super) fn too_many_in_flight() -> Reply {
+    status(StatusCode::TOO_MANY_REQUESTS, &TOO_MANY_IN_FLIGHT)
+        .header(header::RETRY_AFTER, HeaderValue::from_static("1"))
+}
+
+/// The front door's 503: the owner refused or could not be connected to.
+pub(super) fn owner_unreachable() -> Reply {
+    status(StatusCode::SERVICE_UNAVAILABLE, &OWNER_UNREACHABLE)
+}
+
+/// The front door's 504: the owner sent no response head in time.
+pub(super) fn owner_timeout() -> Reply {
+    status(StatusCode::GATEWAY_TIMEOUT, &OWNER_TIMEOUT)
+}
+
+/// The front door's 502: the exchange broke before an answer.
+pub(super) fn owner_failed() -> Reply {
+    status(StatusCode::BAD_GATEWAY, &OWNER_FAILED)
+}
+
 /// `GET /`: the paths served, as kube-apiserver's root lists its own,
 /// prepared with the snapshot.
 pub(super) fn root(state: &AppState) -> Reply {

@@ -15,6 +15,7 @@
 
 mod downstream;
 mod family;
+mod pass_through;
 mod process;
 mod publish;
 mod requests;
@@ -27,6 +28,7 @@ pub use downstream::FetchResult;
 pub use requests::RouteLabel;
 
 use downstream::Downstreams;
+use pass_through::PassThrough;
 use publish::Publishing;
 use requests::Requests;
 
@@ -36,6 +38,7 @@ pub struct Metrics {
     downstreams: Downstreams,
     publishing: Publishing,
     requests: Requests,
+    pass_through: PassThrough,
 }
 
 impl Default for Metrics {
@@ -44,8 +47,9 @@ impl Default for Metrics {
         let downstreams = Downstreams::new(&registry);
         let publishing = Publishing::new(&registry);
         let requests = Requests::new(&registry);
+        let pass_through = PassThrough::new(&registry);
         process::register(&registry);
-        Self { registry, downstreams, publishing, requests }
+        Self { registry, downstreams, publishing, requests, pass_through }
     }
 }
 
@@ -56,6 +60,23 @@ impl std::fmt::Debug for Metrics {
 }
 
 impl Metrics {
+    /// Counts one request the front door passed on (or answered for its
+    /// downstream), with the time to the response head when it reached one.
+    pub fn pass_through(
+        &self,
+        downstream: &str,
+        verb: &'static str,
+        code: u16,
+        took: Option<Duration>,
+    ) {
+        self.pass_through.answered(downstream, verb, code, took);
+    }
+
+    /// One more (`delta` 1) or one fewer (-1) request being passed on.
+    pub fn pass_through_inflight(&self, long_running: bool, delta: i64) {
+        self.pass_through.inflight(long_running, delta);
+    }
+
     /// Counts one fetch of `document` (`root`, `document`, `v2`, …).
     pub fn fetch(&self, downstream: &str, document: &'static str, result: FetchResult) {
         self.downstreams.fetch(downstream, document, result);

@@ -37,6 +37,7 @@ pub fn config(downstreams: Vec<DownstreamConfig>) -> Config {
         memory_budget_bytes: openapi_proxy::DEFAULT_MEMORY_BUDGET_BYTES,
         discovery_v2beta1: true,
         direct_writes: true,
+        front_door: false,
         downstreams,
         // One delivery is enough: tests with a downstream that never
         // delivers wait for the others, not for a grace period. The tests

@@ -1,0 +1,166 @@
+//! Which headers cross the front door (RFC 9110 §7.6.1).
+//!
+//! A proxy removes the hop-by-hop headers of the connection it received a
+//! message on, and every header the `Connection` header names, before it
+//! forwards the message; it adds itself to `X-Forwarded-For`. Everything
+//! else crosses unchanged, both ways: `Authorization` and the
+//! impersonation headers (`Impersonate-*`) are the client's and reach the
+//! downstream as sent, `Content-Encoding` and `Content-Type` keep their
+//! bodies' meaning, a downstream's `WWW-Authenticate` and `Status` bodies
+//! reach the client.
+
+use std::net::IpAddr;
+
+use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
+
+/// Hop-by-hop headers, and the framing headers the proxy sets itself for
+/// the message it writes (`Host` from the downstream's URL,
+/// `Content-Length` from the body it streams).
+const NOT_FORWARDED: [&str; 11] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "proxy-authorization",
+    "proxy-authenticate",
+    "host",
+    "content-length",
+];
+
+/// `X-Forwarded-For`.
+pub(crate) const X_FORWARDED_FOR: &str = "x-forwarded-for";
+
+/// Whether `name` is removed before a message is forwarded, given the
+/// tokens of its `Connection` header.
+fn removed(name: &HeaderName, connection: &[String]) -> bool {
+    let name = name.as_str();
+    NOT_FORWARDED.contains(&name) || connection.iter().any(|t| t.eq_ignore_ascii_case(name))
+}
+
+/// The names a message's `Connection` headers list, lower-case.
+fn connection_tokens(headers: &HeaderMap) -> Vec<String> {
+    headers
+        .get_all("connection")
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.trim().to_ascii_lowercase())
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+/// The headers of `headers` a forwarded message carries (each name's
+/// values in their order).
+/// `X-Forwarded-For` is left out: see [`forwarded_for`].
+pub(crate) fn end_to_end(headers: &HeaderMap) -> Vec<(&HeaderName, &HeaderValue)> {
+    let connection = connection_tokens(headers);
+    headers
+        .iter()
+        .filter(|(name, _)| !removed(name, &connection) && name.as_str() != X_FORWARDED_FOR)
+        .collect()
+}
+
+/// `X-Forwarded-For` as the downstream gets it: the client's list with the
+/// client's address appended (several lines joined, in order), as Go's
+/// `httputil.ReverseProxy` and kube-aggregator do. `None` when the peer is
+/// unknown and the client sent none.
+pub(crate) fn forwarded_for(headers: &HeaderMap, peer: Option<IpAddr>) -> Option<HeaderValue> {
+    let mut list: Vec<String> = headers
+        .get_all(X_FORWARDED_FOR)
+        .filter_map(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if let Some(peer) = peer {
+        list.push(peer.to_string());
+    }
+    if list.is_empty() {
+        return None;
+    }
+    HeaderValue::from_str(&list.join(", ")).ok()
+}
+
+/// Whether a response with `status` to a request with `method` has no body
+/// (RFC 9110 §6.4.1): 1xx, 204, 304, and any answer to HEAD.
+pub(crate) fn bodiless(method: &actix_web::http::Method, status: u16) -> bool {
+    method == actix_web::http::Method::HEAD || status < 200 || status == 204 || status == 304
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut m = HeaderMap::new();
+        for (n, v) in pairs {
+            m.append(
+                HeaderName::from_bytes(n.as_bytes()).expect("name"),
+                HeaderValue::from_str(v).expect("value"),
+            );
+        }
+        m
+    }
+
+    /// Sorted: actix's header map keeps the order of one name's values,
+    /// not of names.
+    fn names(m: &HeaderMap) -> Vec<String> {
+        let mut out: Vec<String> = end_to_end(m)
+            .into_iter()
+            .map(|(n, v)| format!("{n}: {}", v.to_str().unwrap_or("?")))
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn hop_by_hop_headers_and_those_connection_names_stay_behind() {
+        let m = map(&[
+            ("host", "proxy:8080"),
+            ("connection", "keep-alive, X-Trace"),
+            ("keep-alive", "timeout=5"),
+            ("x-trace", "1"),
+            ("te", "trailers"),
+            ("transfer-encoding", "chunked"),
+            ("content-length", "12"),
+            ("proxy-authorization", "Basic x"),
+            ("authorization", "Bearer client"),
+            ("impersonate-user", "jane"),
+            ("content-encoding", "gzip"),
+            ("accept", "application/json"),
+            ("accept", "application/yaml"),
+        ]);
+        assert_eq!(
+            names(&m),
+            [
+                "accept: application/json",
+                "accept: application/yaml",
+                "authorization: Bearer client",
+                "content-encoding: gzip",
+                "impersonate-user: jane",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_client_is_appended_to_x_forwarded_for() {
+        let peer = Some("10.0.0.7".parse().expect("ip"));
+        assert_eq!(forwarded_for(&map(&[]), peer).expect("set"), "10.0.0.7");
+        let m = map(&[("x-forwarded-for", "1.2.3.4"), ("X-Forwarded-For", "5.6.7.8")]);
+        assert_eq!(forwarded_for(&m, peer).expect("set"), "1.2.3.4, 5.6.7.8, 10.0.0.7");
+        assert!(names(&m).is_empty(), "the old lines are replaced, not repeated");
+        assert_eq!(forwarded_for(&map(&[]), None), None);
+    }
+
+    #[test]
+    fn answers_without_a_body() {
+        use actix_web::http::Method;
+        assert!(bodiless(&Method::HEAD, 200));
+        assert!(bodiless(&Method::GET, 204));
+        assert!(bodiless(&Method::GET, 304));
+        assert!(!bodiless(&Method::GET, 200));
+        assert!(!bodiless(&Method::DELETE, 404));
+    }
+}

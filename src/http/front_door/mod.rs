@@ -1,0 +1,241 @@
+//! The front door (`frontDoor: true`): every request that is not metadata
+//! goes to the downstream that owns its group-version, so that a
+//! kubeconfig can point at the proxy (docs/design.md#front-door).
+//!
+//! - **Routing** comes from the snapshot's [`Owners`](crate::discovery::owners::Owners),
+//!   made by the very merge that makes discovery: a client is sent where
+//!   discovery said the resource lives. A path under no owned
+//!   group-version gets a 404 `Status`.
+//! - **Credentials are the client's.** Requests go out through clients of
+//!   their own ([`Clients`]), built from each downstream's URL and CA but
+//!   never its token or client certificate, which serve the proxy's own
+//!   polls only. The client's `Authorization` and `Impersonate-*` headers
+//!   cross unchanged ([`headers`]).
+//! - **Streaming both ways** ([`pass`]): bodies are relayed as they come,
+//!   never held whole; a connection upgrade (exec, attach, port-forward)
+//!   is piped once both sides agreed ([`upgrade`]).
+//! - **Bounds**: short requests in flight are bounded
+//!   (`maxRequestsInflight`, 429 with `Retry-After` past it); long-running
+//!   ones ([`kind`]) are bounded by the connection limit and ended after
+//!   `passThroughIdleTimeout` without a byte.
+
+mod headers;
+mod kind;
+mod pass;
+mod upgrade;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use actix_web::http::Uri;
+
+use crate::config::{Config, DownstreamConfig};
+use crate::metrics::Metrics;
+use crate::outbound::client::ClientError;
+use crate::outbound::tls::{TlsConfig, tls_config};
+
+pub(crate) use pass::pass;
+pub(crate) use upgrade::upgrades;
+
+/// How long a downstream may take to send the response head of a passed-on
+/// request: kube-apiserver's own `--request-timeout` (60 s), after which it
+/// answers 504 itself. Bodies (watches, logs) have no such limit, only the
+/// idle one.
+const RESPONSE_HEAD_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What every worker's front door shares.
+#[derive(Debug)]
+pub struct FrontDoor {
+    targets: BTreeMap<Arc<str>, Arc<Target>>,
+    max_inflight: usize,
+    inflight: AtomicUsize,
+    idle: Duration,
+    metrics: Arc<Metrics>,
+}
+
+/// Where one downstream's passed-on requests go.
+#[derive(Debug)]
+pub(crate) struct Target {
+    /// The downstream's name, in logs and metrics.
+    pub name: Arc<str>,
+    /// Its base URL, without a trailing slash; request paths are appended.
+    pub base: String,
+    /// Host and port, for raw connections.
+    pub host: String,
+    /// The port.
+    pub port: u16,
+    /// `host[:port]` as the URL has it: the `Host` of a raw request.
+    pub authority: String,
+    /// The base URL's path, before every request path.
+    pub prefix: String,
+    /// For `https://`: the downstream's CA and verification, no client
+    /// certificate, HTTP/1.1 only (upgrades need it, and one protocol
+    /// keeps the pool simple).
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// Time to connect and to finish a TLS handshake.
+    pub connect_timeout: Duration,
+}
+
+/// Why the front door could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum FrontDoorError {
+    /// A downstream URL does not parse as one.
+    #[error("downstream {name}: URL {url} cannot be used by the front door")]
+    Url {
+        /// The downstream.
+        name: String,
+        /// Its URL (without credentials: the configuration refuses them).
+        url: String,
+    },
+    /// Its TLS material does not load.
+    #[error("downstream {name}: TLS for passed-on requests")]
+    Tls {
+        /// The downstream.
+        name: String,
+        /// Why.
+        #[source]
+        source: Box<ClientError>,
+    },
+}
+
+impl Target {
+    fn new(d: &DownstreamConfig) -> Result<Self, FrontDoorError> {
+        let bad = || FrontDoorError::Url { name: d.name.clone(), url: d.url.clone() };
+        let uri: Uri = d.url.parse().map_err(|_| bad())?;
+        let https = match uri.scheme_str() {
+            Some("https") => true,
+            Some("http") => false,
+            _ => return Err(bad()),
+        };
+        let authority = uri.authority().ok_or_else(bad)?;
+        let host = authority.host().trim_start_matches('[').trim_end_matches(']').to_owned();
+        let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let tls = if https {
+            // The downstream's CA and verification; never its client
+            // certificate, which is the proxy's own identity.
+            let own = TlsConfig { client_cert: None, ..d.tls.clone() };
+            let mut config = tls_config(&own).map_err(|source| FrontDoorError::Tls {
+                name: d.name.clone(),
+                source: Box::new(source),
+            })?;
+            config.alpn_protocols = vec![b"http/1.1".to_vec()];
+            Some(Arc::new(config))
+        } else {
+            None
+        };
+        Ok(Self {
+            name: Arc::from(d.name.as_str()),
+            base: d.url.trim_end_matches('/').to_owned(),
+            host,
+            port,
+            authority: authority.as_str().to_owned(),
+            prefix: uri.path().trim_end_matches('/').to_owned(),
+            tls,
+            connect_timeout: d.timeout,
+        })
+    }
+}
+
+impl FrontDoor {
+    /// The front door of `config`, or `None` when it is off.
+    ///
+    /// # Errors
+    /// [`FrontDoorError`] when a downstream's URL or TLS material cannot
+    /// be used.
+    pub fn of(
+        config: &Config,
+        metrics: &Arc<Metrics>,
+    ) -> Result<Option<Arc<Self>>, FrontDoorError> {
+        if !config.front_door {
+            return Ok(None);
+        }
+        let targets = config
+            .downstreams
+            .iter()
+            .map(|d| Target::new(d).map(|t| (Arc::clone(&t.name), Arc::new(t))))
+            .collect::<Result<_, _>>()?;
+        Ok(Some(Arc::new(Self {
+            targets,
+            max_inflight: config.serving.limits.max_requests_inflight,
+            inflight: AtomicUsize::new(0),
+            idle: config.serving.limits.pass_through_idle_timeout,
+            metrics: Arc::clone(metrics),
+        })))
+    }
+
+    /// A place among the requests in flight: always for a long-running
+    /// one (counted, not bounded), while fewer than `maxRequestsInflight`
+    /// are in flight for the others.
+    fn admit(self: &Arc<Self>, long_running: bool) -> Option<Permit> {
+        if !long_running && self.inflight.fetch_add(1, Ordering::AcqRel) >= self.max_inflight {
+            self.inflight.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        self.metrics.pass_through_inflight(long_running, 1);
+        Some(Permit { door: Arc::clone(self), long_running })
+    }
+}
+
+/// A request's place in flight, given back when its answer is done.
+#[derive(Debug)]
+struct Permit {
+    door: Arc<FrontDoor>,
+    long_running: bool,
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        if !self.long_running {
+            self.door.inflight.fetch_sub(1, Ordering::AcqRel);
+        }
+        self.door.metrics.pass_through_inflight(self.long_running, -1);
+    }
+}
+
+/// One worker's HTTP clients for passed-on requests, one per downstream
+/// (awc's client lives on one thread).
+pub(crate) struct Clients {
+    door: Arc<FrontDoor>,
+    clients: BTreeMap<Arc<str>, (Arc<Target>, awc::Client)>,
+}
+
+impl Clients {
+    /// The clients of this worker.
+    pub(crate) fn new(door: &Arc<FrontDoor>) -> Self {
+        let clients = door
+            .targets
+            .iter()
+            .map(|(name, target)| (Arc::clone(name), (Arc::clone(target), client(target))))
+            .collect();
+        Self { door: Arc::clone(door), clients }
+    }
+}
+
+/// A pass-through client: no timeout of its own (a watch lasts; the head
+/// has [`RESPONSE_HEAD_TIMEOUT`]), no redirects followed (a redirect is the
+/// client's to follow), no default headers (the client's `User-Agent`
+/// crosses), and no limit on pooled connections (each long-running request
+/// holds one; the serving side bounds them).
+fn client(target: &Target) -> awc::Client {
+    let mut connector = awc::Connector::new()
+        .timeout(target.connect_timeout)
+        .handshake_timeout(target.connect_timeout)
+        .limit(0);
+    if let Some(tls) = &target.tls {
+        connector = connector.rustls_0_23(Arc::clone(tls));
+    }
+    awc::Client::builder()
+        .connector(connector)
+        .disable_timeout()
+        .disable_redirects()
+        .no_default_headers()
+        .finish()
+}
+
+impl std::fmt::Debug for Clients {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Clients").field("downstreams", &self.clients.len()).finish()
+    }
+}

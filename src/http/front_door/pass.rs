@@ -1,0 +1,215 @@
+//! Passing an ordinary request on (anything but an upgrade): head and body
+//! streamed to the owner, its answer streamed back.
+
+use std::io;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use actix_web::body::{BodyStream, SizedStream};
+use actix_web::http::header::{self, HeaderMap};
+use actix_web::http::{Method, StatusCode};
+use actix_web::{HttpRequest, HttpResponse, web};
+use bytes::Bytes;
+use futures_util::Stream;
+use tokio::time::Sleep;
+
+use super::headers::{self, X_FORWARDED_FOR};
+use super::kind::{Kind, classify};
+use super::{Clients, Permit, RESPONSE_HEAD_TIMEOUT};
+use crate::discovery::owners::group_version_of;
+use crate::http::lockstep::{AnswerHold, Turns};
+use crate::http::stall::{Leniency, LenientWhile};
+use crate::http::{AppState, router, status};
+
+/// The answer to `req`, a request no metadata route serves: the owner's
+/// answer, or a `Status` saying why there is none.
+pub(crate) async fn pass(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: &AppState,
+    clients: &Clients,
+) -> HttpResponse {
+    let started = Instant::now();
+    let decoded = router::decode_path(req.path()).unwrap_or_default();
+    let kind = classify(req.method(), &decoded, req.query_string(), false);
+    let metrics = &state.metrics;
+    let owner =
+        group_version_of(&decoded).and_then(|k| state.store.load().owners.owner(k).cloned());
+    let Some((target, client)) = owner.as_ref().and_then(|o| clients.clients.get(o)) else {
+        metrics.pass_through("", kind.verb, 404, None);
+        return status::not_owned().into_actix();
+    };
+    let Some(permit) = clients.door.admit(kind.long_running) else {
+        metrics.pass_through(&target.name, kind.verb, 429, None);
+        tracing::debug!(downstream = %target.name, "front door: too many requests in flight");
+        return status::too_many_in_flight().into_actix();
+    };
+    let lenient = req.conn_data::<Leniency>().map(Leniency::mark);
+    let target_path = req.uri().path_and_query().map_or(req.path(), |pq| pq.as_str());
+    let url = format!("{}{target_path}", target.base);
+    let mut out = client.request(req.method().clone(), url);
+    for (name, value) in headers::end_to_end(req.headers()) {
+        out.headers_mut().append(name.clone(), value.clone());
+    }
+    let peer = req.peer_addr().map(|a| a.ip());
+    if let Some(xff) = headers::forwarded_for(req.headers(), peer) {
+        out.headers_mut().insert(header::HeaderName::from_static(X_FORWARDED_FOR), xff);
+    }
+    let sent = match request_body(req.headers()) {
+        RequestBody::Sized(n) => out.send_body(SizedStream::new(n, payload)),
+        RequestBody::Chunked => out.send_stream(payload),
+        RequestBody::None => out.send(),
+    };
+    let answer = match tokio::time::timeout(RESPONSE_HEAD_TIMEOUT, sent).await {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(e)) => {
+            let (reply, code) = match &e {
+                awc::error::SendRequestError::Connect(_) => (status::owner_unreachable(), 503),
+                awc::error::SendRequestError::Timeout => (status::owner_timeout(), 504),
+                _ => (status::owner_failed(), 502),
+            };
+            tracing::warn!(downstream = %target.name, verb = kind.verb, code, error = %e,
+                "front door: the owner of a request did not answer");
+            metrics.pass_through(&target.name, kind.verb, code, None);
+            return reply.into_actix();
+        }
+        Err(_) => {
+            tracing::warn!(downstream = %target.name, verb = kind.verb,
+                timeout_s = RESPONSE_HEAD_TIMEOUT.as_secs(),
+                "front door: the owner of a request sent no answer in time");
+            metrics.pass_through(&target.name, kind.verb, 504, None);
+            return status::owner_timeout().into_actix();
+        }
+    };
+    let code = answer.status();
+    metrics.pass_through(&target.name, kind.verb, code.as_u16(), Some(started.elapsed()));
+    tracing::debug!(downstream = %target.name, verb = kind.verb, code = code.as_u16(),
+        path = %req.path(), took_ms = started.elapsed().as_millis(), "front door: passed on");
+    respond(
+        &req,
+        answer,
+        code,
+        Relaying { _permit: permit, _lenient: lenient, idle: clients.door.idle, kind },
+    )
+}
+
+/// How a request's body is framed.
+enum RequestBody {
+    /// `Content-Length` above zero.
+    Sized(u64),
+    /// `Transfer-Encoding` (chunked: actix-http refuses any other).
+    Chunked,
+    /// None.
+    None,
+}
+
+fn request_body(headers: &HeaderMap) -> RequestBody {
+    if headers.contains_key(header::TRANSFER_ENCODING) {
+        return RequestBody::Chunked;
+    }
+    match content_length(headers) {
+        Some(n) if n > 0 => RequestBody::Sized(n),
+        _ => RequestBody::None,
+    }
+}
+
+fn content_length(headers: &HeaderMap) -> Option<u64> {
+    headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.trim().parse().ok()
+}
+
+/// What a streamed answer keeps until its body is done.
+struct Relaying {
+    _permit: Permit,
+    _lenient: Option<LenientWhile>,
+    idle: Duration,
+    kind: Kind,
+}
+
+/// The client's answer: the owner's status and end-to-end headers, its
+/// body relayed as it arrives.
+fn respond<S>(
+    req: &HttpRequest,
+    answer: awc::ClientResponse<S>,
+    code: StatusCode,
+    keep: Relaying,
+) -> HttpResponse
+where
+    S: Stream<Item = Result<Bytes, awc::error::PayloadError>> + Unpin + 'static,
+{
+    let mut builder = HttpResponse::build(code);
+    for (name, value) in headers::end_to_end(answer.headers()) {
+        builder.append_header((name.clone(), value.clone()));
+    }
+    let length = content_length(answer.headers());
+    if headers::bodiless(req.method(), code.as_u16()) {
+        return match length {
+            // HEAD keeps the length a GET would have had.
+            Some(n) if req.method() == Method::HEAD && code != StatusCode::NOT_MODIFIED => builder
+                .body(SizedStream::new(
+                    n,
+                    futures_util::stream::empty::<Result<Bytes, io::Error>>(),
+                )),
+            _ => builder.finish(),
+        };
+    }
+    // Last: nothing may fail between taking the hold and handing the answer
+    // back (see `Turns::hold`).
+    let hold = req.conn_data::<Rc<Turns>>().map(Turns::hold);
+    let body = Relay {
+        inner: answer,
+        sleep: Box::pin(tokio::time::sleep(keep.idle)),
+        idle: keep.idle,
+        _hold: hold,
+        _keep: keep,
+    };
+    match length {
+        Some(n) => builder.body(SizedStream::new(n, body)),
+        None => builder.body(BodyStream::new(body)),
+    }
+}
+
+/// A downstream body relayed to the client: ended after `idle` without a
+/// byte; holds the request's place in flight, its connection's lenient
+/// mark and its answer hold until dropped.
+struct Relay<S> {
+    inner: awc::ClientResponse<S>,
+    sleep: Pin<Box<Sleep>>,
+    idle: Duration,
+    _hold: Option<AnswerHold>,
+    _keep: Relaying,
+}
+
+impl<S> Stream for Relay<S>
+where
+    S: Stream<Item = Result<Bytes, awc::error::PayloadError>> + Unpin,
+{
+    type Item = Result<Bytes, io::Error>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.inner).poll_next(cx) {
+            Poll::Ready(Some(Ok(chunk))) => {
+                this.sleep.as_mut().reset(tokio::time::Instant::now() + this.idle);
+                Poll::Ready(Some(Ok(chunk)))
+            }
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(io::Error::other(e.to_string())))),
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => match this.sleep.as_mut().poll(cx) {
+                Poll::Ready(()) => {
+                    tracing::debug!(
+                        verb = this._keep.kind.verb,
+                        idle_s = this.idle.as_secs(),
+                        "front door: a passed-on answer went idle; ended"
+                    );
+                    Poll::Ready(Some(Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "no byte from the downstream within passThroughIdleTimeout",
+                    ))))
+                }
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+}

@@ -1,0 +1,450 @@
+//! Passing on a connection upgrade (`kubectl exec`, `attach`,
+//! `port-forward`: WebSocket or SPDY over HTTP/1.1).
+//!
+//! actix-http hands a request that asks to switch protocols to this service
+//! with the connection itself. The request head is written to a new
+//! connection to the owner; the owner's response head comes back as it was
+//! sent. When it is `101 Switching Protocols`, both sides agreed, and from
+//! then on bytes are copied both ways until either side closes or neither
+//! sends a byte for `passThroughIdleTimeout`. Any other answer (401, 403,
+//! 400) is passed back with its body and the connection closes.
+//!
+//! A metadata path asked with an upgrade is answered as without one, and
+//! the connection closes: nothing here switches protocols.
+
+use std::cell::Cell;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use actix_codec::Framed;
+use actix_http::h1::{Codec, SendResponse};
+use actix_http::{Request, Response};
+use actix_service::{ServiceFactory, fn_service};
+use actix_web::HttpMessage;
+use actix_web::http::header;
+use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::TcpStream;
+
+use super::headers;
+use super::kind::classify;
+use super::{FrontDoor, RESPONSE_HEAD_TIMEOUT, Target};
+use crate::discovery::owners::group_version_of;
+use crate::http::reply::Request as Asked;
+use crate::http::stall::Leniency;
+use crate::http::{AppState, router, status};
+
+/// The largest response head read from a downstream.
+const HEAD_LIMIT: usize = 64 * 1024;
+
+/// Bytes copied at a time, each way: what a tunnel holds.
+const PIPE_BUFFER: usize = 16 * 1024;
+
+/// Why an upgrade ended early (logged at debug: the client or the
+/// downstream went away).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum UpgradeError {
+    /// Writing to the client or the downstream, or reading them, failed.
+    #[error("passing an upgraded connection on")]
+    Io(#[from] io::Error),
+}
+
+/// actix-http's upgrade service for `door`.
+pub(crate) fn upgrades<T>(
+    state: AppState,
+    door: Arc<FrontDoor>,
+) -> impl ServiceFactory<
+    (Request, Framed<T, Codec>),
+    Config = (),
+    Response = (),
+    Error = std::convert::Infallible,
+    InitError = (),
+> + Clone
+where
+    T: AsyncRead + AsyncWrite + Unpin + 'static,
+{
+    fn_service(move |(req, framed): (Request, Framed<T, Codec>)| {
+        let state = state.clone();
+        let door = Arc::clone(&door);
+        async move {
+            // The connection is this service's alone: an error ends it, and
+            // there is nobody left to answer (the client or the downstream
+            // went away).
+            if let Err(e) = upgrade(&state, &door, req, framed).await {
+                tracing::debug!(error = %crate::error_chain(&e), "front door: upgrade ended");
+            }
+            Ok(())
+        }
+    })
+}
+
+async fn upgrade<T>(
+    state: &AppState,
+    door: &Arc<FrontDoor>,
+    req: Request,
+    framed: Framed<T, Codec>,
+) -> Result<(), UpgradeError>
+where
+    T: AsyncRead + AsyncWrite + Unpin + 'static,
+{
+    let started = Instant::now();
+    let decoded = router::decode_path(req.path()).unwrap_or_default().into_owned();
+    if router::route(&decoded).is_some() {
+        // Metadata: answered as without the upgrade, then closed.
+        let reply = router::answer(state, &Asked::from_head(req.head()));
+        return refuse(framed, reply).await;
+    }
+    let kind = classify(req.method(), &decoded, req.uri().query().unwrap_or(""), true);
+    let owner =
+        group_version_of(&decoded).and_then(|k| state.store.load().owners.owner(k).cloned());
+    let Some(target) = owner.and_then(|o| door.targets.get(&o).cloned()) else {
+        state.metrics.pass_through("", kind.verb, 404, None);
+        return refuse(framed, status::not_owned()).await;
+    };
+    let Some(_permit) = door.admit(true) else {
+        return refuse(framed, status::too_many_in_flight()).await;
+    };
+    if let Some(lenient) = req.conn_data::<Leniency>() {
+        lenient.mark().for_good();
+    }
+    let parts = framed.into_parts();
+    let (mut client, early) = (parts.io, parts.read_buf);
+    let mut downstream = match connect(&target).await {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::warn!(downstream = %target.name, error = %e,
+                "front door: cannot connect to pass an upgrade on");
+            state.metrics.pass_through(&target.name, kind.verb, 503, None);
+            write_reply(&mut client, status::owner_unreachable()).await?;
+            return Ok(());
+        }
+    };
+    let head = request_head(&req, &target);
+    downstream.write_all(&head).await?;
+    downstream.write_all(&early).await?;
+    let answer = match tokio::time::timeout(RESPONSE_HEAD_TIMEOUT, read_head(&mut downstream)).await
+    {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(e)) => {
+            tracing::warn!(downstream = %target.name, error = %e,
+                "front door: no valid answer to an upgrade");
+            state.metrics.pass_through(&target.name, kind.verb, 502, None);
+            write_reply(&mut client, status::owner_failed()).await?;
+            return Ok(());
+        }
+        Err(_) => {
+            state.metrics.pass_through(&target.name, kind.verb, 504, None);
+            write_reply(&mut client, status::owner_timeout()).await?;
+            return Ok(());
+        }
+    };
+    state.metrics.pass_through(&target.name, kind.verb, answer.code, Some(started.elapsed()));
+    tracing::debug!(downstream = %target.name, code = answer.code, path = %req.path(),
+        "front door: upgrade answered");
+    if answer.code == 101 {
+        client.write_all(&answer.bytes).await?;
+        let (up, down) = pipe(client, downstream, door.idle).await;
+        tracing::debug!(downstream = %target.name, to_downstream = up, to_client = down,
+            "front door: upgraded connection ended");
+        return Ok(());
+    }
+    // Refused: the answer's head, rebuilt to close, then its body.
+    client.write_all(&answer.closing_head()).await?;
+    let rest = answer.bytes.slice(answer.head_len..);
+    client.write_all(&rest).await?;
+    let mut left = answer.content_length.map(|n| n.saturating_sub(rest.len() as u64));
+    let mut buf = vec![0; PIPE_BUFFER];
+    while left != Some(0) {
+        let want =
+            left.map_or(buf.len(), |l| usize::try_from(l).unwrap_or(usize::MAX).min(buf.len()));
+        let n = match tokio::time::timeout(door.idle, downstream.read(&mut buf[..want])).await {
+            Ok(n) => n?,
+            Err(_) => break,
+        };
+        if n == 0 {
+            break;
+        }
+        client.write_all(&buf[..n]).await?;
+        left = left.map(|l| l - n as u64);
+    }
+    client.shutdown().await?;
+    Ok(())
+}
+
+/// The request head as the owner gets it: method and target as sent, the
+/// owner's `Host`, end-to-end headers, the upgrade asked for, and
+/// `X-Forwarded-For`.
+fn request_head(req: &Request, target: &Target) -> Vec<u8> {
+    let mut head = Vec::with_capacity(1024);
+    let path_and_query = req.uri().path_and_query().map_or(req.path(), |pq| pq.as_str());
+    head.extend_from_slice(req.method().as_str().as_bytes());
+    head.push(b' ');
+    head.extend_from_slice(target.prefix.as_bytes());
+    head.extend_from_slice(path_and_query.as_bytes());
+    head.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+    head.extend_from_slice(target.authority.as_bytes());
+    head.extend_from_slice(b"\r\n");
+    let line = |head: &mut Vec<u8>, name: &[u8], value: &[u8]| {
+        head.extend_from_slice(name);
+        head.extend_from_slice(b": ");
+        head.extend_from_slice(value);
+        head.extend_from_slice(b"\r\n");
+    };
+    for (name, value) in headers::end_to_end(req.headers()) {
+        line(&mut head, name.as_str().as_bytes(), value.as_bytes());
+    }
+    for value in req.headers().get_all(header::UPGRADE) {
+        line(&mut head, b"upgrade", value.as_bytes());
+    }
+    line(&mut head, b"connection", b"Upgrade");
+    if let Some(length) = req.headers().get(header::CONTENT_LENGTH) {
+        line(&mut head, b"content-length", length.as_bytes());
+    }
+    if let Some(xff) = headers::forwarded_for(req.headers(), req.peer_addr().map(|a| a.ip())) {
+        line(&mut head, b"x-forwarded-for", xff.as_bytes());
+    }
+    head.extend_from_slice(b"\r\n");
+    head
+}
+
+/// A downstream's response head, as read.
+struct Answer {
+    code: u16,
+    /// The head, and whatever came after it in the same reads.
+    bytes: Bytes,
+    head_len: usize,
+    /// Its headers, for a refusal rebuilt to close.
+    headers: Vec<(String, Vec<u8>)>,
+    reason: String,
+    content_length: Option<u64>,
+}
+
+impl Answer {
+    /// The head of a refusal, its hop-by-hop headers replaced by
+    /// `Connection: close`.
+    fn closing_head(&self) -> Vec<u8> {
+        let mut head = format!("HTTP/1.1 {} {}\r\n", self.code, self.reason).into_bytes();
+        for (name, value) in &self.headers {
+            let hop =
+                ["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection"]
+                    .contains(&name.as_str());
+            if !hop {
+                head.extend_from_slice(name.as_bytes());
+                head.extend_from_slice(b": ");
+                head.extend_from_slice(value);
+                head.extend_from_slice(b"\r\n");
+            }
+        }
+        head.extend_from_slice(b"connection: close\r\n\r\n");
+        head
+    }
+}
+
+async fn read_head<S: AsyncRead + Unpin>(io: &mut S) -> io::Result<Answer> {
+    let mut buf = BytesMut::with_capacity(4096);
+    loop {
+        if io.read_buf(&mut buf).await? == 0 {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "closed before an answer"));
+        }
+        let mut lines = [httparse::EMPTY_HEADER; 96];
+        let mut parsed = httparse::Response::new(&mut lines);
+        match parsed.parse(&buf) {
+            Ok(httparse::Status::Complete(head_len)) => {
+                let code = parsed.code.unwrap_or(502);
+                let headers: Vec<(String, Vec<u8>)> = parsed
+                    .headers
+                    .iter()
+                    .map(|h| (h.name.to_ascii_lowercase(), h.value.to_vec()))
+                    .collect();
+                let content_length = headers
+                    .iter()
+                    .find(|(n, _)| n == "content-length")
+                    .and_then(|(_, v)| std::str::from_utf8(v).ok()?.trim().parse().ok());
+                let reason = parsed.reason.unwrap_or("").to_owned();
+                return Ok(Answer {
+                    code,
+                    bytes: buf.freeze(),
+                    head_len,
+                    headers,
+                    reason,
+                    content_length,
+                });
+            }
+            Ok(httparse::Status::Partial) if buf.len() < HEAD_LIMIT => {}
+            Ok(httparse::Status::Partial) => {
+                return Err(io::Error::other("response head over 64 KiB"));
+            }
+            Err(e) => return Err(io::Error::other(format!("malformed response head: {e}"))),
+        }
+    }
+}
+
+/// Answers an upgrade with `reply` (a refusal, or a metadata answer), over
+/// actix-http's codec, and closes.
+async fn refuse<T>(
+    framed: Framed<T, Codec>,
+    reply: crate::http::reply::Reply,
+) -> Result<(), UpgradeError>
+where
+    T: AsyncRead + AsyncWrite + Unpin + 'static,
+{
+    let mut response = Response::with_body(reply.status, reply.body);
+    for (name, value) in reply.headers {
+        response.headers_mut().append(name, value);
+    }
+    response.head_mut().set_connection_type(actix_http::ConnectionType::Close);
+    SendResponse::new(framed, response).await.map_err(|e| io::Error::other(e.to_string()))?;
+    Ok(())
+}
+
+/// Writes `reply` on a connection taken from actix-http, and closes it.
+async fn write_reply<T: AsyncWrite + Unpin>(
+    io: &mut T,
+    reply: crate::http::reply::Reply,
+) -> io::Result<()> {
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\ncontent-length: {}\r\nconnection: close\r\n",
+        reply.status.as_u16(),
+        reply.status.canonical_reason().unwrap_or(""),
+        reply.body.len()
+    )
+    .into_bytes();
+    for (name, value) in &reply.headers {
+        head.extend_from_slice(name.as_str().as_bytes());
+        head.extend_from_slice(b": ");
+        head.extend_from_slice(value.as_bytes());
+        head.extend_from_slice(b"\r\n");
+    }
+    head.extend_from_slice(b"\r\n");
+    io.write_all(&head).await?;
+    io.write_all(&reply.body).await?;
+    io.shutdown().await
+}
+
+/// A connection to a downstream: plain or TLS.
+enum Upstream {
+    Plain(TcpStream),
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+async fn connect(target: &Target) -> io::Result<Upstream> {
+    let timeout = target.connect_timeout;
+    let tcp =
+        tokio::time::timeout(timeout, TcpStream::connect((target.host.as_str(), target.port)))
+            .await
+            .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "connect timed out"))??;
+    let _ = tcp.set_nodelay(true);
+    let Some(tls) = &target.tls else { return Ok(Upstream::Plain(tcp)) };
+    let name = rustls_pki_types::ServerName::try_from(target.host.clone())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    let connector = tokio_rustls::TlsConnector::from(Arc::clone(tls));
+    let stream = tokio::time::timeout(timeout, connector.connect(name, tcp))
+        .await
+        .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "TLS handshake timed out"))??;
+    Ok(Upstream::Tls(Box::new(stream)))
+}
+
+impl AsyncRead for Upstream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Self::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Self::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Upstream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Self::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Self::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Self::Plain(s) => Pin::new(s).poll_flush(cx),
+            Self::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Self::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Self::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+/// Copies bytes both ways until both directions have ended, or neither
+/// moved a byte for `idle`; the bytes copied each way.
+async fn pipe<A, B>(a: A, b: B, idle: Duration) -> (u64, u64)
+where
+    A: AsyncRead + AsyncWrite + Unpin,
+    B: AsyncRead + AsyncWrite + Unpin,
+{
+    let last = Cell::new(tokio::time::Instant::now());
+    let (mut ar, mut aw) = tokio::io::split(a);
+    let (mut br, mut bw) = tokio::io::split(b);
+    let up = Cell::new(0u64);
+    let down = Cell::new(0u64);
+    let copy = async {
+        let _ = futures_util::future::join(
+            half(&mut ar, &mut bw, &last, &up),
+            half(&mut br, &mut aw, &last, &down),
+        )
+        .await;
+    };
+    let watchdog = async {
+        loop {
+            tokio::time::sleep_until(last.get() + idle).await;
+            if tokio::time::Instant::now() >= last.get() + idle {
+                tracing::debug!(
+                    idle_s = idle.as_secs(),
+                    "front door: upgraded connection idle; ended"
+                );
+                return;
+            }
+        }
+    };
+    tokio::select! {
+        () = copy => {}
+        () = watchdog => {}
+    }
+    (up.get(), down.get())
+}
+
+/// One direction of [`pipe`]: at its end the other side's writing half
+/// is shut down, so a half-close crosses.
+async fn half<R, W>(
+    r: &mut R,
+    w: &mut W,
+    last: &Cell<tokio::time::Instant>,
+    count: &Cell<u64>,
+) -> io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut buf = vec![0; PIPE_BUFFER];
+    loop {
+        let n = r.read(&mut buf).await?;
+        if n == 0 {
+            return w.shutdown().await;
+        }
+        w.write_all(&buf[..n]).await?;
+        last.set(tokio::time::Instant::now());
+        count.set(count.get() + n as u64);
+    }
+}
