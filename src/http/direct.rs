@@ -41,6 +41,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
 use super::AppState;
+use super::front_door::{self, Asking};
 use super::reply::{DateCache, Method, Reply, Request, accepts_gzip, http_date, join_value};
 use super::router;
 use super::slots::Slot;
@@ -60,6 +61,11 @@ pub enum Connection {
     Closed,
     /// A request needs actix-http: the stream, replaying what was read.
     HandOff(Rewind<TcpStream>),
+    /// A request the front door passes on as an upgrade (exec, attach,
+    /// port-forward): the stream after its head, and the request. Taken
+    /// here, on the raw stream, because actix-http hands only WebSocket
+    /// upgrades to a service; SPDY ones it would read as ordinary requests.
+    Upgrade(Rewind<TcpStream>, Box<Asking>),
 }
 
 /// The direct transport of one server: what every connection shares.
@@ -78,6 +84,8 @@ enum Next {
     Answer { reply: Reply, head_only: bool, close: bool },
     /// Give the connection to actix-http.
     HandOff,
+    /// Give the connection to the front door, as an upgrade.
+    Upgrade(Box<Asking>),
 }
 
 /// Why a connection is done before a complete head.
@@ -161,6 +169,15 @@ impl DirectWriter {
         Self { state, request_timeout, keep_alive, stopping }
     }
 
+    /// Passes the upgrade `asking` on over `io` (the front door's: only
+    /// returned by [`DirectWriter::serve`] when it is on).
+    pub(crate) async fn upgrade(&self, io: Rewind<TcpStream>, asking: &Asking) {
+        let Some(door) = &self.state.front_door else { return };
+        if let Err(e) = front_door::relay(&self.state, door, asking, io, &[]).await {
+            tracing::debug!(error = %crate::error_chain(&e), "front door: upgrade ended");
+        }
+    }
+
     /// Serves `io`, which holds `slot`, until it closes or needs
     /// actix-http.
     pub(crate) async fn serve(&self, mut io: TcpStream, slot: &Slot) -> Connection {
@@ -185,6 +202,10 @@ impl DirectWriter {
                 }
                 Ok((_, Next::HandOff)) => {
                     return Connection::HandOff(Rewind::new(buf.freeze(), io));
+                }
+                Ok((len, Next::Upgrade(asking))) => {
+                    buf.advance(len);
+                    return Connection::Upgrade(Rewind::new(buf.freeze(), io), asking);
                 }
                 Err(Closed::Quietly) => return Connection::Closed,
                 Err(Closed::HeadTimeout) => {
@@ -228,7 +249,9 @@ impl DirectWriter {
                 let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
                 let mut parsed = httparse::Request::new(&mut headers);
                 match parsed.parse(buf) {
-                    Ok(httparse::Status::Complete(len)) => return Ok((len, self.next(&parsed))),
+                    Ok(httparse::Status::Complete(len)) => {
+                        return Ok((len, self.next(&parsed, io)));
+                    }
                     Ok(httparse::Status::Partial) if buf.len() < HEAD_LIMIT => {}
                     Ok(httparse::Status::Partial) | Err(_) => return Ok((0, Next::HandOff)),
                 }
@@ -269,7 +292,13 @@ impl DirectWriter {
     }
 
     /// Decides on a complete head.
-    fn next(&self, parsed: &httparse::Request<'_, '_>) -> Next {
+    fn next(&self, parsed: &httparse::Request<'_, '_>, io: &TcpStream) -> Next {
+        if self.state.front_door.is_some() {
+            let peer = io.peer_addr().ok().map(|a| a.ip());
+            if let Some(asking) = Asking::of_raw(parsed, peer) {
+                return Next::Upgrade(Box::new(asking));
+            }
+        }
         let Some(plain) = Plain::of(parsed) else { return Next::HandOff };
         if self.state.front_door.is_some()
             && router::decode_path(plain.path).as_deref().and_then(router::route).is_none()

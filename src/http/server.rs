@@ -16,6 +16,7 @@ use actix_service::{
 use actix_web::App;
 use actix_web::dev::AppConfig;
 use actix_web::rt::net::TcpStream;
+use bytes::Bytes;
 
 use crate::config::Config;
 use crate::config::serving;
@@ -132,38 +133,15 @@ pub(crate) fn http_server(
             let mut acceptor = actix_tls::accept::rustls_0_23::Acceptor::new(tls);
             acceptor.set_handshake_timeout(limits.tls_handshake_timeout);
             builder.listen("openapi-proxy-tls", listener, move || {
-                let slots = Slots::new(capacity);
-                let decoding = Decoding::new();
+                let http = http_service(&state, &limits, addr, &stopping).map_err(|e| {
+                    tracing::debug!(error = %e, "connection ended with an error");
+                });
                 acceptor
                     .clone()
                     .map_err(|e| {
                         tracing::debug!(error = ?e, "TLS handshake failed");
                     })
-                    .and_then(fn_service(
-                        move |io: actix_tls::accept::rustls_0_23::TlsStream<
-                            actix_web::rt::net::TcpStream,
-                        >| {
-                            let slots = Rc::clone(&slots);
-                            let decoding = decoding.clone();
-                            async move {
-                                // After the handshake: a connection that never
-                                // finishes one never takes a slot.
-                                let slot = slots.enter().await;
-                                let peer = io.get_ref().0.peer_addr().ok();
-                                let h2 = io.get_ref().1.alpn_protocol() == Some(b"h2".as_slice());
-                                let io = StallGuard::new(io, guard, !h2);
-                                let (io, protocol) = if h2 {
-                                    (Lockstep::http2(io, slot), Protocol::Http2)
-                                } else {
-                                    (Lockstep::http1(io, slot, &decoding), Protocol::Http1)
-                                };
-                                Ok((io, protocol, peer))
-                            }
-                        },
-                    ))
-                    .and_then(http_service(&state, &limits, addr, &stopping).map_err(|e| {
-                        tracing::debug!(error = %e, "connection ended with an error");
-                    }))
+                    .and_then(tls_service(state.clone(), http, guard, capacity))
             })
         }
     }
@@ -207,6 +185,10 @@ where
                     let _ = io.set_nodelay(true);
                     match direct.serve(io, &slot).await {
                         Connection::Closed => Ok(()),
+                        Connection::Upgrade(io, asking) => {
+                            direct.upgrade(io, &asking).await;
+                            Ok(())
+                        }
                         Connection::HandOff(io) => http
                             .call((
                                 Lockstep::http1(StallGuard::new(io, guard, true), slot, &decoding),
@@ -222,6 +204,120 @@ where
             }))
         }
     })
+}
+
+/// An HTTPS connection, in one of a worker's `capacity` slots, after its
+/// handshake: HTTP/2 and HTTP/1 through actix-http (`http`); with the front
+/// door on, an HTTP/1 connection whose first request is an upgrade to pass
+/// on (exec, attach, port-forward: clients open a connection for each) is
+/// taken before actix-http, which would read a SPDY upgrade as an ordinary
+/// request.
+fn tls_service<F>(
+    state: AppState,
+    http: F,
+    guard: std::time::Duration,
+    capacity: usize,
+) -> impl ServiceFactory<TlsStream, Config = (), Response = (), Error = (), InitError = ()>
+where
+    F: ServiceFactory<
+            (Lockstep<StallGuard<Rewind<TlsStream>>>, Protocol, Option<SocketAddr>),
+            Config = (),
+            Response = (),
+            Error = (),
+            InitError = (),
+        > + 'static,
+{
+    fn_factory(move || {
+        let http = http.new_service(());
+        let state = state.clone();
+        let slots = Slots::new(capacity);
+        let decoding = Decoding::new();
+        async move {
+            let http = Rc::new(http.await?);
+            Ok(fn_service(move |io: TlsStream| {
+                let http = Rc::clone(&http);
+                let state = state.clone();
+                let slots = Rc::clone(&slots);
+                let decoding = decoding.clone();
+                async move {
+                    // After the handshake: a connection that never
+                    // finishes one never takes a slot.
+                    let slot = slots.enter().await;
+                    let peer = io.get_ref().0.peer_addr().ok();
+                    let h2 = io.get_ref().1.alpn_protocol() == Some(b"h2".as_slice());
+                    if h2 {
+                        let io = StallGuard::new(Rewind::new(Bytes::new(), io), guard, false);
+                        return http.call((Lockstep::http2(io, slot), Protocol::Http2, peer)).await;
+                    }
+                    let io = match &state.front_door {
+                        Some(door) => match first_head(io, guard).await {
+                            First::Upgrade(io, asking) => {
+                                if let Err(e) =
+                                    front_door::relay(&state, door, &asking, io, &[]).await
+                                {
+                                    tracing::debug!(error = %crate::error_chain(&e), "front door: upgrade ended");
+                                }
+                                return Ok(());
+                            }
+                            First::Other(io) => io,
+                            First::Gone => return Ok(()),
+                        },
+                        None => Rewind::new(Bytes::new(), io),
+                    };
+                    let io = Lockstep::http1(StallGuard::new(io, guard, true), slot, &decoding);
+                    http.call((io, Protocol::Http1, peer)).await
+                }
+            }))
+        }
+    })
+}
+
+/// An HTTPS connection's stream.
+type TlsStream = actix_tls::accept::rustls_0_23::TlsStream<TcpStream>;
+
+/// What the first request head of an HTTPS connection is.
+enum First {
+    /// An upgrade for the front door: the stream after the head.
+    Upgrade(Rewind<TlsStream>, Box<front_door::Asking>),
+    /// Anything else (or no whole head within the direct writer's limit):
+    /// the stream, replaying what was read.
+    Other(Rewind<TlsStream>),
+    /// Closed, or no head within `timeout`.
+    Gone,
+}
+
+/// Reads the first request head of `io` (within `timeout`), to see
+/// whether it is an upgrade the front door takes.
+async fn first_head(mut io: TlsStream, timeout: std::time::Duration) -> First {
+    use tokio::io::AsyncReadExt;
+    let mut buf = bytes::BytesMut::with_capacity(4096);
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let mut lines = [httparse::EMPTY_HEADER; 64];
+        let mut parsed = httparse::Request::new(&mut lines);
+        match parsed.parse(&buf) {
+            Ok(httparse::Status::Complete(len)) => {
+                let peer = io.get_ref().0.peer_addr().ok().map(|a| a.ip());
+                return match front_door::Asking::of_raw(&parsed, peer) {
+                    Some(asking) => {
+                        let rest = buf.split_off(len).freeze();
+                        First::Upgrade(Rewind::new(rest, io), Box::new(asking))
+                    }
+                    None => First::Other(Rewind::new(buf.freeze(), io)),
+                };
+            }
+            Ok(httparse::Status::Partial) if buf.len() < http::direct::HEAD_LIMIT => {}
+            Ok(httparse::Status::Partial) | Err(_) => {
+                return First::Other(Rewind::new(buf.freeze(), io));
+            }
+        }
+        match tokio::time::timeout_at(deadline, io.read_buf(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => {}
+            // As actix-http would: a connection without a head in time, or
+            // closed, is dropped.
+            _ => return First::Gone,
+        }
+    }
 }
 
 /// actix-http's service over a guarded stream in lockstep, answering with

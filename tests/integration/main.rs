@@ -22,6 +22,8 @@ mod discovery;
 mod faults;
 /// HTTP/1.1 framing on every transport: pipelined HEADs and GETs, `Connection: close`, idle connections at the limit.
 mod framing;
+/// The front door: requests that are not metadata reach their group-version's owner, with the client's credentials.
+mod front_door;
 /// Committed fixtures and their expected conversions, byte for byte.
 mod golden;
 /// The real kubectl sees the same API through the proxy as against the downstream directly.

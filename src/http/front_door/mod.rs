@@ -37,7 +37,7 @@ use crate::outbound::client::ClientError;
 use crate::outbound::tls::{TlsConfig, tls_config};
 
 pub(crate) use pass::pass;
-pub(crate) use upgrade::upgrades;
+pub(crate) use upgrade::{Asking, relay, upgrades};
 
 /// How long a downstream may take to send the response head of a passed-on
 /// request: kube-apiserver's own `--request-timeout` (60 s), after which it

@@ -14,6 +14,7 @@
 
 use std::cell::Cell;
 use std::io;
+use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -24,7 +25,8 @@ use actix_http::h1::{Codec, SendResponse};
 use actix_http::{Request, Response};
 use actix_service::{ServiceFactory, fn_service};
 use actix_web::HttpMessage;
-use actix_web::http::header;
+use actix_web::http::Method;
+use actix_web::http::header::{self, HeaderMap};
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
@@ -90,28 +92,106 @@ async fn upgrade<T>(
 where
     T: AsyncRead + AsyncWrite + Unpin + 'static,
 {
-    let started = Instant::now();
-    let decoded = router::decode_path(req.path()).unwrap_or_default().into_owned();
+    let decoded = router::decode_path(req.path()).unwrap_or_default();
     if router::route(&decoded).is_some() {
         // Metadata: answered as without the upgrade, then closed.
         let reply = router::answer(state, &Asked::from_head(req.head()));
         return refuse(framed, reply).await;
     }
-    let kind = classify(req.method(), &decoded, req.uri().query().unwrap_or(""), true);
+    if let Some(lenient) = req.conn_data::<Leniency>() {
+        lenient.mark().for_good();
+    }
+    let asking = Asking {
+        method: req.method().clone(),
+        target: req.uri().path_and_query().map_or(req.path(), |pq| pq.as_str()).to_owned(),
+        headers: req.headers().clone(),
+        peer: req.peer_addr().map(|a| a.ip()),
+    };
+    let parts = framed.into_parts();
+    relay(state, door, &asking, parts.io, &parts.read_buf).await
+}
+
+/// An upgrade request, as the front door passes it on.
+#[derive(Debug)]
+pub(crate) struct Asking {
+    method: Method,
+    /// Path and query, as sent.
+    target: String,
+    headers: HeaderMap,
+    peer: Option<IpAddr>,
+}
+
+impl Asking {
+    /// The upgrade a raw request head asks for, when the front door is to
+    /// pass it on: it asks to switch protocols (`Connection: upgrade` and
+    /// an `Upgrade` header: WebSocket or SPDY alike) on a path no metadata
+    /// route serves. `None` for anything else, which goes its usual way.
+    pub(crate) fn of_raw(head: &httparse::Request<'_, '_>, peer: Option<IpAddr>) -> Option<Self> {
+        let target = head.path?;
+        let path = target.split_once('?').map_or(target, |(p, _)| p);
+        let decoded = router::decode_path(path)?;
+        if router::route(&decoded).is_some() {
+            return None;
+        }
+        let mut headers = HeaderMap::new();
+        for h in head.headers.iter() {
+            let name = header::HeaderName::from_bytes(h.name.as_bytes()).ok()?;
+            let value = header::HeaderValue::from_bytes(h.value).ok()?;
+            headers.append(name, value);
+        }
+        let upgrade = headers.contains_key(header::UPGRADE)
+            && headers
+                .get_all(header::CONNECTION)
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(','))
+                .any(|t| t.trim().eq_ignore_ascii_case("upgrade"));
+        if !upgrade || head.version != Some(1) {
+            return None;
+        }
+        Some(Self {
+            method: Method::from_bytes(head.method?.as_bytes()).ok()?,
+            target: target.to_owned(),
+            headers,
+            peer,
+        })
+    }
+
+    fn path(&self) -> &str {
+        self.target.split_once('?').map_or(&self.target, |(p, _)| p)
+    }
+
+    fn query(&self) -> &str {
+        self.target.split_once('?').map_or("", |(_, q)| q)
+    }
+}
+
+/// Passes the upgrade `asking` on to its owner over `client`, whose next
+/// bytes (already read) are `early`: a refusal is answered and the
+/// connection closed; a `101` is piped until either side is done.
+pub(crate) async fn relay<C>(
+    state: &AppState,
+    door: &Arc<FrontDoor>,
+    asking: &Asking,
+    mut client: C,
+    early: &[u8],
+) -> Result<(), UpgradeError>
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+{
+    let started = Instant::now();
+    let decoded = router::decode_path(asking.path()).unwrap_or_default();
+    let kind = classify(&asking.method, &decoded, asking.query(), true);
     let owner =
         group_version_of(&decoded).and_then(|k| state.store.load().owners.owner(k).cloned());
     let Some(target) = owner.and_then(|o| door.targets.get(&o).cloned()) else {
         state.metrics.pass_through("", kind.verb, 404, None);
-        return refuse(framed, status::not_owned()).await;
+        write_reply(&mut client, status::not_owned()).await?;
+        return Ok(());
     };
     let Some(_permit) = door.admit(true) else {
-        return refuse(framed, status::too_many_in_flight()).await;
+        write_reply(&mut client, status::too_many_in_flight()).await?;
+        return Ok(());
     };
-    if let Some(lenient) = req.conn_data::<Leniency>() {
-        lenient.mark().for_good();
-    }
-    let parts = framed.into_parts();
-    let (mut client, early) = (parts.io, parts.read_buf);
     let mut downstream = match connect(&target).await {
         Ok(d) => d,
         Err(e) => {
@@ -122,9 +202,9 @@ where
             return Ok(());
         }
     };
-    let head = request_head(&req, &target);
+    let head = request_head(asking, &target);
     downstream.write_all(&head).await?;
-    downstream.write_all(&early).await?;
+    downstream.write_all(early).await?;
     let answer = match tokio::time::timeout(RESPONSE_HEAD_TIMEOUT, read_head(&mut downstream)).await
     {
         Ok(Ok(answer)) => answer,
@@ -142,7 +222,7 @@ where
         }
     };
     state.metrics.pass_through(&target.name, kind.verb, answer.code, Some(started.elapsed()));
-    tracing::debug!(downstream = %target.name, code = answer.code, path = %req.path(),
+    tracing::debug!(downstream = %target.name, code = answer.code, path = %asking.path(),
         "front door: upgrade answered");
     if answer.code == 101 {
         client.write_all(&answer.bytes).await?;
@@ -177,13 +257,12 @@ where
 /// The request head as the owner gets it: method and target as sent, the
 /// owner's `Host`, end-to-end headers, the upgrade asked for, and
 /// `X-Forwarded-For`.
-fn request_head(req: &Request, target: &Target) -> Vec<u8> {
+fn request_head(asking: &Asking, target: &Target) -> Vec<u8> {
     let mut head = Vec::with_capacity(1024);
-    let path_and_query = req.uri().path_and_query().map_or(req.path(), |pq| pq.as_str());
-    head.extend_from_slice(req.method().as_str().as_bytes());
+    head.extend_from_slice(asking.method.as_str().as_bytes());
     head.push(b' ');
     head.extend_from_slice(target.prefix.as_bytes());
-    head.extend_from_slice(path_and_query.as_bytes());
+    head.extend_from_slice(asking.target.as_bytes());
     head.extend_from_slice(b" HTTP/1.1\r\nHost: ");
     head.extend_from_slice(target.authority.as_bytes());
     head.extend_from_slice(b"\r\n");
@@ -193,17 +272,17 @@ fn request_head(req: &Request, target: &Target) -> Vec<u8> {
         head.extend_from_slice(value);
         head.extend_from_slice(b"\r\n");
     };
-    for (name, value) in headers::end_to_end(req.headers()) {
+    for (name, value) in headers::end_to_end(&asking.headers) {
         line(&mut head, name.as_str().as_bytes(), value.as_bytes());
     }
-    for value in req.headers().get_all(header::UPGRADE) {
+    for value in asking.headers.get_all(header::UPGRADE) {
         line(&mut head, b"upgrade", value.as_bytes());
     }
     line(&mut head, b"connection", b"Upgrade");
-    if let Some(length) = req.headers().get(header::CONTENT_LENGTH) {
+    if let Some(length) = asking.headers.get(header::CONTENT_LENGTH) {
         line(&mut head, b"content-length", length.as_bytes());
     }
-    if let Some(xff) = headers::forwarded_for(req.headers(), req.peer_addr().map(|a| a.ip())) {
+    if let Some(xff) = headers::forwarded_for(&asking.headers, asking.peer) {
         line(&mut head, b"x-forwarded-for", xff.as_bytes());
     }
     head.extend_from_slice(b"\r\n");

@@ -111,6 +111,11 @@ impl Conn {
         Self { reader: BufReader::new(stream), tcp }
     }
 
+    /// The stream itself, for bytes that are not HTTP (after a `101`).
+    pub fn stream(&mut self) -> &mut BufReader<Box<dyn Stream>> {
+        &mut self.reader
+    }
+
     /// Writes `bytes` (one or several requests) at once.
     pub fn send(&mut self, bytes: &[u8]) {
         let stream = self.reader.get_mut();

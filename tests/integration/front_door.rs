@@ -1,0 +1,479 @@
+//! The front door (`frontDoor: true`), black-box: requests that are not
+//! metadata reach the downstream that owns their group-version, with the
+//! client's credentials only, within the in-flight bound; upgrades are
+//! piped; off, nothing is passed on. The kubectl tests, against a fake
+//! cluster, are in `front_door_kubectl`.
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use actix_web::http::StatusCode;
+use openapi_proxy::testing::demo::{Route, Routes};
+use openapi_proxy::{Config, RawConfig};
+
+use crate::common::proxy::{POLL, TestProxy, config, downstream, request, site};
+
+/// `/api` and `/apis` in aggregated discovery v2: the core group's `pods`
+/// when `core`, and one resource in each of `groups` (`group/version`).
+fn discovery(routes: &Routes, core: bool, groups: &[(&str, &str)]) {
+    let resource = |plural: &str, kind: &str, group: &str, version: &str| {
+        serde_json::json!({
+            "resource": plural,
+            "responseKind": {"group": group, "version": version, "kind": kind},
+            "scope": "Namespaced",
+            "singularResource": plural.trim_end_matches('s'),
+            "verbs": ["get", "list", "watch", "create", "delete"],
+        })
+    };
+    let list = |items: Vec<serde_json::Value>| {
+        let mut route = Route::json(
+            serde_json::json!({
+                "kind": "APIGroupDiscoveryList",
+                "apiVersion": "apidiscovery.k8s.io/v2",
+                "metadata": {},
+                "items": items,
+            })
+            .to_string(),
+        );
+        route.content_type = openapi_proxy::media::DISCOVERY_V2_CONTENT_TYPE;
+        route
+    };
+    let core_items = if core {
+        vec![serde_json::json!({
+            "metadata": {},
+            "versions": [{"version": "v1", "resources": [resource("pods", "Pod", "", "v1")], "freshness": "Current"}],
+        })]
+    } else {
+        vec![]
+    };
+    let group_items = groups
+        .iter()
+        .map(|(g, v)| {
+            serde_json::json!({
+                "metadata": {"name": g},
+                "versions": [{"version": v, "resources": [resource("widgets", "Widget", g, v)], "freshness": "Current"}],
+            })
+        })
+        .collect();
+    routes.set("/api", list(core_items));
+    routes.set("/apis", list(group_items));
+}
+
+/// A proxy with the front door in front of `downstreams`.
+fn front_door(downstreams: Vec<openapi_proxy::DownstreamConfig>) -> Config {
+    Config { front_door: true, ..config(downstreams) }
+}
+
+/// Waits until the proxy routes `key` to `owner`.
+async fn routed(proxy: &TestProxy, key: &str, owner: &str) {
+    proxy
+        .wait_for(&format!("{key} owned by {owner}"), |s| {
+            s.owners.owner(key).is_some_and(|o| &**o == owner)
+        })
+        .await;
+}
+
+/// Each group-version's requests reach its owner — the priority winner
+/// where two serve it, as discovery shows it — with the client's
+/// `Authorization`; the proxy's own token is on its polls and on no
+/// passed-on request; what nobody owns is a 404 `Status`.
+#[actix_web::test]
+async fn requests_reach_the_owner_with_the_clients_credentials_only() {
+    let (kube, extra) = (site(), site());
+    discovery(&kube.routes, true, &[("apps", "v1"), ("example.com", "v1")]);
+    discovery(&extra.routes, false, &[("example.com", "v1")]);
+    kube.routes
+        .set("/api/v1/namespaces/default/pods", Route::json(r#"{"kind":"PodList","from":"kube"}"#));
+    kube.routes.set("/apis/apps/v1/deployments", Route::json(r#"{"from":"kube"}"#));
+    kube.routes.set("/apis/example.com/v1/widgets", Route::json(r#"{"from":"kube"}"#));
+    extra.routes.set("/apis/example.com/v1/widgets", Route::json(r#"{"from":"extra"}"#));
+    let token = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("front-door-proxy-token");
+    std::fs::write(&token, "PROXY-SECRET\n").expect("token file");
+    let yaml = format!(
+        "frontDoor: true\ndownstreams:\n- name: kube\n  url: {}\n  priority: 10\n  tokenFile: {}\n- name: extra\n  url: {}\n  priority: 20\n",
+        kube.url(),
+        token.display(),
+        extra.url()
+    );
+    let mut cfg = Config::from_raw(RawConfig::from_yaml(&yaml).expect("yaml")).expect("config");
+    cfg.listen = "127.0.0.1:0".parse().expect("address");
+    for d in &mut cfg.downstreams {
+        d.poll_interval = POLL;
+    }
+    cfg.readiness_grace_period = Duration::ZERO;
+    let proxy = TestProxy::start_config(&cfg);
+    routed(&proxy, "apis/example.com/v1", "extra").await;
+    routed(&proxy, "api/v1", "kube").await;
+
+    let client = [("Authorization", "Bearer CLIENT"), ("X-Forwarded-For", "192.0.2.1")];
+    let pods = proxy.get("/api/v1/namespaces/default/pods?limit=5", &client).await;
+    assert_eq!(pods.status, StatusCode::OK);
+    assert_eq!(pods.json()["from"], "kube");
+    assert_eq!(proxy.get("/apis/apps/v1/deployments", &client).await.json()["from"], "kube");
+    let widgets = proxy.get("/apis/example.com/v1/widgets", &client).await;
+    assert_eq!(widgets.json()["from"], "extra", "the higher priority owns example.com/v1");
+
+    let nobody = proxy.get("/apis/batch/v1/jobs", &client).await;
+    assert_eq!(nobody.status, StatusCode::NOT_FOUND);
+    assert_eq!(nobody.json()["kind"], "Status");
+    assert!(nobody.json()["message"].as_str().expect("message").contains("no downstream serves"));
+
+    let seen: Vec<_> = kube.routes.seen().into_iter().chain(extra.routes.seen()).collect();
+    let auth = |s: &openapi_proxy::testing::demo::SeenRequest| {
+        s.headers.get("authorization").map(|v| v.to_str().expect("text").to_owned())
+    };
+    let passed: Vec<_> = seen
+        .iter()
+        .filter(|s| {
+            s.uri.contains("pods") || s.uri.contains("widgets") || s.uri.contains("deployments")
+        })
+        .collect();
+    assert_eq!(passed.len(), 3, "{passed:?}");
+    for s in &passed {
+        assert_eq!(auth(s).as_deref(), Some("Bearer CLIENT"), "{}", s.uri);
+        let xff =
+            s.headers.get("x-forwarded-for").expect("x-forwarded-for").to_str().expect("text");
+        assert_eq!(xff, "192.0.2.1, 127.0.0.1", "the client appended");
+    }
+    assert_eq!(passed[0].uri, "/api/v1/namespaces/default/pods?limit=5", "the query crosses");
+    let polls = kube.routes.seen().into_iter().filter(|s| s.uri.starts_with("/api")).count();
+    assert!(polls > 0);
+    assert!(
+        kube.routes.seen().iter().filter(|s| !passed.iter().any(|p| p.uri == s.uri)).all(|s| auth(
+            s
+        )
+        .as_deref()
+            == Some("Bearer PROXY-SECRET")),
+        "the proxy's polls carry its token"
+    );
+    assert!(
+        seen.iter()
+            .filter(|s| auth(s).as_deref() == Some("Bearer PROXY-SECRET"))
+            .all(|s| !passed.iter().any(|p| std::ptr::eq(*p, s)))
+    );
+
+    let metrics = proxy.get("/metrics", &[]).await;
+    let text = String::from_utf8_lossy(&metrics.body);
+    assert!(
+        text.contains(r#"openapi_proxy_pass_through_requests_total{code="200",downstream="extra",verb="get"} 1"#),
+        "{text}"
+    );
+    assert!(text.contains(
+        r#"openapi_proxy_pass_through_requests_total{code="404",downstream="",verb="get"} 1"#
+    ));
+}
+
+/// Bodies cross both ways as they are: a create's body and type, the
+/// downstream's status and `Status` body, `Content-Encoding` untouched.
+#[actix_web::test]
+async fn bodies_statuses_and_encodings_cross_unchanged() {
+    let kube = site();
+    discovery(&kube.routes, true, &[]);
+    kube.routes.require_authorization(None);
+    let mut denied = Route::json(r#"{"kind":"Status","reason":"Forbidden","code":403}"#);
+    denied.status = StatusCode::FORBIDDEN;
+    kube.routes.set("/api/v1/namespaces/default/secrets", denied);
+    let proxy = TestProxy::start_config(&front_door(vec![downstream("kube", &kube.url(), 10)]));
+    routed(&proxy, "api/v1", "kube").await;
+    let forbidden = proxy.get("/api/v1/namespaces/default/secrets", &[]).await;
+    assert_eq!(forbidden.status, StatusCode::FORBIDDEN);
+    assert_eq!(forbidden.json()["reason"], "Forbidden");
+    let created = request(
+        "POST",
+        &format!("{}/api/v1/namespaces/default/pods", proxy.base),
+        &[("Content-Type", "application/yaml")],
+    )
+    .await;
+    // The demo site answers only GET routes; a POST to no route is its 404,
+    // passed back as it came (empty).
+    assert_eq!(created.status, StatusCode::NOT_FOUND);
+    assert!(created.body.is_empty());
+}
+
+/// Past `maxRequestsInflight` short requests wait for nobody: 429 with
+/// `Retry-After`; long-running ones are not counted; and the places come
+/// back.
+#[actix_web::test]
+async fn past_the_in_flight_bound_a_request_gets_429() {
+    let kube = site();
+    discovery(&kube.routes, true, &[]);
+    kube.routes.set("/api/v1/pods", Route::json("{}").delayed(Duration::from_millis(800)));
+    let mut cfg = front_door(vec![downstream("kube", &kube.url(), 10)]);
+    cfg.serving.limits.max_requests_inflight = 2;
+    let proxy = TestProxy::start_config(&cfg);
+    routed(&proxy, "api/v1", "kube").await;
+    let url = format!("{}/api/v1/pods", proxy.base);
+    let answers = futures_util::future::join_all((0..5).map(|_| request("GET", &url, &[]))).await;
+    let ok = answers.iter().filter(|a| a.status == StatusCode::OK).count();
+    let refused: Vec<_> =
+        answers.iter().filter(|a| a.status == StatusCode::TOO_MANY_REQUESTS).collect();
+    assert_eq!(
+        (ok, refused.len()),
+        (2, 3),
+        "{:?}",
+        answers.iter().map(|a| a.status).collect::<Vec<_>>()
+    );
+    assert_eq!(refused[0].header("retry-after"), "1");
+    assert_eq!(refused[0].json()["reason"], "TooManyRequests");
+    // A watch is long-running: not counted against the bound.
+    let watch = format!("{url}?watch=true");
+    let watches = futures_util::future::join_all((0..3).map(|_| request("GET", &watch, &[]))).await;
+    assert!(watches.iter().all(|a| a.status == StatusCode::OK));
+    assert_eq!(request("GET", &url, &[]).await.status, StatusCode::OK, "the places came back");
+}
+
+/// An owner that cannot be reached is a 503 `Status`, and the metadata
+/// already published is still served.
+#[actix_web::test]
+async fn an_unreachable_owner_is_a_503() {
+    let kube = site();
+    discovery(&kube.routes, true, &[]);
+    let proxy = TestProxy::start_config(&front_door(vec![downstream("kube", &kube.url(), 10)]));
+    routed(&proxy, "api/v1", "kube").await;
+    kube.handle.stop(false).await;
+    let answer = proxy.get("/api/v1/pods", &[]).await;
+    assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(answer.json()["reason"], "ServiceUnavailable");
+    assert_eq!(proxy.get("/api", &[]).await.status, StatusCode::OK);
+}
+
+/// Off (the default), nothing is passed on: a resource request is the
+/// proxy's own 404, and the downstream never sees it.
+#[actix_web::test]
+async fn off_nothing_is_passed_on() {
+    let kube = site();
+    discovery(&kube.routes, true, &[]);
+    kube.routes.set("/api/v1/pods", Route::json("{}"));
+    let proxy = TestProxy::start(vec![downstream("kube", &kube.url(), 10)]);
+    proxy.wait_polled("kube").await;
+    let answer = proxy.get("/api/v1/pods", &[]).await;
+    assert_eq!(answer.status, StatusCode::NOT_FOUND);
+    assert!(answer.json()["message"].as_str().expect("message").contains("is a resource request"));
+    assert!(kube.routes.seen().iter().all(|s| s.uri != "/api/v1/pods"));
+}
+
+/// A raw HTTP/1.1 downstream: aggregated discovery with the core group's
+/// `pods` at `/api` (and none at `/apis`), and at any other path a `101`
+/// that greets with `hello ` and echoes what it gets until the client
+/// closes. Each upgrade's request head is sent on `heads`.
+fn upgrading_downstream(heads: std::sync::mpsc::Sender<String>) -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { return };
+            let heads = heads.clone();
+            std::thread::spawn(move || {
+                loop {
+                    let mut head = Vec::new();
+                    let mut byte = [0u8; 1];
+                    while !head.ends_with(b"\r\n\r\n") {
+                        if s.read(&mut byte).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        head.push(byte[0]);
+                    }
+                    let head = String::from_utf8_lossy(&head).into_owned();
+                    let path = head.split(' ').nth(1).unwrap_or("").to_owned();
+                    if path == "/api" || path == "/apis" {
+                        let items = if path == "/api" {
+                            r#"[{"metadata":{},"versions":[{"version":"v1","resources":[{"resource":"pods","responseKind":{"group":"","version":"v1","kind":"Pod"},"scope":"Namespaced","verbs":["get"]}],"freshness":"Current"}]}]"#
+                        } else {
+                            "[]"
+                        };
+                        let body = format!(
+                            r#"{{"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","metadata":{{}},"items":{items}}}"#
+                        );
+                        let answer = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\n\r\n{body}",
+                            openapi_proxy::media::DISCOVERY_V2_CONTENT_TYPE,
+                            body.len()
+                        );
+                        if s.write_all(answer.as_bytes()).is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                    if !head.to_ascii_lowercase().contains("upgrade: spdy/3.1") {
+                        let _ = s.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+                        continue;
+                    }
+                    let _ = heads.send(head);
+                    let _ = s.write_all(
+                        b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\nhello ",
+                    );
+                    let mut buf = [0u8; 1024];
+                    loop {
+                        match s.read(&mut buf) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => {
+                                if s.write_all(&buf[..n]).is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// An upgrade is piped once the owner switched protocols: bytes cross both
+/// ways, in order, until the client closes; the owner gets the client's
+/// token, the upgrade it asked for and no proxy credentials.
+#[actix_web::test]
+async fn an_upgrade_is_piped_both_ways() {
+    let (tx, heads) = std::sync::mpsc::channel();
+    let owner = upgrading_downstream(tx);
+    let proxy = TestProxy::start_config(&front_door(vec![downstream(
+        "kube",
+        &format!("http://{owner}"),
+        10,
+    )]));
+    routed(&proxy, "api/v1", "kube").await;
+    let addr = proxy.running.addr;
+    let talk = actix_web::rt::task::spawn_blocking(move || {
+        let mut c = std::net::TcpStream::connect(addr).expect("connect");
+        c.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        c.write_all(
+            b"POST /api/v1/namespaces/default/pods/p/exec?command=sh HTTP/1.1\r\nHost: proxy\r\n\
+              Authorization: Bearer CLIENT\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\
+              X-Stream-Protocol-Version: v4.channel.k8s.io\r\nContent-Length: 0\r\n\r\n",
+        )
+        .expect("request");
+        let mut got = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !got.ends_with(b"hello ") {
+            let n = c.read(&mut buf).expect("read");
+            assert!(n > 0, "closed early: {}", String::from_utf8_lossy(&got));
+            got.extend_from_slice(&buf[..n]);
+        }
+        let head = String::from_utf8_lossy(&got).into_owned();
+        for round in 0..50 {
+            let line = format!("line {round}\n");
+            c.write_all(line.as_bytes()).expect("write");
+            let mut back = vec![0u8; line.len()];
+            c.read_exact(&mut back).expect("echo");
+            assert_eq!(back, line.as_bytes());
+        }
+        head
+    });
+    let head = talk.await.expect("join");
+    assert!(head.starts_with("HTTP/1.1 101 Switching Protocols\r\n"), "{head}");
+    let sent = heads.recv_timeout(Duration::from_secs(5)).expect("the owner saw the upgrade");
+    let lower = sent.to_ascii_lowercase();
+    assert!(
+        sent.starts_with("POST /api/v1/namespaces/default/pods/p/exec?command=sh HTTP/1.1\r\n"),
+        "{sent}"
+    );
+    assert!(lower.contains("authorization: bearer client"), "{sent}");
+    assert!(lower.contains("connection: upgrade") && lower.contains("upgrade: spdy/3.1"), "{sent}");
+    assert!(lower.contains("x-stream-protocol-version: v4.channel.k8s.io"), "{sent}");
+    assert!(lower.contains(&format!("host: {owner}")), "{sent}");
+    let metrics = proxy.get("/metrics", &[]).await;
+    let text = String::from_utf8_lossy(&metrics.body);
+    assert!(
+        text.contains(r#"openapi_proxy_pass_through_requests_total{code="101",downstream="kube",verb="connect"} 1"#),
+        "{text}"
+    );
+}
+
+/// Over HTTPS: an HTTP/2 client's request is passed on, an upgrade (the
+/// first request of its connection, as clients open them) is piped, and
+/// the proxy's client certificate — its identity for its own polls — is
+/// never presented for a passed-on request: a downstream that requires
+/// one refuses the front door, which answers 503.
+#[actix_web::test]
+async fn over_https_upgrades_are_piped_and_the_proxys_certificate_stays_home() {
+    use crate::common::http1::{Conn, tls_client};
+    use crate::common::tls::{Pki, start_tls_site};
+    use openapi_proxy::ServingTls;
+    use rustls::pki_types::pem::PemObject;
+
+    let pki = Pki::generate("front-door");
+    let routes = Routes::default();
+    let watched = routes.clone();
+    discovery(&routes, false, &[("example.com", "v1")]);
+    routes.set("/apis/example.com/v1/widgets", Route::json("{}"));
+    let secure = start_tls_site(routes, &pki.server_cert, &pki.server_key, Some(&pki.client_ca))
+        .expect("site");
+    let (tx, heads) = std::sync::mpsc::channel();
+    let owner = upgrading_downstream(tx);
+
+    let mut identified = downstream("secure", &secure.url(), 10);
+    identified.tls.ca = Some(pki.ca.clone().into());
+    identified.tls.client_cert =
+        Some((pki.client_cert.clone().into(), pki.client_key.clone().into()));
+    let mut cfg = front_door(vec![identified, downstream("kube", &format!("http://{owner}"), 5)]);
+    cfg.serving.tls =
+        Some(ServingTls { cert_file: pki.server_cert.clone(), key_file: pki.server_key.clone() });
+    let proxy = TestProxy::start_config(&cfg);
+    routed(&proxy, "apis/example.com/v1", "secure").await;
+    routed(&proxy, "api/v1", "kube").await;
+
+    // HTTP/2, as client-go speaks it: passed on, and refused by the
+    // downstream that wants a client certificate the front door never
+    // presents.
+    let mut roots = rustls::RootCertStore::empty();
+    for c in rustls::pki_types::CertificateDer::pem_file_iter(&pki.ca).expect("CA") {
+        roots.add(c.expect("PEM")).expect("CA certificate");
+    }
+    let mut h2 = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("versions")
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    h2.alpn_protocols = vec![b"h2".to_vec()];
+    let client = awc::Client::builder()
+        .connector(awc::Connector::new().rustls_0_23(std::sync::Arc::new(h2)))
+        .timeout(Duration::from_secs(10))
+        .finish();
+    let refused = client
+        .get(format!("{}/apis/example.com/v1/widgets", proxy.base))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(refused.version(), actix_web::http::Version::HTTP_2);
+    // TLS 1.3 refuses a missing client certificate after the client's
+    // side of the handshake: the exchange breaks (502) rather than the
+    // connection (503). Either way the request never reached the site.
+    assert!(
+        [StatusCode::BAD_GATEWAY, StatusCode::SERVICE_UNAVAILABLE].contains(&refused.status()),
+        "{}",
+        refused.status()
+    );
+    assert!(
+        watched.seen().iter().all(|s| !s.uri.contains("widgets")),
+        "no client certificate crossed, so no request did"
+    );
+
+    // An exec-like upgrade over TLS, piped.
+    let addr = proxy.running.addr;
+    let ca = pki.ca.clone();
+    let head = actix_web::rt::task::spawn_blocking(move || {
+        let mut conn = Conn::tls(addr, &tls_client(&ca));
+        conn.send(
+            b"GET /api/v1/namespaces/default/pods/p/attach HTTP/1.1\r\nHost: proxy\r\n\
+              Connection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n",
+        );
+        let head = conn.response_head().expect("a response head");
+        let stream = conn.stream();
+        let mut hello = [0u8; 6];
+        stream.read_exact(&mut hello).expect("greeting");
+        assert_eq!(&hello, b"hello ");
+        stream.get_mut().write_all(b"over tls\n").expect("write");
+        stream.get_mut().flush().expect("flush");
+        let mut back = [0u8; 9];
+        stream.read_exact(&mut back).expect("echo");
+        assert_eq!(&back, b"over tls\n");
+        head
+    })
+    .await
+    .expect("join");
+    assert_eq!(head.status, 101, "{head:?}");
+    assert!(heads.recv_timeout(Duration::from_secs(5)).expect("seen").contains("/pods/p/attach"));
+}
