@@ -1,0 +1,332 @@
+//! The fake Kubernetes API server (`common/cluster.rs`) judged by the real
+//! kubectl (1.32, pinned), directly — no proxy in between. The fake is
+//! meant to stand behind the proxy's reverse-proxy mode, where a wrong
+//! answer would be blamed on the proxy; so it must first be right on its
+//! own: kubectl lists, creates, applies server-side, deletes, follows logs,
+//! execs over WebSocket and watches against it, a request without the
+//! token is refused the way kube-apiserver refuses it, and the fake records
+//! the token on the requests that carried it.
+//!
+//! kubectl runs with `--validate=false` where it would otherwise fetch the
+//! OpenAPI documents, which the fake does not serve.
+//!
+//! kubectl sends `--token` only over HTTPS (client-go's clientcmd drops all
+//! user credentials for a plain `http://` server), so the test puts a
+//! byte-for-byte TLS terminator ([`TlsFront`]) in front of the fake, which
+//! itself speaks plain HTTP as the proxy's reverse-proxy mode will talk to it.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use tokio::sync::oneshot;
+
+use crate::common::cluster::{Cluster, Serves};
+use crate::common::kubectl::{self, Run};
+use crate::common::tls::{Pki, server_config};
+
+const TOKEN: &str = "t0ken-for-the-fake";
+
+/// HTTPS in front of a plain HTTP server: each TLS connection is decrypted
+/// and its bytes copied both ways to a fresh connection to the backend, so
+/// streams and upgrades pass untouched. Runs on its own thread; stops when
+/// dropped.
+struct TlsFront {
+    url: String,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl TlsFront {
+    fn start(backend: &str, pki: &Pki) -> TlsFront {
+        let backend = backend.strip_prefix("http://").expect("an http:// backend").to_owned();
+        let config = std::sync::Arc::new(server_config(&pki.server_cert, &pki.server_key, None));
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("TLS front binds");
+        listener.set_nonblocking(true).expect("non-blocking");
+        let url = format!("https://{}", listener.local_addr().expect("bound address"));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("TLS front runtime");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
+                let acceptor = tokio_rustls::TlsAcceptor::from(config);
+                let serve = async {
+                    while let Ok((tcp, _)) = listener.accept().await {
+                        let (acceptor, backend) = (acceptor.clone(), backend.clone());
+                        tokio::spawn(async move {
+                            let Ok(mut tls) = acceptor.accept(tcp).await else { return };
+                            let Ok(mut back) = tokio::net::TcpStream::connect(&backend).await
+                            else {
+                                return;
+                            };
+                            let _ = tokio::io::copy_bidirectional(&mut tls, &mut back).await;
+                        });
+                    }
+                };
+                tokio::select! {
+                    _ = stopped => {}
+                    () = serve => {}
+                }
+            });
+        });
+        TlsFront { url, stop: Some(stop), thread: Some(thread) }
+    }
+}
+
+impl Drop for TlsFront {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Runs kubectl with the token and asserts it succeeded.
+async fn ok(server: &str, ca: &str, args: &[&str]) -> Run {
+    let mut all = vec!["--token", TOKEN, "--certificate-authority", ca];
+    all.extend_from_slice(args);
+    let run = kubectl::run(server, &all).await;
+    assert!(
+        run.success,
+        "kubectl {} failed:\nstdout: {}\nstderr: {}",
+        run.args, run.stdout, run.stderr
+    );
+    run
+}
+
+/// A manifest written under the target's temporary directory.
+fn manifest(name: &str, body: &str) -> String {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("cluster-manifests")
+        .join(std::process::id().to_string());
+    std::fs::create_dir_all(&dir).expect("manifest dir");
+    let path = dir.join(name);
+    std::fs::write(&path, body).expect("write manifest");
+    path.to_str().expect("utf-8 path").to_owned()
+}
+
+/// A kubectl that does not exit by itself (`logs -f`, `get --watch`): its
+/// standard output line by line; killed when dropped.
+struct Streaming {
+    child: Child,
+    lines: Receiver<String>,
+    cache: std::path::PathBuf,
+}
+
+impl Streaming {
+    fn spawn(server: &str, ca: &str, args: &[&str]) -> Streaming {
+        let cache = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join("kubectl-cache")
+            .join(format!("stream-{}-{}", std::process::id(), args.join("-").replace('/', "_")));
+        let _ = std::fs::remove_dir_all(&cache);
+        let mut child = Command::new(kubectl::pinned())
+            .arg("--server")
+            .arg(server)
+            .arg("--cache-dir")
+            .arg(&cache)
+            .args(["--token", TOKEN, "--certificate-authority", ca])
+            .args(args)
+            .env("KUBECONFIG", "/dev/null")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("kubectl starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Streaming { child, lines, cache }
+    }
+
+    /// The next line, failing the test after `within`.
+    fn line(&self, within: Duration, what: &str) -> String {
+        self.lines
+            .recv_timeout(within)
+            .unwrap_or_else(|e| panic!("no line from kubectl ({what}): {e}"))
+    }
+
+    /// Lines until one contains `needle`, failing the test after `within`.
+    fn until(&self, needle: &str, within: Duration) -> Vec<String> {
+        let deadline = Instant::now() + within;
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let found = line.contains(needle);
+                    seen.push(line);
+                    if found {
+                        return seen;
+                    }
+                }
+                Err(e) => panic!("kubectl never printed {needle:?} ({e}); printed {seen:?}"),
+            }
+        }
+    }
+}
+
+impl Drop for Streaming {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.cache);
+    }
+}
+
+#[actix_web::test]
+async fn kubectl_works_against_the_fake_cluster() {
+    let cluster = Cluster::start(TOKEN, Serves::Both);
+    let pki = Pki::generate("cluster");
+    let front = TlsFront::start(&cluster.url(), &pki);
+    let url = front.url.clone();
+    let ca = pki.ca.to_str().expect("utf-8 path").to_owned();
+    let ca = ca.as_str();
+    let wait = Duration::from_secs(10);
+
+    // get, as a table and as JSON.
+    let run = ok(&url, ca, &["get", "pods"]).await;
+    assert!(run.stdout.lines().any(|l| l.starts_with("demo ")), "get pods:\n{}", run.stdout);
+    let run = ok(&url, ca, &["get", "pods", "-o", "json"]).await;
+    let list: serde_json::Value =
+        serde_json::from_str(&run.stdout).expect("get -o json prints JSON");
+    assert_eq!(list["items"][0]["metadata"]["name"], "demo", "{list}");
+    assert_eq!(list["items"][0]["spec"]["containers"][0]["image"], "busybox", "{list}");
+
+    // create, apply --server-side, delete.
+    let made = manifest(
+        "made.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: made\ndata:\n  a: \"1\"\n",
+    );
+    let run = ok(&url, ca, &["create", "-f", &made, "--validate=false"]).await;
+    assert_eq!(run.stdout.trim(), "configmap/made created");
+    let again = kubectl::run(
+        &url,
+        &[
+            "--token",
+            TOKEN,
+            "--certificate-authority",
+            ca,
+            "create",
+            "-f",
+            &made,
+            "--validate=false",
+        ],
+    )
+    .await;
+    assert!(
+        !again.success && again.stderr.contains("AlreadyExists"),
+        "second create: {}",
+        again.stderr
+    );
+    let applied = manifest(
+        "applied.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  b: two\n",
+    );
+    let run = ok(&url, ca, &["apply", "--server-side", "-f", &applied, "--validate=false"]).await;
+    assert_eq!(run.stdout.trim(), "configmap/applied serverside-applied");
+    let run = ok(&url, ca, &["get", "configmap", "applied", "-o", "jsonpath={.data.b}"]).await;
+    assert_eq!(run.stdout, "two");
+    let run = ok(&url, ca, &["delete", "configmap", "made"]).await;
+    assert_eq!(run.stdout.trim(), "configmap \"made\" deleted");
+    let run = ok(&url, ca, &["get", "configmaps", "-o", "name"]).await;
+    assert_eq!(run.stdout.trim(), "configmap/applied");
+
+    // The other group.
+    let run = ok(&url, ca, &["get", "widgets"]).await;
+    assert!(run.stdout.lines().any(|l| l.starts_with("w1 ")), "get widgets:\n{}", run.stdout);
+
+    // Logs, plain and followed.
+    let run = ok(&url, ca, &["logs", "demo"]).await;
+    assert_eq!(run.stdout, "line 1\nline 2\nline 3\n");
+    {
+        let follow = Streaming::spawn(&url, ca, &["logs", "-f", "demo"]);
+        let lines: Vec<String> = (0..4).map(|_| follow.line(wait, "logs -f")).collect();
+        assert_eq!(lines, ["line 1", "line 2", "line 3", "line 4"]);
+    }
+
+    // Exec, over WebSocket.
+    let run = ok(&url, ca, &["exec", "demo", "--", "echo", "hi"]).await;
+    assert_eq!(run.stdout, "exec: echo hi\n");
+
+    // Watch: the existing pod, then one created meanwhile.
+    {
+        let watch = Streaming::spawn(&url, ca, &["get", "pods", "--watch"]);
+        watch.until("demo", wait);
+        let pod = manifest(
+            "watched.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: watched\nspec:\n  containers:\n  - name: main\n    image: busybox\n",
+        );
+        ok(&url, ca, &["create", "-f", &pod, "--validate=false"]).await;
+        watch.until("watched", wait);
+    }
+
+    // No token: kube's wording for a 401. Plain HTTP straight to the fake:
+    // over HTTPS without credentials, kubectl would prompt for a username on
+    // standard input (and fail with `EOF`) before sending anything.
+    let run = kubectl::run(&cluster.url(), &["get", "pods"]).await;
+    assert!(!run.success, "get pods without a token succeeded:\n{}", run.stdout);
+    assert!(
+        run.stderr.contains("You must be logged in to the server")
+            && run.stderr.contains("Unauthorized"),
+        "without a token:\n{}",
+        run.stderr
+    );
+
+    // What the fake saw: the token on every resource request that carried
+    // it, none on the one that did not.
+    let seen = cluster.seen();
+    let bearer = format!("Bearer {TOKEN}");
+    let resource = |path: &str| {
+        path.starts_with("/api/v1/namespaces/")
+            || path.starts_with("/apis/example.com/v1/namespaces/")
+    };
+    let with_token = seen
+        .iter()
+        .filter(|s| resource(&s.path) && s.authorization.as_deref() == Some(bearer.as_str()))
+        .count();
+    let without = seen.iter().filter(|s| resource(&s.path) && s.authorization.is_none()).count();
+    assert!(with_token >= 10, "too few resource requests with the token: {seen:#?}");
+    assert_eq!(without, 1, "exactly the tokenless get carries no token: {seen:#?}");
+    assert!(
+        seen.iter().any(|s| s.method == "PATCH"
+            && s.path.starts_with("/api/v1/namespaces/default/configmaps/applied")),
+        "{seen:#?}"
+    );
+    assert!(seen.iter().any(|s| s.path.contains("/pods/demo/exec?")), "{seen:#?}");
+    assert!(seen.iter().any(|s| s.path.contains("watch=true")), "{seen:#?}");
+}
+
+/// Discovery needs no token (kubectl sends none over plain HTTP) and shows
+/// only what the fake serves: the core group, or `example.com` alone.
+#[actix_web::test]
+async fn discovery_shows_only_what_is_served() {
+    for (serves, present, absent) in [
+        (Serves::Core, ["pods", "configmaps"], "widgets"),
+        (Serves::Widgets, ["widgets", "widgets"], "pods"),
+    ] {
+        let cluster = Cluster::start(TOKEN, serves);
+        let run =
+            kubectl::run(&cluster.url(), &["api-resources", "--no-headers", "-o", "name"]).await;
+        assert!(run.success, "api-resources against {serves:?}: {}", run.stderr);
+        let names: Vec<&str> =
+            run.stdout.lines().map(|l| l.split('.').next().unwrap_or(l)).collect();
+        for name in present {
+            assert!(names.contains(&name), "{serves:?}: {name} missing from {names:?}");
+        }
+        assert!(!names.contains(&absent), "{serves:?}: {absent} listed in {names:?}");
+        assert!(cluster.seen().iter().all(|s| s.authorization.is_none()), "{:?}", cluster.seen());
+    }
+}
