@@ -22,7 +22,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use crate::common::cluster::{Cluster, Serves};
+use crate::common::cluster::{Cluster, Seen, Serves};
+use crate::common::http1::{Conn, Response, head};
 use crate::common::kubectl::{self, Run};
 use crate::common::tls::{Pki, server_config};
 
@@ -198,7 +199,24 @@ async fn kubectl_works_against_the_fake_cluster() {
 
     // get, as a table and as JSON.
     let run = ok(&url, ca, &["get", "pods"]).await;
-    assert!(run.stdout.lines().any(|l| l.starts_with("demo ")), "get pods:\n{}", run.stdout);
+    // A server-side Table (kubectl asks for one): kube's columns.
+    let words: Vec<Vec<&str>> =
+        run.stdout.lines().map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(
+        words,
+        [
+            vec!["NAME", "READY", "STATUS", "RESTARTS", "AGE"],
+            vec![
+                "demo",
+                "1/1",
+                "Running",
+                "0",
+                words.get(1).and_then(|w| w.get(4)).copied().unwrap_or("?")
+            ]
+        ],
+        "get pods:\n{}",
+        run.stdout
+    );
     let run = ok(&url, ca, &["get", "pods", "-o", "json"]).await;
     let list: serde_json::Value =
         serde_json::from_str(&run.stdout).expect("get -o json prints JSON");
@@ -239,6 +257,15 @@ async fn kubectl_works_against_the_fake_cluster() {
     assert_eq!(run.stdout.trim(), "configmap/applied serverside-applied");
     let run = ok(&url, ca, &["get", "configmap", "applied", "-o", "jsonpath={.data.b}"]).await;
     assert_eq!(run.stdout, "two");
+    // Client-side apply on an existing object: a strategic merge patch.
+    let changed = manifest(
+        "made-changed.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: made\ndata:\n  a: \"2\"\n",
+    );
+    let run = ok(&url, ca, &["apply", "-f", &changed, "--validate=false"]).await;
+    assert_eq!(run.stdout.trim(), "configmap/made configured", "{}", run.stderr);
+    let run = ok(&url, ca, &["get", "configmap", "made", "-o", "jsonpath={.data.a}"]).await;
+    assert_eq!(run.stdout, "2");
     let run = ok(&url, ca, &["delete", "configmap", "made"]).await;
     assert_eq!(run.stdout.trim(), "configmap \"made\" deleted");
     let run = ok(&url, ca, &["get", "configmaps", "-o", "name"]).await;
@@ -270,7 +297,10 @@ async fn kubectl_works_against_the_fake_cluster() {
             "apiVersion: v1\nkind: Pod\nmetadata:\n  name: watched\nspec:\n  containers:\n  - name: main\n    image: busybox\n",
         );
         ok(&url, ca, &["create", "-f", &pod, "--validate=false"]).await;
-        watch.until("watched", wait);
+        let lines = watch.until("watched", wait);
+        let last =
+            lines.last().map(|l| l.split_whitespace().collect::<Vec<_>>()).unwrap_or_default();
+        assert_eq!(last[..4], ["watched", "0/1", "Pending", "0"], "{lines:?}");
     }
 
     // No token: kube's wording for a 401. Plain HTTP straight to the fake:
@@ -329,4 +359,154 @@ async fn discovery_shows_only_what_is_served() {
         assert!(!names.contains(&absent), "{serves:?}: {absent} listed in {names:?}");
         assert!(cluster.seen().iter().all(|s| s.authorization.is_none()), "{:?}", cluster.seen());
     }
+}
+
+/// The fake's answers byte-level, on one kept-alive connection: Status
+/// bodies as kube-apiserver writes them, a chunked request body, merge
+/// patch, replace, delete, aggregated discovery's media type, a watch that
+/// honours `timeoutSeconds`, and a 400 that closes the connection.
+#[actix_web::test]
+async fn wire_answers_match_kube_apiserver() {
+    let cluster = Cluster::start(TOKEN, Serves::Both);
+    let addr = cluster.url().strip_prefix("http://").expect("http URL").parse().expect("address");
+    let auth = format!("Authorization: Bearer {TOKEN}");
+    let auth = auth.as_str();
+    let json = |r: &Response| -> serde_json::Value {
+        serde_json::from_slice(&r.body).unwrap_or_else(|e| panic!("{e}: {r:?}"))
+    };
+    let mut conn = Conn::plain(addr);
+    let mut ask = |method: &str, target: &str, extra: &[&str], body: &[u8]| -> Response {
+        let mut bytes = head(method, target, extra);
+        bytes.extend_from_slice(body);
+        conn.send(&bytes);
+        conn.response(method).unwrap_or_else(|e| panic!("{method} {target}: {e}"))
+    };
+
+    let r = ask("GET", "/api/v1/namespaces/default/pods/x", &[auth], b"");
+    assert_eq!(r.status, 404);
+    assert_eq!(
+        json(&r),
+        serde_json::json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+            "message":"pods \"x\" not found","reason":"NotFound",
+            "details":{"name":"x","kind":"pods"},"code":404})
+    );
+    let r = ask("GET", "/api/v1/pods", &[], b"");
+    assert_eq!(
+        (r.status, json(&r)["reason"].as_str(), json(&r)["code"].as_u64()),
+        (401, Some("Unauthorized"), Some(401))
+    );
+
+    let cm =
+        br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"chunky"},"data":{"a":"1"}}"#;
+    let mut chunked = format!("{:x}\r\n", 10).into_bytes();
+    chunked.extend_from_slice(&cm[..10]);
+    chunked.extend_from_slice(format!("\r\n{:x}\r\n", cm.len() - 10).as_bytes());
+    chunked.extend_from_slice(&cm[10..]);
+    chunked.extend_from_slice(b"\r\n0\r\n\r\n");
+    let target = "/api/v1/namespaces/default/configmaps";
+    let r = ask(
+        "POST",
+        target,
+        &[auth, "Transfer-Encoding: chunked", "Content-Type: application/json"],
+        &chunked,
+    );
+    assert_eq!(r.status, 201, "{r:?}");
+    let created = json(&r);
+    assert_eq!(created["metadata"]["namespace"], "default");
+    assert!(created["metadata"]["uid"].as_str().is_some_and(|u| !u.is_empty()), "{created}");
+    let length = format!("Content-Length: {}", cm.len());
+    let r = ask("POST", target, &[auth, &length], cm);
+    assert_eq!((r.status, json(&r)["reason"].as_str()), (409, Some("AlreadyExists")), "{r:?}");
+
+    let item = "/api/v1/namespaces/default/configmaps/chunky";
+    let patch = br#"{"data":{"b":"2"}}"#;
+    let length = format!("Content-Length: {}", patch.len());
+    let r =
+        ask("PATCH", item, &[auth, "Content-Type: application/merge-patch+json", &length], patch);
+    assert_eq!(
+        (r.status, json(&r)["data"].clone()),
+        (200, serde_json::json!({"a":"1","b":"2"})),
+        "{r:?}"
+    );
+    let rv = |r: &Response| json(r)["metadata"]["resourceVersion"].as_str().map(str::to_owned);
+    assert_ne!(rv(&r), created["metadata"]["resourceVersion"].as_str().map(str::to_owned));
+    let put =
+        br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"chunky"},"data":{"c":"3"}}"#;
+    let length = format!("Content-Length: {}", put.len());
+    let r = ask("PUT", item, &[auth, &length], put);
+    assert_eq!((r.status, json(&r)["data"].clone()), (200, serde_json::json!({"c":"3"})), "{r:?}");
+    assert_eq!(json(&r)["metadata"]["uid"], created["metadata"]["uid"]);
+    assert_eq!(ask("DELETE", item, &[auth], b"").status, 200);
+    assert_eq!(ask("DELETE", item, &[auth], b"").status, 404);
+
+    let aggregated = "Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
+    let r = ask("GET", "/api", &[aggregated], b"");
+    assert_eq!(
+        r.header("content-type"),
+        Some("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")
+    );
+    let pods = &json(&r)["items"][0]["versions"][0]["resources"][0];
+    assert_eq!(pods["resource"], "pods");
+    assert_eq!(pods["subresources"][1]["responseKind"]["kind"], "PodExecOptions");
+    let r = ask("GET", "/api", &[], b"");
+    assert_eq!(
+        (r.header("content-type"), json(&r)["versions"].clone()),
+        (Some("application/json"), serde_json::json!(["v1"]))
+    );
+    let r = ask(
+        "GET",
+        "/api/v1/namespaces/default/pods/demo/exec?command=ls&stdout=true",
+        &[auth],
+        b"",
+    );
+    assert_eq!(r.status, 400, "exec without an upgrade: {r:?}");
+
+    let started = Instant::now();
+    let r = ask("GET", "/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=1", &[auth], b"");
+    assert!(started.elapsed() >= Duration::from_millis(900), "the watch ended early");
+    assert_eq!(r.header("transfer-encoding"), Some("chunked"));
+    let events: Vec<serde_json::Value> = r
+        .body
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).expect("one JSON event a line"))
+        .collect();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(
+        (events[0]["type"].as_str(), events[0]["object"]["metadata"]["name"].as_str()),
+        (Some("ADDED"), Some("demo"))
+    );
+
+    let mut bad = Conn::plain(addr);
+    bad.send(b"NOT HTTP AT ALL\r\n\r\n");
+    let r = bad.response("GET").expect("an answer to garbage");
+    assert!(r.status == 400 && r.closes(), "{r:?}");
+
+    let mut huge = Conn::plain(addr);
+    let mut bytes = head("POST", target, &[auth, "Transfer-Encoding: chunked"]);
+    bytes.extend_from_slice(b"ffffffffffffffff\r\n");
+    huge.send(&bytes);
+    let r = huge.response("POST").expect("an answer to an absurd chunk size");
+    assert!(r.status == 400 && r.closes(), "{r:?}");
+
+    let seen = cluster.seen();
+    assert_eq!(
+        seen[1],
+        Seen { method: "GET".into(), path: "/api/v1/pods".into(), authorization: None }
+    );
+    assert_eq!(seen[0].authorization.as_deref(), Some(format!("Bearer {TOKEN}").as_str()));
+
+    // Only widgets: no core group, in either discovery.
+    let widgets = Cluster::start(TOKEN, Serves::Widgets);
+    let mut conn = Conn::plain(
+        widgets.url().strip_prefix("http://").expect("http URL").parse().expect("address"),
+    );
+    conn.send(&head("GET", "/api", &[aggregated]));
+    let r = conn.response("GET").expect("aggregated /api");
+    assert_eq!(json(&r)["items"], serde_json::json!([]));
+    conn.send(&head("GET", "/api", &[]));
+    assert_eq!(conn.response("GET").expect("legacy /api").status, 404);
+    conn.send(&head("GET", "/apis/example.com/v1", &[]));
+    let r = conn.response("GET").expect("/apis/example.com/v1");
+    assert_eq!(json(&r)["resources"][0]["kind"], "Widget");
 }
