@@ -510,3 +510,77 @@ async fn wire_answers_match_kube_apiserver() {
     let r = conn.response("GET").expect("/apis/example.com/v1");
     assert_eq!(json(&r)["resources"][0]["kind"], "Widget");
 }
+
+/// Exec's WebSocket by hand: RFC 6455's sample key gets RFC 6455's sample
+/// accept, the first Kubernetes subprotocol the client offers is chosen,
+/// stdout then the status arrive as binary frames tagged with their stream,
+/// then a close. Dropping the fake closes its port.
+#[actix_web::test]
+async fn exec_speaks_the_remotecommand_websocket_protocol() {
+    use std::io::{Read, Write};
+    let cluster = Cluster::start(TOKEN, Serves::Core);
+    let addr: std::net::SocketAddr =
+        cluster.url().strip_prefix("http://").expect("http URL").parse().expect("address");
+    let mut tcp = std::net::TcpStream::connect(addr).expect("connect");
+    tcp.set_read_timeout(Some(Duration::from_secs(5))).expect("read timeout");
+    let request = head(
+        "GET",
+        "/api/v1/namespaces/default/pods/demo/exec?command=ls&command=-l&stdout=true&stderr=true",
+        &[
+            &format!("Authorization: Bearer {TOKEN}"),
+            "Connection: Upgrade",
+            "Upgrade: websocket",
+            "Sec-WebSocket-Version: 13",
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+            "Sec-WebSocket-Protocol: channel.k8s.io, v4.channel.k8s.io, v5.channel.k8s.io",
+        ],
+    );
+    tcp.write_all(&request).expect("send the upgrade");
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    // Everything up to the server's close frame (code 1000)...
+    let close = [0x88u8, 0x02, 0x03, 0xe8];
+    while !got.ends_with(&close) {
+        let n = tcp.read(&mut buf).expect("the exec answer");
+        assert!(n > 0, "closed before the close frame: {:?}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+    }
+    // ... then our masked close frame; the server hangs up.
+    let mask = [0x11u8, 0x22, 0x33, 0x44];
+    let mut ours = vec![0x88u8, 0x82];
+    ours.extend_from_slice(&mask);
+    ours.extend(1000u16.to_be_bytes().iter().zip(mask).map(|(b, m)| b ^ m));
+    tcp.write_all(&ours).expect("send our close");
+    let started = Instant::now();
+    assert_eq!(tcp.read(&mut buf).expect("the end of the connection"), 0);
+    assert!(started.elapsed() < Duration::from_secs(1), "the server waited out its timeout");
+    let end = got.windows(4).position(|w| w == b"\r\n\r\n").expect("a response head") + 4;
+    let response = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+    assert!(response.starts_with("http/1.1 101 "), "{response}");
+    assert!(
+        response.contains(
+            "sec-websocket-accept: s3ppLMBiTxaQ9kYGzzhZRbK+xOo=".to_ascii_lowercase().as_str()
+        ),
+        "{response}"
+    );
+    assert!(response.contains("sec-websocket-protocol: v4.channel.k8s.io\r\n"), "{response}");
+    let mut frames = Vec::new();
+    let mut rest = &got[end..];
+    while rest.len() >= 2 {
+        let (opcode, len) = (rest[0] & 0x0f, usize::from(rest[1] & 0x7f));
+        assert!(
+            rest[0] & 0x80 != 0 && rest[1] & 0x80 == 0 && len < 126,
+            "a small, final, unmasked frame"
+        );
+        frames.push((opcode, rest[2..2 + len].to_vec()));
+        rest = &rest[2 + len..];
+    }
+    let mut stdout = vec![1u8];
+    stdout.extend_from_slice(b"exec: ls -l\n");
+    let mut status = vec![3u8];
+    status.extend_from_slice(br#"{"metadata":{},"status":"Success"}"#);
+    assert_eq!(frames, [(2, stdout), (2, status), (8, 1000u16.to_be_bytes().to_vec())]);
+
+    drop(cluster);
+    assert!(std::net::TcpStream::connect(addr).is_err(), "the port still answers after drop");
+}
