@@ -476,6 +476,19 @@ async fn wire_answers_match_kube_apiserver() {
         (events[0]["type"].as_str(), events[0]["object"]["metadata"]["name"].as_str()),
         (Some("ADDED"), Some("demo"))
     );
+    // The same connection, after the watch: the old watch path, filtered by
+    // name (nothing matches), answers chunked too.
+    let r = ask(
+        "GET",
+        "/api/v1/watch/namespaces/default/pods?fieldSelector=metadata.name%3Dnope&timeoutSeconds=1",
+        &[auth],
+        b"",
+    );
+    assert_eq!(
+        (r.status, r.header("transfer-encoding"), r.body.len()),
+        (200, Some("chunked"), 0),
+        "{r:?}"
+    );
 
     let mut bad = Conn::plain(addr);
     bad.send(b"NOT HTTP AT ALL\r\n\r\n");

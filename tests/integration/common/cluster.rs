@@ -477,7 +477,14 @@ async fn connection(mut stream: TcpStream, state: Arc<State>) {
                     return;
                 }
             }
-            Reply::Watch(watch) => return serve_watch(stream, &state, watch).await,
+            Reply::Watch(watch) => {
+                // A watch that ran out its `timeoutSeconds` ended its
+                // chunked body cleanly: the connection stays usable.
+                match serve_watch(stream, &mut buf, &state, watch).await {
+                    Some(kept) if !request.close => stream = kept,
+                    _ => return,
+                }
+            }
             Reply::FollowLogs => return follow_logs(stream).await,
             Reply::Exec { protocol, accept, output } => {
                 return exec(stream, buf, &protocol, &accept, output).await;
@@ -918,7 +925,7 @@ fn aggregated_resource(kind: Kind) -> Value {
 
 /// Resource requests, `None` for an unknown path.
 fn resources(state: &State, req: &Request) -> Option<Reply> {
-    let rest = if let Some(rest) = req.path.strip_prefix("/api/v1/") {
+    let (rest, group) = if let Some(rest) = req.path.strip_prefix("/api/v1/") {
         if !state.serves.core() {
             return None;
         }
@@ -931,7 +938,6 @@ fn resources(state: &State, req: &Request) -> Option<Reply> {
     } else {
         return None;
     };
-    let (rest, group) = rest;
     let mut segments: Vec<&str> = rest.trim_end_matches('/').split('/').collect();
     let old_watch = segments.first() == Some(&"watch");
     if old_watch {
@@ -1307,7 +1313,15 @@ fn event_line(kind_type: &str, object: &Value) -> Vec<u8> {
     line
 }
 
-async fn serve_watch(mut stream: TcpStream, state: &State, watch: Watch) {
+/// Streams watch events until the client goes away (`None`) or
+/// `timeoutSeconds` passes (`Some`: the response is complete and the
+/// connection can carry the next request; bytes read meanwhile are in `buf`).
+async fn serve_watch(
+    mut stream: TcpStream,
+    buf: &mut Vec<u8>,
+    state: &State,
+    watch: Watch,
+) -> Option<TcpStream> {
     let matches = |kind: Kind, object: &Value| {
         kind == watch.kind
             && watch.namespace.as_deref().is_none_or(|ns| object["metadata"]["namespace"] == ns)
@@ -1331,7 +1345,7 @@ async fn serve_watch(mut stream: TcpStream, state: &State, watch: Watch) {
         (events, initial, store.version)
     };
     if write_stream_head(&mut stream, "application/json").await.is_err() {
-        return;
+        return None;
     }
     for object in &initial {
         let object = if watch.table {
@@ -1340,7 +1354,7 @@ async fn serve_watch(mut stream: TcpStream, state: &State, watch: Watch) {
             object.clone()
         };
         if write_chunk(&mut stream, &event_line("ADDED", &object)).await.is_err() {
-            return;
+            return None;
         }
     }
     if watch.bookmark {
@@ -1352,7 +1366,7 @@ async fn serve_watch(mut stream: TcpStream, state: &State, watch: Watch) {
             },
         });
         if write_chunk(&mut stream, &event_line("BOOKMARK", &bookmark)).await.is_err() {
-            return;
+            return None;
         }
     }
     let deadline = watch.timeout.map(|t| tokio::time::Instant::now() + t);
@@ -1370,23 +1384,23 @@ async fn serve_watch(mut stream: TcpStream, state: &State, watch: Watch) {
                 Ok(e) if matches(e.kind, &e.object) => {
                     let object = if watch.table { table(e.kind, std::slice::from_ref(&e.object), "") } else { e.object };
                     if write_chunk_to(&mut writer, &event_line(e.kind_type, &object)).await.is_err() {
-                        return;
+                        return None;
                     }
                 }
                 Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(broadcast::error::RecvError::Closed) => return,
+                Err(broadcast::error::RecvError::Closed) => return None,
             },
-            read = reader.read(&mut scratch) => {
-                if matches!(read, Ok(0) | Err(_)) {
-                    return;
-                }
-            }
+            read = reader.read(&mut scratch) => match read {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => buf.extend_from_slice(&scratch[..n]),
+            },
             () = timeout => {
-                let _ = writer.write_all(b"0\r\n\r\n").await;
-                return;
+                writer.write_all(b"0\r\n\r\n").await.ok()?;
+                break;
             }
         }
     }
+    Some(stream)
 }
 
 async fn write_chunk_to<W: AsyncWriteExt + Unpin>(
