@@ -23,7 +23,12 @@
 //! (`example.com/v1`), with list, get, create, server-side apply, merge
 //! patches, replace, delete, watch, pod logs (plain and followed) and exec.
 //! Discovery and OpenAPI need no token; every other request must carry
-//! `Authorization: Bearer <token>` or gets kube's 401 Status.
+//! `Authorization: Bearer <token>` or gets kube's 401 Status. Mind that
+//! kubectl sends `--token` only to an `https://` server (client-go drops all
+//! user credentials over plain HTTP), so kubectl straight at [`Cluster::url`]
+//! is always unauthenticated; `tests/integration/cluster.rs` puts TLS in
+//! front. Serving only widgets, there is no core group: aggregated `/api`
+//! lists no items and legacy `/api` and `/api/v1` are 404s.
 //!
 //! Lists and watches answer a server-side `meta.k8s.io/v1` `Table` when the
 //! `Accept` header asks for one (as `kubectl get` does), so kubectl prints

@@ -169,8 +169,6 @@ fn certs(path: &Path) -> Vec<CertificateDer<'static>> {
 
 /// The server's TLS configuration: `cert`/`key` as its identity; with
 /// `client_ca`, a client certificate issued by it is required.
-/// The rustls configuration of an HTTPS server with `cert` and `key`; with
-/// `client_ca`, client certificates issued by it are required.
 pub fn server_config(cert: &Path, key: &Path, client_ca: Option<&Path>) -> rustls::ServerConfig {
     let builder = rustls::ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
