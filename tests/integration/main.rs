@@ -10,6 +10,8 @@ mod check;
 mod cli;
 /// Hostile and careless clients: odd headers and paths, other methods, slow and many clients.
 mod clients;
+/// The fake Kubernetes API server (common/cluster.rs) against the real kubectl, directly: get, create, apply, delete, watch, logs, exec.
+mod cluster;
 /// Test support: fake servers, helpers, the OpenAPI validator harness.
 mod common;
 /// Downstream credentials from the pod's service account and from kubeconfigs (exec plugins too).

@@ -1,5 +1,7 @@
 //! Support code shared by the integration tests.
 
+/// A fake Kubernetes API server on raw TCP: discovery, an in-memory store, watch, logs, exec.
+pub mod cluster;
 /// A downstream that misbehaves below HTTP (refuses, stalls, streams forever, HTTP/1.0).
 pub mod fault;
 /// HTTP/1.1 responses read strictly off a plain or TLS connection.

@@ -169,7 +169,7 @@ fn certs(path: &Path) -> Vec<CertificateDer<'static>> {
 
 /// The server's TLS configuration: `cert`/`key` as its identity; with
 /// `client_ca`, a client certificate issued by it is required.
-fn server_config(cert: &Path, key: &Path, client_ca: Option<&Path>) -> rustls::ServerConfig {
+pub fn server_config(cert: &Path, key: &Path, client_ca: Option<&Path>) -> rustls::ServerConfig {
     let builder = rustls::ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .expect("protocol versions");
