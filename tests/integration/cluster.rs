@@ -27,20 +27,20 @@ use crate::common::http1::{Conn, Response, head};
 use crate::common::kubectl::{self, Run};
 use crate::common::tls::{Pki, server_config};
 
-const TOKEN: &str = "t0ken-for-the-fake";
+pub(crate) const TOKEN: &str = "t0ken-for-the-fake";
 
 /// HTTPS in front of a plain HTTP server: each TLS connection is decrypted
 /// and its bytes copied both ways to a fresh connection to the backend, so
 /// streams and upgrades pass untouched. Runs on its own thread; stops when
 /// dropped.
-struct TlsFront {
-    url: String,
+pub(crate) struct TlsFront {
+    pub(crate) url: String,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl TlsFront {
-    fn start(backend: &str, pki: &Pki) -> TlsFront {
+    pub(crate) fn start(backend: &str, pki: &Pki) -> TlsFront {
         let backend = backend.strip_prefix("http://").expect("an http:// backend").to_owned();
         let config = std::sync::Arc::new(server_config(&pki.server_cert, &pki.server_key, None));
         let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("TLS front binds");
@@ -90,7 +90,7 @@ impl Drop for TlsFront {
 }
 
 /// Runs kubectl with the token and asserts it succeeded.
-async fn ok(server: &str, ca: &str, args: &[&str]) -> Run {
+pub(crate) async fn ok(server: &str, ca: &str, args: &[&str]) -> Run {
     let mut all = vec!["--token", TOKEN, "--certificate-authority", ca];
     all.extend_from_slice(args);
     let run = kubectl::run(server, &all).await;
@@ -103,7 +103,7 @@ async fn ok(server: &str, ca: &str, args: &[&str]) -> Run {
 }
 
 /// A manifest written under the target's temporary directory.
-fn manifest(name: &str, body: &str) -> String {
+pub(crate) fn manifest(name: &str, body: &str) -> String {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join("cluster-manifests")
         .join(std::process::id().to_string());
@@ -115,14 +115,14 @@ fn manifest(name: &str, body: &str) -> String {
 
 /// A kubectl that does not exit by itself (`logs -f`, `get --watch`): its
 /// standard output line by line; killed when dropped.
-struct Streaming {
+pub(crate) struct Streaming {
     child: Child,
     lines: Receiver<String>,
     cache: std::path::PathBuf,
 }
 
 impl Streaming {
-    fn spawn(server: &str, ca: &str, args: &[&str]) -> Streaming {
+    pub(crate) fn spawn(server: &str, ca: &str, args: &[&str]) -> Streaming {
         let cache = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
             .join("kubectl-cache")
             .join(format!("stream-{}-{}", std::process::id(), args.join("-").replace('/', "_")));
@@ -153,14 +153,14 @@ impl Streaming {
     }
 
     /// The next line, failing the test after `within`.
-    fn line(&self, within: Duration, what: &str) -> String {
+    pub(crate) fn line(&self, within: Duration, what: &str) -> String {
         self.lines
             .recv_timeout(within)
             .unwrap_or_else(|e| panic!("no line from kubectl ({what}): {e}"))
     }
 
     /// Lines until one contains `needle`, failing the test after `within`.
-    fn until(&self, needle: &str, within: Duration) -> Vec<String> {
+    pub(crate) fn until(&self, needle: &str, within: Duration) -> Vec<String> {
         let deadline = Instant::now() + within;
         let mut seen = Vec::new();
         loop {

@@ -253,16 +253,26 @@ async fn off_nothing_is_passed_on() {
 }
 
 /// A raw HTTP/1.1 downstream: aggregated discovery with the core group's
-/// `pods` at `/api` (and none at `/apis`), and at any other path a `101`
-/// that greets with `hello ` and echoes what it gets until the client
-/// closes. Each upgrade's request head is sent on `heads`.
+/// `pods` at `/api` (and none at `/apis`); at `/api/v1/endless` a chunked
+/// body that never ends, as fast as it is read (its bytes counted in
+/// `written`); and for an upgrade a `101` that greets with `hello ` and
+/// echoes what it gets until the client closes. Each upgrade's request
+/// head is sent on `heads`.
 fn upgrading_downstream(heads: std::sync::mpsc::Sender<String>) -> std::net::SocketAddr {
+    raw_downstream(heads, std::sync::Arc::default())
+}
+
+fn raw_downstream(
+    heads: std::sync::mpsc::Sender<String>,
+    written: std::sync::Arc<std::sync::atomic::AtomicU64>,
+) -> std::net::SocketAddr {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("addr");
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut s) = stream else { return };
             let heads = heads.clone();
+            let written = std::sync::Arc::clone(&written);
             std::thread::spawn(move || {
                 loop {
                     let mut head = Vec::new();
@@ -293,6 +303,17 @@ fn upgrading_downstream(heads: std::sync::mpsc::Sender<String>) -> std::net::Soc
                             return;
                         }
                         continue;
+                    }
+                    if path == "/api/v1/endless" {
+                        let _ = s.write_all(
+                            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+                        );
+                        let chunk = format!("{:x}\r\n{}\r\n", 64 * 1024, "x".repeat(64 * 1024));
+                        while s.write_all(chunk.as_bytes()).is_ok() {
+                            written
+                                .fetch_add(chunk.len() as u64, std::sync::atomic::Ordering::SeqCst);
+                        }
+                        return;
                     }
                     if !head.to_ascii_lowercase().contains("upgrade: spdy/3.1") {
                         let _ = s.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
@@ -476,4 +497,63 @@ async fn over_https_upgrades_are_piped_and_the_proxys_certificate_stays_home() {
     .expect("join");
     assert_eq!(head.status, 101, "{head:?}");
     assert!(heads.recv_timeout(Duration::from_secs(5)).expect("seen").contains("/pods/p/attach"));
+}
+
+/// A client that stops reading cannot make the proxy buffer: an endless
+/// body is relayed only as fast as the client takes it, so the downstream
+/// is held back too, and the proxy's memory stays flat.
+#[actix_web::test]
+async fn a_client_that_stops_reading_holds_the_downstream_back() {
+    use crate::common::memory::peak_rss_kib;
+    use crate::common::serve::Served;
+
+    let written = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let (tx, _heads) = std::sync::mpsc::channel();
+    let owner = raw_downstream(tx, std::sync::Arc::clone(&written));
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("front-door-slow");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let config = dir.join(format!("config-{}.yaml", std::process::id()));
+    std::fs::write(
+        &config,
+        format!(
+            "listen: 127.0.0.1:0\nfrontDoor: true\nreadinessGracePeriod: 0s\n\
+             downstreams:\n- name: core\n  url: http://{owner}\n  pollInterval: 1s\n"
+        ),
+    )
+    .expect("config");
+    let served = Served::start(&config, "warn,openapi_proxy::proxy=info");
+    let base = served.base().await;
+    let addr: std::net::SocketAddr = base.trim_start_matches("http://").parse().expect("address");
+    crate::common::proxy::eventually("the core group is routed", || {
+        std::net::TcpStream::connect(addr)
+            .and_then(|mut s| {
+                s.write_all(b"GET /api/v1/pods HTTP/1.1\r\nHost: p\r\nConnection: close\r\n\r\n")?;
+                let mut text = String::new();
+                s.read_to_string(&mut text)?;
+                // The owner answers 404 for it: routed (unrouted is the
+                // proxy's own 404 Status).
+                Ok(text.starts_with("HTTP/1.1 404") && !text.contains("Status"))
+            })
+            .unwrap_or(false)
+    })
+    .await;
+    let before = peak_rss_kib(served.pid()).expect("runs");
+    let mut slow = std::net::TcpStream::connect(addr).expect("connect");
+    slow.write_all(b"GET /api/v1/endless HTTP/1.1\r\nHost: p\r\n\r\n").expect("request");
+    let mut head = [0u8; 12];
+    slow.read_exact(&mut head).expect("the answer begins");
+    assert_eq!(&head, b"HTTP/1.1 200");
+    // Not read any further for two seconds: the downstream could write
+    // gigabytes in that time.
+    actix_web::rt::time::sleep(Duration::from_secs(2)).await;
+    let held = written.load(std::sync::atomic::Ordering::SeqCst);
+    let peak = peak_rss_kib(served.pid()).expect("runs");
+    eprintln!("not reading: the downstream wrote {held} bytes; peak RSS {before} -> {peak} KiB");
+    assert!(held < 32 << 20, "the downstream was not held back: {held} bytes");
+    assert!(peak - before < 16 * 1024, "the proxy buffered: {before} -> {peak} KiB");
+    // Reading again, the stream goes on.
+    let mut more = vec![0u8; 1 << 20];
+    slow.read_exact(&mut more).expect("more of the body");
+    drop(slow);
+    served.stop();
 }

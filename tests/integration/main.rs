@@ -26,6 +26,8 @@ mod faults;
 mod framing;
 /// The front door: requests that are not metadata reach their group-version's owner, with the client's credentials.
 mod front_door;
+/// kubectl 1.32 through the front door, against two fake clusters, as directly; a thousand watches in bounded memory.
+mod front_door_kubectl;
 /// Committed fixtures and their expected conversions, byte for byte.
 mod golden;
 /// The real kubectl sees the same API through the proxy as against the downstream directly.

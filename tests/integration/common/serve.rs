@@ -16,6 +16,11 @@ pub struct Served {
 }
 
 impl Served {
+    /// The process id (for its memory, `common::memory`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Starts `serve --config config` with `RUST_LOG=rust_log`.
     pub fn start(config: &Path, rust_log: &str) -> Self {
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
