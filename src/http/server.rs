@@ -360,6 +360,7 @@ where
         .keep_alive(limits.keep_alive)
         .client_request_timeout(limits.request_timeout)
         .client_disconnect_timeout(serving::DISCONNECT_TIMEOUT)
+        .h1_write_buffer_size(256 * 1024)
         .local_addr(addr);
     let app = lockstep::reporting(map_config(app, |()| AppConfig::default()));
     // Upgrades are the front door's to pass on; without it actix-http

@@ -15,8 +15,8 @@ use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
 
 /// Hop-by-hop headers, and the framing headers the proxy sets itself for
 /// the message it writes (`Host` from the downstream's URL,
-/// `Content-Length` from the body it streams).
-const NOT_FORWARDED: [&str; 11] = [
+/// `Content-Length` from the body it streams, no `Expect`).
+const NOT_FORWARDED: [&str; 12] = [
     "connection",
     "keep-alive",
     "proxy-connection",
@@ -28,6 +28,8 @@ const NOT_FORWARDED: [&str; 11] = [
     "proxy-authenticate",
     "host",
     "content-length",
+    // actix-http has answered `100 Continue` itself; the body comes anyway.
+    "expect",
 ];
 
 /// `X-Forwarded-For`.

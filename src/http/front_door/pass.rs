@@ -161,6 +161,7 @@ where
         inner: answer,
         sleep: Box::pin(tokio::time::sleep(keep.idle)),
         idle: keep.idle,
+        last: tokio::time::Instant::now(),
         _hold: hold,
         _keep: keep,
     };
@@ -173,10 +174,16 @@ where
 /// A downstream body relayed to the client: ended after `idle` without a
 /// byte; holds the request's place in flight, its connection's lenient
 /// mark and its answer hold until dropped.
+///
+/// The idle timer is not reset per chunk (a tokio timer reset takes the
+/// timer driver's lock, and a large list is thousands of chunks): each
+/// chunk notes the time, and when the timer fires early it is set again
+/// from the last chunk.
 struct Relay<S> {
     inner: awc::ClientResponse<S>,
     sleep: Pin<Box<Sleep>>,
     idle: Duration,
+    last: tokio::time::Instant,
     _hold: Option<AnswerHold>,
     _keep: Relaying,
 }
@@ -191,24 +198,26 @@ where
         let this = self.get_mut();
         match Pin::new(&mut this.inner).poll_next(cx) {
             Poll::Ready(Some(Ok(chunk))) => {
-                this.sleep.as_mut().reset(tokio::time::Instant::now() + this.idle);
+                this.last = tokio::time::Instant::now();
                 Poll::Ready(Some(Ok(chunk)))
             }
             Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(io::Error::other(e.to_string())))),
             Poll::Ready(None) => Poll::Ready(None),
-            Poll::Pending => match this.sleep.as_mut().poll(cx) {
-                Poll::Ready(()) => {
-                    tracing::debug!(
-                        verb = this._keep.kind.verb,
-                        idle_s = this.idle.as_secs(),
-                        "front door: a passed-on answer went idle; ended"
-                    );
-                    Poll::Ready(Some(Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        "no byte from the downstream within passThroughIdleTimeout",
-                    ))))
+            Poll::Pending => loop {
+                if this.sleep.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
                 }
-                Poll::Pending => Poll::Pending,
+                let due = this.last + this.idle;
+                if tokio::time::Instant::now() < due {
+                    this.sleep.as_mut().reset(due);
+                    continue;
+                }
+                tracing::debug!(verb = this._keep.kind.verb, idle_s = this.idle.as_secs(),
+                    "front door: a passed-on answer went idle; ended");
+                return Poll::Ready(Some(Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "no byte from the downstream within passThroughIdleTimeout",
+                ))));
             },
         }
     }
