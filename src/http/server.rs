@@ -101,20 +101,13 @@ pub(crate) fn http_server(
     let guard = limits.request_timeout;
     let builder = match &config.serving.tls {
         None if !config.direct_writes => builder.listen("openapi-proxy", listener, move || {
-            let slots = Slots::new(capacity);
-            let decoding = Decoding::new();
-            fn_service(move |io: TcpStream| {
-                let slots = Rc::clone(&slots);
-                let decoding = decoding.clone();
-                async move {
-                    let slot = slots.enter().await;
-                    let peer = io.peer_addr().ok();
-                    let _ = io.set_nodelay(true);
-                    let io = Lockstep::http1(StallGuard::new(io, guard, true), slot, &decoding);
-                    Ok((io, Protocol::Http1, peer))
-                }
+            let http = http_service(&state, &limits, addr, &stopping).map_err(|e| {
+                tracing::debug!(error = %e, "connection ended with an error");
+            });
+            connection_service(state.clone(), http, guard, capacity, |io: &TcpStream| {
+                let _ = io.set_nodelay(true);
+                (io.peer_addr().ok(), false)
             })
-            .and_then(http_service(&state, &limits, addr, &stopping))
         }),
         None => {
             let direct = DirectWriter::new(
@@ -141,7 +134,16 @@ pub(crate) fn http_server(
                     .map_err(|e| {
                         tracing::debug!(error = ?e, "TLS handshake failed");
                     })
-                    .and_then(tls_service(state.clone(), http, guard, capacity))
+                    .and_then(connection_service(
+                        state.clone(),
+                        http,
+                        guard,
+                        capacity,
+                        |io: &TlsStream| {
+                            let peer = io.get_ref().0.peer_addr().ok();
+                            (peer, io.get_ref().1.alpn_protocol() == Some(b"h2".as_slice()))
+                        },
+                    ))
             })
         }
     }
@@ -206,21 +208,25 @@ where
     })
 }
 
-/// An HTTPS connection, in one of a worker's `capacity` slots, after its
-/// handshake: HTTP/2 and HTTP/1 through actix-http (`http`); with the front
-/// door on, an HTTP/1 connection whose first request is an upgrade to pass
-/// on (exec, attach, port-forward: clients open a connection for each) is
-/// taken before actix-http, which would read a SPDY upgrade as an ordinary
-/// request.
-fn tls_service<F>(
+/// A connection actix-http serves (HTTPS, or plain HTTP without the direct
+/// writer), in one of a worker's `capacity` slots (after the TLS
+/// handshake, for HTTPS): HTTP/2 and HTTP/1 through actix-http (`http`);
+/// with the front door on, an HTTP/1 connection whose first request is an
+/// upgrade to pass on (exec, attach, port-forward: clients open a
+/// connection for each) is taken before actix-http, which would read a
+/// SPDY upgrade as an ordinary request. `meta` gives the peer's address
+/// and whether ALPN chose HTTP/2.
+fn connection_service<S, F>(
     state: AppState,
     http: F,
     guard: std::time::Duration,
     capacity: usize,
-) -> impl ServiceFactory<TlsStream, Config = (), Response = (), Error = (), InitError = ()>
+    meta: fn(&S) -> (Option<SocketAddr>, bool),
+) -> impl ServiceFactory<S, Config = (), Response = (), Error = (), InitError = ()>
 where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 'static,
     F: ServiceFactory<
-            (Lockstep<StallGuard<Rewind<TlsStream>>>, Protocol, Option<SocketAddr>),
+            (Lockstep<StallGuard<Rewind<S>>>, Protocol, Option<SocketAddr>),
             Config = (),
             Response = (),
             Error = (),
@@ -234,7 +240,7 @@ where
         let decoding = Decoding::new();
         async move {
             let http = Rc::new(http.await?);
-            Ok(fn_service(move |io: TlsStream| {
+            Ok(fn_service(move |io: S| {
                 let http = Rc::clone(&http);
                 let state = state.clone();
                 let slots = Rc::clone(&slots);
@@ -243,14 +249,13 @@ where
                     // After the handshake: a connection that never
                     // finishes one never takes a slot.
                     let slot = slots.enter().await;
-                    let peer = io.get_ref().0.peer_addr().ok();
-                    let h2 = io.get_ref().1.alpn_protocol() == Some(b"h2".as_slice());
+                    let (peer, h2) = meta(&io);
                     if h2 {
                         let io = StallGuard::new(Rewind::new(Bytes::new(), io), guard, false);
                         return http.call((Lockstep::http2(io, slot), Protocol::Http2, peer)).await;
                     }
                     let io = match &state.front_door {
-                        Some(door) => match first_head(io, guard).await {
+                        Some(door) => match first_head(io, peer, guard).await {
                             First::Upgrade(io, asking) => {
                                 if let Err(e) =
                                     front_door::relay(&state, door, &asking, io, &[]).await
@@ -275,20 +280,27 @@ where
 /// An HTTPS connection's stream.
 type TlsStream = actix_tls::accept::rustls_0_23::TlsStream<TcpStream>;
 
-/// What the first request head of an HTTPS connection is.
-enum First {
+/// What the first request head of a connection is.
+enum First<S> {
     /// An upgrade for the front door: the stream after the head.
-    Upgrade(Rewind<TlsStream>, Box<front_door::Asking>),
+    Upgrade(Rewind<S>, Box<front_door::Asking>),
     /// Anything else (or no whole head within the direct writer's limit):
     /// the stream, replaying what was read.
-    Other(Rewind<TlsStream>),
+    Other(Rewind<S>),
     /// Closed, or no head within `timeout`.
     Gone,
 }
 
 /// Reads the first request head of `io` (within `timeout`), to see
 /// whether it is an upgrade the front door takes.
-async fn first_head(mut io: TlsStream, timeout: std::time::Duration) -> First {
+async fn first_head<S>(
+    mut io: S,
+    peer: Option<SocketAddr>,
+    timeout: std::time::Duration,
+) -> First<S>
+where
+    S: tokio::io::AsyncRead + Unpin,
+{
     use tokio::io::AsyncReadExt;
     let mut buf = bytes::BytesMut::with_capacity(4096);
     let deadline = tokio::time::Instant::now() + timeout;
@@ -297,8 +309,7 @@ async fn first_head(mut io: TlsStream, timeout: std::time::Duration) -> First {
         let mut parsed = httparse::Request::new(&mut lines);
         match parsed.parse(&buf) {
             Ok(httparse::Status::Complete(len)) => {
-                let peer = io.get_ref().0.peer_addr().ok().map(|a| a.ip());
-                return match front_door::Asking::of_raw(&parsed, peer) {
+                return match front_door::Asking::of_raw(&parsed, peer.map(|a| a.ip())) {
                     Some(asking) => {
                         let rest = buf.split_off(len).freeze();
                         First::Upgrade(Rewind::new(rest, io), Box::new(asking))

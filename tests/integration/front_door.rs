@@ -343,16 +343,23 @@ fn raw_downstream(
 
 /// An upgrade is piped once the owner switched protocols: bytes cross both
 /// ways, in order, until the client closes; the owner gets the client's
-/// token, the upgrade it asked for and no proxy credentials.
+/// token, the upgrade it asked for and no proxy credentials. On plain HTTP
+/// with the direct writer (which takes it) and without (the first head is
+/// read before actix-http).
 #[actix_web::test]
 async fn an_upgrade_is_piped_both_ways() {
+    for direct_writes in [true, false] {
+        upgrade_piped(direct_writes).await;
+    }
+}
+
+async fn upgrade_piped(direct_writes: bool) {
     let (tx, heads) = std::sync::mpsc::channel();
     let owner = upgrading_downstream(tx);
-    let proxy = TestProxy::start_config(&front_door(vec![downstream(
-        "kube",
-        &format!("http://{owner}"),
-        10,
-    )]));
+    let proxy = TestProxy::start_config(&Config {
+        direct_writes,
+        ..front_door(vec![downstream("kube", &format!("http://{owner}"), 10)])
+    });
     routed(&proxy, "api/v1", "kube").await;
     let addr = proxy.running.addr;
     let talk = actix_web::rt::task::spawn_blocking(move || {

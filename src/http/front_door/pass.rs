@@ -212,8 +212,11 @@ where
                     this.sleep.as_mut().reset(due);
                     continue;
                 }
-                tracing::debug!(verb = this._keep.kind.verb, idle_s = this.idle.as_secs(),
-                    "front door: a passed-on answer went idle; ended");
+                tracing::debug!(
+                    verb = this._keep.kind.verb,
+                    idle_s = this.idle.as_secs(),
+                    "front door: a passed-on answer went idle; ended"
+                );
                 return Poll::Ready(Some(Err(io::Error::new(
                     io::ErrorKind::TimedOut,
                     "no byte from the downstream within passThroughIdleTimeout",
