@@ -127,10 +127,20 @@ impl Asking {
     /// an `Upgrade` header: WebSocket or SPDY alike) on a path no metadata
     /// route serves. `None` for anything else, which goes its usual way.
     pub(crate) fn of_raw(head: &httparse::Request<'_, '_>, peer: Option<IpAddr>) -> Option<Self> {
+        // Most requests are not upgrades: tell from the raw lines first,
+        // before anything is decoded or copied.
+        let has = |name: &str| head.headers.iter().any(|h| h.name.eq_ignore_ascii_case(name));
+        let connection_upgrade = head.headers.iter().any(|h| {
+            h.name.eq_ignore_ascii_case("connection")
+                && std::str::from_utf8(h.value)
+                    .is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case("upgrade")))
+        });
+        if !connection_upgrade || !has("upgrade") || head.version != Some(1) {
+            return None;
+        }
         let target = head.path?;
         let path = target.split_once('?').map_or(target, |(p, _)| p);
-        let decoded = router::decode_path(path)?;
-        if router::route(&decoded).is_some() {
+        if router::route(&router::decode_path(path)?).is_some() {
             return None;
         }
         let mut headers = HeaderMap::new();
@@ -138,15 +148,6 @@ impl Asking {
             let name = header::HeaderName::from_bytes(h.name.as_bytes()).ok()?;
             let value = header::HeaderValue::from_bytes(h.value).ok()?;
             headers.append(name, value);
-        }
-        let upgrade = headers.contains_key(header::UPGRADE)
-            && headers
-                .get_all(header::CONNECTION)
-                .filter_map(|v| v.to_str().ok())
-                .flat_map(|v| v.split(','))
-                .any(|t| t.trim().eq_ignore_ascii_case("upgrade"));
-        if !upgrade || head.version != Some(1) {
-            return None;
         }
         Some(Self {
             method: Method::from_bytes(head.method?.as_bytes()).ok()?,
@@ -525,5 +526,98 @@ where
         w.write_all(&buf[..n]).await?;
         last.set(tokio::time::Instant::now());
         count.set(count.get() + n as u64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asking(raw: &str) -> Option<Asking> {
+        let mut lines = [httparse::EMPTY_HEADER; 16];
+        let mut head = httparse::Request::new(&mut lines);
+        assert!(head.parse(raw.as_bytes()).expect("parses").is_complete());
+        Asking::of_raw(&head, Some("10.1.2.3".parse().expect("ip")))
+    }
+
+    fn target() -> Target {
+        Target {
+            name: Arc::from("kube"),
+            base: "https://10.0.0.1:6443/prefix".into(),
+            host: "10.0.0.1".into(),
+            port: 6443,
+            authority: "10.0.0.1:6443".into(),
+            prefix: "/prefix".into(),
+            tls: None,
+            connect_timeout: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn only_upgrades_of_resource_paths_are_taken() {
+        let exec = "GET /api/v1/namespaces/a/pods/p/exec?command=ls HTTP/1.1\r\nHost: x\r\n\
+                    Connection: keep-alive, Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n";
+        assert!(asking(exec).is_some());
+        let websocket = "GET /api/v1/namespaces/a/pods/p/attach HTTP/1.1\r\nconnection: upgrade\r\n\
+                         upgrade: websocket\r\n\r\n";
+        assert!(asking(websocket).is_some());
+        let plain = "GET /api/v1/namespaces/a/pods HTTP/1.1\r\nHost: x\r\n\r\n";
+        assert!(asking(plain).is_none(), "no upgrade asked");
+        let no_connection = "GET /api/v1/pods HTTP/1.1\r\nUpgrade: websocket\r\n\r\n";
+        assert!(asking(no_connection).is_none(), "Upgrade without Connection: upgrade");
+        let metadata = "GET /openapi/v3 HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n";
+        assert!(asking(metadata).is_none(), "metadata is answered, not passed on");
+        let old = "GET /api/v1/pods HTTP/1.0\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
+        assert!(asking(old).is_none(), "HTTP/1.0 cannot upgrade");
+    }
+
+    #[test]
+    fn the_owner_gets_the_upgrade_the_clients_headers_and_x_forwarded_for() {
+        let raw = "POST /api/v1/namespaces/a/pods/p/exec?command=sh HTTP/1.1\r\nHost: proxy\r\n\
+                   Authorization: Bearer c\r\nConnection: Upgrade, X-Secret\r\nX-Secret: 1\r\n\
+                   Upgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: v4.channel.k8s.io\r\n\
+                   Proxy-Authorization: Basic p\r\nContent-Length: 0\r\n\r\n";
+        let head =
+            String::from_utf8(request_head(&asking(raw).expect("taken"), &target())).expect("text");
+        let lower = head.to_ascii_lowercase();
+        assert!(
+            head.starts_with(
+                "POST /prefix/api/v1/namespaces/a/pods/p/exec?command=sh HTTP/1.1\r\n"
+            ),
+            "{head}"
+        );
+        assert!(lower.contains("host: 10.0.0.1:6443\r\n"), "{head}");
+        assert!(lower.contains("authorization: bearer c\r\n"), "{head}");
+        assert!(
+            lower.contains("upgrade: spdy/3.1\r\n") && lower.contains("connection: upgrade\r\n")
+        );
+        assert!(lower.contains("x-stream-protocol-version: v4.channel.k8s.io\r\n"));
+        assert!(lower.contains("x-forwarded-for: 10.1.2.3\r\n"), "{head}");
+        assert!(lower.contains("content-length: 0\r\n"));
+        assert!(!lower.contains("x-secret") && !lower.contains("proxy-authorization"), "{head}");
+        assert!(!lower.contains("host: proxy"), "{head}");
+        assert!(head.ends_with("\r\n\r\n"));
+    }
+
+    #[test]
+    fn a_refusal_is_passed_back_to_close() {
+        let answer = Answer {
+            code: 403,
+            bytes: Bytes::new(),
+            head_len: 0,
+            headers: vec![
+                ("content-type".into(), b"application/json".to_vec()),
+                ("connection".into(), b"keep-alive".to_vec()),
+                ("content-length".into(), b"12".to_vec()),
+            ],
+            reason: "Forbidden".into(),
+            content_length: Some(12),
+        };
+        let head = String::from_utf8(answer.closing_head()).expect("text");
+        assert_eq!(
+            head,
+            "HTTP/1.1 403 Forbidden\r\ncontent-type: application/json\r\ncontent-length: 12\r\n\
+             connection: close\r\n\r\n"
+        );
     }
 }
