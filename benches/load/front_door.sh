@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Front door benchmark (issue 17): the same requests to a downstream
 # directly, through openapi-proxy's front door, and through nginx as a
-# reverse proxy (proxy_pass, unbuffered: a reference for what any proxy
-# costs on the machine), side by side in one run. The downstream is nginx
+# reverse proxy (proxy_pass, unbuffered) and through socat (a byte relay
+# that knows no HTTP, with 256 KiB buffers): references for what any
+# proxy costs on the machine, side by side in one run. The downstream is nginx
 # serving static files with legacy discovery for the core group: a small
 # object (a pod) and a large list (LIST_MB of pods), the list at full
 # speed (sendfile) and at the rates of LIST_RATES (nginx limit_rate, for a
@@ -35,7 +36,7 @@ KEEP=${KEEP:-0}
 say() { printf '== %s\n' "$*" >&2; }
 die() { printf 'front_door.sh: %s\n' "$*" >&2; exit 1; }
 
-for tool in wrk nginx python3 curl; do
+for tool in wrk nginx python3 curl socat; do
     command -v "$tool" >/dev/null 2>&1 || die "missing $tool (apt-get install -y $tool)"
 done
 
@@ -148,6 +149,11 @@ nginx -t -q -e "$PREFIX/logs/error.log" -c "$PREFIX/nginx.conf" -p "$PREFIX" || 
 nginx -e "$PREFIX/logs/error.log" -c "$PREFIX/nginx.conf" -p "$PREFIX" -g 'daemon off;' &
 PIDS+=($!)
 wait_for "$DIRECT/api" 10
+RELAY_PORT=$(free_port)
+RELAY=http://127.0.0.1:$RELAY_PORT
+socat -b 262144 "TCP-LISTEN:$RELAY_PORT,fork,reuseaddr,bind=127.0.0.1" "TCP:127.0.0.1:$NGINX_PORT" &
+PIDS+=($!)
+wait_for "$RELAY/api" 10
 
 PROXY_PORT=$(free_port)
 PROXY=http://127.0.0.1:$PROXY_PORT
@@ -183,10 +189,13 @@ list_mbps() { # URL
 
 declare -A R
 order() { # round → the three, alternating
-    if (( $1 % 2 == 0 )); then echo "direct proxy reference"; else echo "reference proxy direct"; fi
+    if (( $1 % 2 == 0 )); then echo "direct proxy reference relay"; else echo "relay reference proxy direct"; fi
 }
 url_of() { # who path
-    case $1 in direct) echo "$DIRECT$2" ;; proxy) echo "$PROXY$2" ;; reference) echo "$REFERENCE$2" ;; esac
+    case $1 in
+        direct) echo "$DIRECT$2" ;; proxy) echo "$PROXY$2" ;;
+        reference) echo "$REFERENCE$2" ;; relay) echo "$RELAY$2" ;;
+    esac
 }
 for ((r = 0; r < REPEAT; r++)); do
     for who in $(order "$r"); do
@@ -203,14 +212,14 @@ RSS=$(awk '/VmHWM/ { print $2 }' "/proc/$PROXY_PID/status")
 
 median() { python3 -c "import statistics, sys; print(statistics.median(float(x) for x in sys.argv[1:]))" $1; }
 pct() { python3 -c "print(round(100 * $1 / $2))"; }
-printf '\n| figure | direct (nginx) | front door | nginx proxy_pass | front door / direct |\n|---|---:|---:|---:|---:|\n'
-d=$(median "${R[p50,direct]}"); p=$(median "${R[p50,proxy]}"); n=$(median "${R[p50,reference]}")
-printf '| small GET, p50 latency, one connection (ms) | %s | %s | %s | +%.3f ms |\n' "$d" "$p" "$n" "$(python3 -c "print($p - $d)")"
-d=$(median "${R[rps,direct]}"); p=$(median "${R[rps,proxy]}"); n=$(median "${R[rps,reference]}")
-printf '| small GET, requests/s, %s connections | %.0f | %.0f | %.0f | %s %% |\n' "$CONNECTIONS" "$d" "$p" "$n" "$(pct "$p" "$d")"
+printf '\n| figure | direct (nginx) | front door | nginx proxy_pass | socat relay | front door / direct |\n|---|---:|---:|---:|---:|---:|\n'
+d=$(median "${R[p50,direct]}"); p=$(median "${R[p50,proxy]}"); n=$(median "${R[p50,reference]}"); x=$(median "${R[p50,relay]}")
+printf '| small GET, p50 latency, one connection (ms) | %s | %s | %s | %s | +%.3f ms |\n' "$d" "$p" "$n" "$x" "$(python3 -c "print($p - $d)")"
+d=$(median "${R[rps,direct]}"); p=$(median "${R[rps,proxy]}"); n=$(median "${R[rps,reference]}"); x=$(median "${R[rps,relay]}")
+printf '| small GET, requests/s, %s connections | %.0f | %.0f | %.0f | %.0f | %s %% |\n' "$CONNECTIONS" "$d" "$p" "$n" "$x" "$(pct "$p" "$d")"
 for rate in $LIST_RATES; do
-    d=$(median "${R[mbps$rate,direct]}"); p=$(median "${R[mbps$rate,proxy]}"); n=$(median "${R[mbps$rate,reference]}")
+    d=$(median "${R[mbps$rate,direct]}"); p=$(median "${R[mbps$rate,proxy]}"); n=$(median "${R[mbps$rate,reference]}"); x=$(median "${R[mbps$rate,relay]}")
     label="downstream at full speed"; [[ $rate != 0 ]] && label="downstream limited to ${rate%m} MiB/s"
-    printf '| %s MB list, MB/s, %s | %.0f | %.0f | %.0f | %s %% |\n' "$((LIST_BYTES / 1000000))" "$label" "$d" "$p" "$n" "$(pct "$p" "$d")"
+    printf '| %s MB list, MB/s, %s | %.0f | %.0f | %.0f | %.0f | %s %% |\n' "$((LIST_BYTES / 1000000))" "$label" "$d" "$p" "$n" "$x" "$(pct "$p" "$d")"
 done
 printf '\nproxy peak RSS: %s KiB; rounds: %s (medians); load average: %s\n' "$RSS" "$REPEAT" "$(cut -d' ' -f1-3 /proc/loadavg)"

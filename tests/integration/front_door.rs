@@ -564,3 +564,64 @@ async fn a_client_that_stops_reading_holds_the_downstream_back() {
     drop(slow);
     served.stop();
 }
+
+/// A passed-on request is not cut by the request timeout, which is for
+/// clients sending their heads: a downstream that takes longer than it to
+/// answer, and a watch quiet for longer than it, both go on; over HTTP/1,
+/// where the stall guard and the lockstep apply.
+#[actix_web::test]
+async fn the_request_timeout_does_not_cut_a_slow_answer_or_a_quiet_watch() {
+    use std::io::BufRead;
+
+    use crate::cluster::TOKEN;
+    use crate::common::cluster::{Cluster, Serves};
+
+    let kube = site();
+    discovery(&kube.routes, true, &[]);
+    kube.routes
+        .set("/api/v1/pods", Route::json(r#"{"slow":true}"#).delayed(Duration::from_millis(2500)));
+    let mut cfg = front_door(vec![downstream("kube", &kube.url(), 10)]);
+    cfg.serving.limits.request_timeout = Duration::from_secs(1);
+    let proxy = TestProxy::start_config(&cfg);
+    routed(&proxy, "api/v1", "kube").await;
+    let slow = proxy.get("/api/v1/pods", &[]).await;
+    assert_eq!(slow.status, StatusCode::OK);
+    assert_eq!(slow.json()["slow"], true);
+
+    let cluster = Cluster::start(TOKEN, Serves::Core);
+    let mut cfg = front_door(vec![downstream("core", &cluster.url(), 10)]);
+    cfg.serving.limits.request_timeout = Duration::from_secs(1);
+    let proxy = TestProxy::start_config(&cfg);
+    routed(&proxy, "api/v1", "core").await;
+    let addr = proxy.running.addr;
+    let watching = actix_web::rt::task::spawn_blocking(move || {
+        let mut r = crate::front_door_kubectl::watch_pods(addr, Duration::from_secs(15));
+        let mut seen = Vec::new();
+        let mut line = String::new();
+        while !seen.iter().any(|l: &String| l.contains("\"late\"")) {
+            line.clear();
+            assert!(r.read_line(&mut line).expect("the watch goes on") > 0, "ended: {seen:?}");
+            seen.push(line.clone());
+        }
+        seen
+    });
+    // Quiet for three request timeouts, then an event.
+    actix_web::rt::time::sleep(Duration::from_secs(3)).await;
+    let pod = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"late"},"spec":{"containers":[{"name":"c","image":"i"}]}}"#;
+    let mut s =
+        std::net::TcpStream::connect(cluster.url().trim_start_matches("http://")).expect("fake");
+    s.write_all(
+        format!(
+            "POST /api/v1/namespaces/default/pods HTTP/1.1\r\nHost: f\r\nAuthorization: Bearer {TOKEN}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{pod}",
+            pod.len()
+        )
+        .as_bytes(),
+    )
+    .expect("create");
+    let mut answer = String::new();
+    std::io::BufReader::new(s).read_line(&mut answer).expect("answer");
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    let seen = watching.await.expect("join");
+    assert!(seen[0].starts_with("HTTP/1.1 200"), "{seen:?}");
+}

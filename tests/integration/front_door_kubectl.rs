@@ -269,17 +269,7 @@ async fn a_thousand_watches_hold_bounded_memory() {
     let opened = actix_web::rt::task::spawn_blocking(move || {
         let mut readers = Vec::with_capacity(WATCHES);
         for _ in 0..WATCHES {
-            let mut s = std::net::TcpStream::connect(addr).expect("connect");
-            s.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
-            s.write_all(
-                format!(
-                    "GET /api/v1/namespaces/default/pods?watch=true HTTP/1.1\r\nHost: p\r\n\
-                     Authorization: Bearer {TOKEN}\r\n\r\n"
-                )
-                .as_bytes(),
-            )
-            .expect("watch");
-            readers.push(BufReader::new(s));
+            readers.push(watch_pods(addr, Duration::from_secs(30)));
         }
         // Each: a 200 head, then the existing pod's ADDED event.
         for r in &mut readers {
@@ -339,4 +329,24 @@ fn until(r: &mut impl std::io::BufRead, needle: &str) {
             return;
         }
     }
+}
+
+/// A watch of the default namespace's pods through the proxy at `addr`,
+/// with the fake cluster's token, its answer to be read line by line.
+pub(crate) fn watch_pods(
+    addr: std::net::SocketAddr,
+    timeout: Duration,
+) -> std::io::BufReader<std::net::TcpStream> {
+    use std::io::Write;
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(timeout)).expect("timeout");
+    s.write_all(
+        format!(
+            "GET /api/v1/namespaces/default/pods?watch=true HTTP/1.1\r\nHost: p\r\n\
+             Authorization: Bearer {TOKEN}\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .expect("watch");
+    std::io::BufReader::new(s)
 }
