@@ -11,7 +11,7 @@
 //!   never its token or client certificate, which serve the proxy's own
 //!   polls only. The client's `Authorization` and `Impersonate-*` headers
 //!   cross unchanged ([`headers`]).
-//! - **Streaming both ways** ([`pass`]): bodies are relayed as they come,
+//! - **Streaming both ways** ([`pass()`]): bodies are relayed as they come,
 //!   never held whole; a connection upgrade (exec, attach, port-forward)
 //!   is piped once both sides agreed ([`upgrade`]).
 //! - **Bounds**: short requests in flight are bounded
