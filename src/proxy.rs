@@ -117,7 +117,19 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
         tls = config.serving.tls.is_some(),
         workers = limits.workers,
         downstreams = config.downstreams.len(),
+        front_door = config.front_door,
         "listening"
     );
+    if config.front_door && config.serving.tls.is_none() {
+        // client-go's kubeconfig loading drops the user's credentials for
+        // a server that is not https (clientcmd merges auth info only when
+        // the transport is TLS): a front door on plain HTTP passes kubectl's
+        // requests on without a token.
+        warn!(
+            "the front door serves plain HTTP: kubectl and other clients configured from a \
+             kubeconfig send no credentials to an http:// server; serve HTTPS \
+             (--tls-cert, --tls-key) for them"
+        );
+    }
     Ok(Running { addr, state, server: handle, done })
 }

@@ -52,7 +52,8 @@ pub struct ServeArgs {
     /// Be a front door: pass every request that is not metadata (not
     /// OpenAPI, discovery, /version, health or metrics) to the downstream
     /// that owns its group-version, with the client's own credentials, so
-    /// that a kubeconfig can point at the proxy [default: false].
+    /// that a kubeconfig can point at the proxy; serve HTTPS with it, as
+    /// kubectl sends no credentials to an http:// server [default: false].
     #[arg(long, value_name = "BOOL")]
     pub front_door: Option<bool>,
     /// Serving TLS, limits and timeouts (README: Limits and timeouts).
@@ -158,8 +159,9 @@ pub struct ServingArgs {
     /// Idle keep-alive timeout of client connections [default: 90s].
     #[arg(long, value_name = "DURATION", value_parser = checked(config::parse_duration))]
     pub keep_alive: Option<String>,
-    /// Front-door requests passed on at once, watches, followed logs and
-    /// exec aside; past it a client gets 429 with Retry-After [default: 600].
+    /// Front-door requests passed on at once, long-running ones (watch,
+    /// logs, exec, attach, port-forward) aside; past it a client gets 429
+    /// with Retry-After [default: 600].
     #[arg(long, value_name = "N")]
     pub max_requests_inflight: Option<usize>,
     /// How long a passed-on exchange (a watch, exec) may go without a byte
