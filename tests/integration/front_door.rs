@@ -304,6 +304,33 @@ fn raw_downstream(
                         }
                         continue;
                     }
+                    if path == "/api/v1/echo" {
+                        let lower = head.to_ascii_lowercase();
+                        let chunked = lower.contains("transfer-encoding: chunked");
+                        let length = if chunked {
+                            read_chunked(&mut s)
+                        } else {
+                            let n: usize = lower
+                                .lines()
+                                .find_map(|l| l.strip_prefix("content-length:"))
+                                .and_then(|v| v.trim().parse().ok())
+                                .unwrap_or(0);
+                            let mut body = vec![0u8; n];
+                            if s.read_exact(&mut body).is_err() {
+                                return;
+                            }
+                            n
+                        };
+                        let body = format!(r#"{{"length":{length},"chunked":{chunked}}}"#);
+                        let answer = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                        if s.write_all(answer.as_bytes()).is_err() {
+                            return;
+                        }
+                        continue;
+                    }
                     if path == "/api/v1/endless" {
                         let _ = s.write_all(
                             b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
@@ -339,6 +366,34 @@ fn raw_downstream(
         }
     });
     addr
+}
+
+/// Reads a chunked body off `s` (no trailers), returning its length.
+fn read_chunked(s: &mut std::net::TcpStream) -> usize {
+    fn line(s: &mut std::net::TcpStream) -> String {
+        let mut out = Vec::new();
+        let mut byte = [0u8; 1];
+        while !out.ends_with(b"\r\n") {
+            if s.read(&mut byte).unwrap_or(0) == 0 {
+                break;
+            }
+            out.push(byte[0]);
+        }
+        String::from_utf8_lossy(&out).trim().to_owned()
+    }
+    let mut total = 0;
+    loop {
+        let size = usize::from_str_radix(&line(s), 16).unwrap_or(0);
+        if size == 0 {
+            let _ = line(s);
+            return total;
+        }
+        let mut chunk = vec![0u8; size + 2];
+        if s.read_exact(&mut chunk).is_err() {
+            return total;
+        }
+        total += size;
+    }
 }
 
 /// An upgrade is piped once the owner switched protocols: bytes cross both
@@ -478,6 +533,22 @@ async fn over_https_upgrades_are_piped_and_the_proxys_certificate_stays_home() {
         watched.seen().iter().all(|s| !s.uri.contains("widgets")),
         "no client certificate crossed, so no request did"
     );
+
+    // An HTTP/2 upload of unknown length (no Content-Length): streamed on,
+    // chunked to the HTTP/1.1 owner, every byte there.
+    let chunks = futures_util::stream::iter(
+        (0..3).map(|i| Ok::<_, std::io::Error>(bytes::Bytes::from(vec![b'a' + i; 10_000]))),
+    );
+    let mut echoed = client
+        .post(format!("{}/api/v1/echo", proxy.base))
+        .send_stream(chunks)
+        .await
+        .expect("an answer");
+    assert_eq!(echoed.status(), StatusCode::OK);
+    let seen: serde_json::Value =
+        serde_json::from_slice(&echoed.body().await.expect("body")).expect("JSON");
+    assert_eq!(seen["length"], 30_000, "{seen}");
+    assert_eq!(seen["chunked"], true, "{seen}");
 
     // An exec-like upgrade over TLS, piped.
     let addr = proxy.running.addr;

@@ -57,9 +57,9 @@ pub(crate) async fn pass(
     if let Some(xff) = headers::forwarded_for(req.headers(), peer) {
         out.headers_mut().insert(header::HeaderName::from_static(X_FORWARDED_FOR), xff);
     }
-    let sent = match request_body(req.headers()) {
+    let sent = match request_body(&req) {
         RequestBody::Sized(n) => out.send_body(SizedStream::new(n, payload)),
-        RequestBody::Chunked => out.send_stream(payload),
+        RequestBody::Streamed => out.send_stream(payload),
         RequestBody::None => out.send(),
     };
     let answer = match tokio::time::timeout(RESPONSE_HEAD_TIMEOUT, sent).await {
@@ -96,22 +96,37 @@ pub(crate) async fn pass(
 }
 
 /// How a request's body is framed.
+#[derive(Debug, PartialEq, Eq)]
 enum RequestBody {
     /// `Content-Length` above zero.
     Sized(u64),
-    /// `Transfer-Encoding` (chunked: actix-http refuses any other).
-    Chunked,
+    /// Of unknown length: chunked over HTTP/1 (actix-http refuses any
+    /// other transfer coding), or an HTTP/2 body without `Content-Length`.
+    Streamed,
     /// None.
     None,
 }
 
-fn request_body(headers: &HeaderMap) -> RequestBody {
+fn request_body(req: &HttpRequest) -> RequestBody {
+    framing(req.headers(), req.version(), req.method())
+}
+
+/// HTTP/2 frames bodies itself: a request may carry one without
+/// `Content-Length` (a client streaming an upload), which only the methods
+/// that take a body are assumed to do.
+fn framing(headers: &HeaderMap, version: actix_web::http::Version, method: &Method) -> RequestBody {
     if headers.contains_key(header::TRANSFER_ENCODING) {
-        return RequestBody::Chunked;
+        return RequestBody::Streamed;
     }
     match content_length(headers) {
         Some(n) if n > 0 => RequestBody::Sized(n),
-        _ => RequestBody::None,
+        Some(_) => RequestBody::None,
+        None if version == actix_web::http::Version::HTTP_2
+            && matches!(*method, Method::POST | Method::PUT | Method::PATCH) =>
+        {
+            RequestBody::Streamed
+        }
+        None => RequestBody::None,
     }
 }
 
@@ -223,5 +238,36 @@ where
                 ))));
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::http::Version;
+    use actix_web::http::header::{HeaderName, HeaderValue};
+
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut m = HeaderMap::new();
+        for (n, v) in pairs {
+            m.insert(HeaderName::from_static(n), HeaderValue::from_static(v));
+        }
+        m
+    }
+
+    #[test]
+    fn bodies_are_framed_as_the_client_framed_them() {
+        let h1 = Version::HTTP_11;
+        let h2 = Version::HTTP_2;
+        let sized = headers(&[("content-length", "12")]);
+        assert_eq!(framing(&sized, h1, &Method::POST), RequestBody::Sized(12));
+        let chunked = headers(&[("transfer-encoding", "chunked")]);
+        assert_eq!(framing(&chunked, h1, &Method::PUT), RequestBody::Streamed);
+        let empty = headers(&[("content-length", "0")]);
+        assert_eq!(framing(&empty, h2, &Method::POST), RequestBody::None);
+        assert_eq!(framing(&HeaderMap::new(), h1, &Method::POST), RequestBody::None);
+        assert_eq!(framing(&HeaderMap::new(), h2, &Method::PATCH), RequestBody::Streamed);
+        assert_eq!(framing(&HeaderMap::new(), h2, &Method::GET), RequestBody::None);
     }
 }
