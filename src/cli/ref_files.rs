@@ -74,6 +74,12 @@ impl Files for RefFiles {
         let base = from.map(Path::new).and_then(Path::parent).unwrap_or(&self.input_dir);
         let joined = joined_lexically(base, relative);
         let canonical = joined.canonicalize().map_err(|e| format!("{}: {e}", joined.display()))?;
+        if let Some(input) = self.input.as_ref().filter(|i| canonical.as_os_str() == &***i) {
+            // The input itself, whatever --refs-root allows: the reference
+            // becomes local, and nothing is read (the bundler looks no
+            // further than the name).
+            return Ok((Rc::clone(input), Rc::new(Value::Null)));
+        }
         if !canonical.starts_with(&self.allowed) {
             return Err(format!(
                 "{} is outside {}; --refs-root DIR allows reading under DIR",
@@ -179,6 +185,17 @@ mod tests {
     }
 
     #[cfg(unix)]
+    /// A reference to the input by its own path is the input, even with a
+    /// `--refs-root` that does not contain it.
+    #[test]
+    fn the_input_is_itself_whatever_the_root() {
+        let dir = tree("itself");
+        let mut f = files(&dir, Some(&dir.join("outside")), 1 << 20);
+        let (id, _) = f.load(None, "./main.yaml").expect("the input");
+        assert_eq!(Some(&id), f.root().as_ref());
+        assert!(f.load(None, "a.yaml").expect_err("outside the root").contains("outside"));
+    }
+
     #[test]
     fn a_link_out_of_the_root_is_outside() {
         let dir = tree("link");
