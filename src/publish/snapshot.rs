@@ -239,10 +239,9 @@ fn assemble(
         })
         .collect();
     let plan = discovery::plan(&sources);
-    let owners = Owners::of(&plan);
     let owners = match previous {
-        Some(p) if *p.owners == owners => Arc::clone(&p.owners),
-        _ => Arc::new(owners),
+        Some(p) if p.owners.same_as(&plan) => Arc::clone(&p.owners),
+        _ => Arc::new(Owners::of(&plan)),
     };
     let discovery = discovery::render_reusing(&plan, previous.map(|p| &p.discovery));
     let openapi_v2 = ordered.iter().find_map(|c| c.openapi_v2.clone());
