@@ -125,6 +125,10 @@ pub fn bundle(
     copy_limit: usize,
 ) -> Result<Bundled, BundleError> {
     let root = files.root();
+    let blocked = SECTIONS
+        .into_iter()
+        .filter(|s| !doc.is_object() || doc.get(*s).is_some_and(|v| !v.is_object()))
+        .collect();
     let mut taken = BTreeMap::new();
     for section in SECTIONS {
         let names = doc.get(section).and_then(Value::as_object);
@@ -142,6 +146,7 @@ pub fn bundle(
         queue: VecDeque::new(),
         copied: 0,
         copy_limit,
+        blocked,
     };
     let mut at = String::new();
     b.walk(&mut doc, Place::Root, None, &mut at, 0)?;
@@ -257,6 +262,9 @@ struct Bundler<'f> {
     queue: VecDeque<Queued>,
     copied: usize,
     copy_limit: usize,
+    /// Sections nothing can be copied into: the document's is not an
+    /// object (or the document is not one).
+    blocked: BTreeSet<&'static str>,
 }
 
 impl Bundler<'_> {
@@ -409,6 +417,10 @@ impl Bundler<'_> {
         let target = Target { file: id, content, pointer };
         let first = target.pointer.split('/').nth(1);
         match place.section(first) {
+            Some(section) if self.blocked.contains(section) => {
+                self.keep(r, at, format!("the document's {section} is not an object to copy into"));
+                Ok(Followed::Kept)
+            }
             Some(section) => self.import(r, target, section, at).map(Followed::To),
             None if depth >= MAX_PATH_ITEM_DEPTH => {
                 self.keep(r, at, format!("path items nest more than {MAX_PATH_ITEM_DEPTH} deep"));

@@ -272,3 +272,22 @@ fn a_path_item_that_is_not_an_object_is_kept() {
           object); kept as written"]
     );
 }
+
+/// Found by the `bundle` fuzz target: a document whose `definitions` is
+/// not an object cannot take a copy, so the reference is kept with a note
+/// rather than made local to nothing.
+#[test]
+fn a_section_that_is_not_an_object_takes_no_copy() {
+    let doc = json!({"swagger": "2.0", "xaths": {"definition/l": {"$ref": "f0.json"}},
+        "definitions": ".json"});
+    let b = bundled(doc, &[("f0.json", json!({"type": "string"}))]);
+    assert_eq!(b.document["xaths"]["definition/l"]["$ref"], "f0.json");
+    assert_eq!(b.document["definitions"], ".json");
+    assert!(
+        notes(&b).iter().any(|n| n.contains("definitions is not an object")),
+        "{:?}",
+        notes(&b)
+    );
+    let dangling = crate::json::refs::dangling_refs(&b.document);
+    assert!(dangling.iter().all(|r| !r.starts_with('#')), "{dangling:?}");
+}
