@@ -450,7 +450,7 @@ thread_local! {
 /// The response head of `reply` into `out`: status line, `content-length`
 /// (the body's, also for HEAD; none on a 304, as actix-http), `connection:
 /// close` when closing, the reply's headers, `date`.
-fn write_head(out: &mut Vec<u8>, reply: &Reply, close: bool) {
+pub(crate) fn write_head(out: &mut Vec<u8>, reply: &Reply, close: bool) {
     out.clear();
     out.extend_from_slice(b"HTTP/1.1 ");
     out.extend_from_slice(reply.status.as_str().as_bytes());

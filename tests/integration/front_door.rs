@@ -696,3 +696,36 @@ async fn the_request_timeout_does_not_cut_a_slow_answer_or_a_quiet_watch() {
     let seen = watching.await.expect("join");
     assert!(seen[0].starts_with("HTTP/1.1 200"), "{seen:?}");
 }
+
+/// An upgrade the owner refuses (here: no token) comes back as the owner
+/// answered it, status and `Status` body, with its length, and the
+/// connection closes.
+#[actix_web::test]
+async fn a_refused_upgrade_is_passed_back_whole() {
+    use crate::cluster::TOKEN;
+    use crate::common::cluster::{Cluster, Serves};
+    use crate::common::http1::Conn;
+
+    let cluster = Cluster::start(TOKEN, Serves::Core);
+    let proxy = TestProxy::start_config(&front_door(vec![downstream("core", &cluster.url(), 10)]));
+    routed(&proxy, "api/v1", "core").await;
+    let addr = proxy.running.addr;
+    let response = actix_web::rt::task::spawn_blocking(move || {
+        let mut conn = Conn::plain(addr);
+        conn.send(
+            b"GET /api/v1/namespaces/default/pods/demo/exec?command=ls&stdout=true HTTP/1.1\r\n\
+              Host: p\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\
+              Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+              Sec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n",
+        );
+        conn.response("GET").expect("a whole response")
+    })
+    .await
+    .expect("join");
+    assert_eq!(response.status, 401, "{response:?}");
+    assert!(response.closes(), "{response:?}");
+    let status: serde_json::Value = serde_json::from_slice(&response.body).expect("a Status");
+    assert_eq!(status["reason"], "Unauthorized");
+    let length: usize = response.header("content-length").expect("length").parse().expect("n");
+    assert_eq!(length, response.body.len());
+}

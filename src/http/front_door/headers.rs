@@ -35,18 +35,16 @@ const NOT_FORWARDED: [&str; 12] = [
 /// `X-Forwarded-For`.
 pub(crate) const X_FORWARDED_FOR: &str = "x-forwarded-for";
 
-/// Whether `name` is removed before a message is forwarded, given the
-/// tokens of its `Connection` header.
-fn removed(name: &HeaderName, connection: &[String]) -> bool {
-    let name = name.as_str();
+/// Whether the header `name` (lower-case) is removed before a message is
+/// forwarded, given the names its `Connection` headers list.
+pub(crate) fn stays_behind(name: &str, connection: &[String]) -> bool {
     NOT_FORWARDED.contains(&name) || connection.iter().any(|t| t.eq_ignore_ascii_case(name))
 }
 
-/// The names a message's `Connection` headers list, lower-case.
-fn connection_tokens(headers: &HeaderMap) -> Vec<String> {
-    headers
-        .get_all("connection")
-        .filter_map(|v| v.to_str().ok())
+/// The names `Connection` header values list, lower-case.
+pub(crate) fn connection_names<'a>(values: impl Iterator<Item = &'a [u8]>) -> Vec<String> {
+    values
+        .filter_map(|v| std::str::from_utf8(v).ok())
         .flat_map(|v| v.split(','))
         .map(|t| t.trim().to_ascii_lowercase())
         .filter(|t| !t.is_empty())
@@ -57,10 +55,12 @@ fn connection_tokens(headers: &HeaderMap) -> Vec<String> {
 /// values in their order).
 /// `X-Forwarded-For` is left out: see [`forwarded_for`].
 pub(crate) fn end_to_end(headers: &HeaderMap) -> Vec<(&HeaderName, &HeaderValue)> {
-    let connection = connection_tokens(headers);
+    let connection = connection_names(headers.get_all("connection").map(HeaderValue::as_bytes));
     headers
         .iter()
-        .filter(|(name, _)| !removed(name, &connection) && name.as_str() != X_FORWARDED_FOR)
+        .filter(|(name, _)| {
+            !stays_behind(name.as_str(), &connection) && name.as_str() != X_FORWARDED_FOR
+        })
         .collect()
 }
 

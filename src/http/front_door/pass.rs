@@ -22,6 +22,7 @@ use crate::discovery::owners::group_version_of;
 use crate::http::lockstep::{AnswerHold, Turns};
 use crate::http::stall::{Leniency, LenientWhile};
 use crate::http::{AppState, router, status};
+use crate::outbound::body::content_length;
 
 /// The answer to `req`, a request no metadata route serves: the owner's
 /// answer, or a `Status` saying why there is none.
@@ -128,10 +129,6 @@ fn framing(headers: &HeaderMap, version: actix_web::http::Version, method: &Meth
         }
         None => RequestBody::None,
     }
-}
-
-fn content_length(headers: &HeaderMap) -> Option<u64> {
-    headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.trim().parse().ok()
 }
 
 /// What a streamed answer keeps until its body is done.

@@ -21,8 +21,8 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use actix_codec::Framed;
-use actix_http::h1::{Codec, SendResponse};
-use actix_http::{Request, Response};
+use actix_http::Request;
+use actix_http::h1::Codec;
 use actix_service::{ServiceFactory, fn_service};
 use actix_web::HttpMessage;
 use actix_web::http::Method;
@@ -96,7 +96,7 @@ where
     if router::route(&decoded).is_some() {
         // Metadata: answered as without the upgrade, then closed.
         let reply = router::answer(state, &Asked::from_head(req.head()));
-        return refuse(framed, reply).await;
+        return refuse(framed, reply, req.method() == Method::HEAD).await;
     }
     if let Some(lenient) = req.conn_data::<Leniency>() {
         lenient.mark().for_good();
@@ -186,11 +186,11 @@ where
         group_version_of(&decoded).and_then(|k| state.store.load().owners.owner(k).cloned());
     let Some(target) = owner.and_then(|o| door.targets.get(&o).cloned()) else {
         state.metrics.pass_through("", kind.verb, 404, None);
-        write_reply(&mut client, status::not_owned()).await?;
+        write_reply(&mut client, status::not_owned(), false).await?;
         return Ok(());
     };
     let Some(_permit) = door.admit(true) else {
-        write_reply(&mut client, status::too_many_in_flight()).await?;
+        write_reply(&mut client, status::too_many_in_flight(), false).await?;
         return Ok(());
     };
     let mut downstream = match connect(&target).await {
@@ -199,7 +199,7 @@ where
             tracing::warn!(downstream = %target.name, error = %e,
                 "front door: cannot connect to pass an upgrade on");
             state.metrics.pass_through(&target.name, kind.verb, 503, None);
-            write_reply(&mut client, status::owner_unreachable()).await?;
+            write_reply(&mut client, status::owner_unreachable(), false).await?;
             return Ok(());
         }
     };
@@ -213,12 +213,12 @@ where
             tracing::warn!(downstream = %target.name, error = %e,
                 "front door: no valid answer to an upgrade");
             state.metrics.pass_through(&target.name, kind.verb, 502, None);
-            write_reply(&mut client, status::owner_failed()).await?;
+            write_reply(&mut client, status::owner_failed(), false).await?;
             return Ok(());
         }
         Err(_) => {
             state.metrics.pass_through(&target.name, kind.verb, 504, None);
-            write_reply(&mut client, status::owner_timeout()).await?;
+            write_reply(&mut client, status::owner_timeout(), false).await?;
             return Ok(());
         }
     };
@@ -232,25 +232,29 @@ where
             "front door: upgraded connection ended");
         return Ok(());
     }
-    // Refused: the answer's head, rebuilt to close, then its body.
-    client.write_all(&answer.closing_head()).await?;
-    let rest = answer.bytes.slice(answer.head_len..);
-    client.write_all(&rest).await?;
-    let mut left = answer.content_length.map(|n| n.saturating_sub(rest.len() as u64));
-    let mut buf = vec![0; PIPE_BUFFER];
-    while left != Some(0) {
-        let want =
-            left.map_or(buf.len(), |l| usize::try_from(l).unwrap_or(usize::MAX).min(buf.len()));
-        let n = match tokio::time::timeout(door.idle, downstream.read(&mut buf[..want])).await {
-            Ok(n) => n?,
-            Err(_) => break,
+    // Refused (401, 403, 400: a `Status`): its body is read whole, within
+    // REFUSAL_LIMIT, and passed back with its length on a closing
+    // connection, whatever framing the downstream chose.
+    let body =
+        match tokio::time::timeout(RESPONSE_HEAD_TIMEOUT, refusal_body(&mut downstream, &answer))
+            .await
+        {
+            Ok(Ok(body)) => body,
+            Ok(Err(e)) => {
+                tracing::warn!(downstream = %target.name, error = %e,
+                "front door: the refusal of an upgrade could not be read");
+                return write_reply(&mut client, status::owner_failed(), false)
+                    .await
+                    .map_err(Into::into);
+            }
+            Err(_) => {
+                return write_reply(&mut client, status::owner_timeout(), false)
+                    .await
+                    .map_err(Into::into);
+            }
         };
-        if n == 0 {
-            break;
-        }
-        client.write_all(&buf[..n]).await?;
-        left = left.map(|l| l - n as u64);
-    }
+    client.write_all(&answer.closing_head(body.len())).await?;
+    client.write_all(&body).await?;
     client.shutdown().await?;
     Ok(())
 }
@@ -300,26 +304,97 @@ struct Answer {
     headers: Vec<(String, Vec<u8>)>,
     reason: String,
     content_length: Option<u64>,
+    /// `Transfer-Encoding: chunked`.
+    chunked: bool,
 }
 
 impl Answer {
-    /// The head of a refusal, its hop-by-hop headers replaced by
+    /// The head of a refusal whose body, `length` bytes, follows whole:
+    /// its hop-by-hop and framing headers replaced by that length and
     /// `Connection: close`.
-    fn closing_head(&self) -> Vec<u8> {
+    fn closing_head(&self, length: usize) -> Vec<u8> {
+        let connection = headers::connection_names(
+            self.headers.iter().filter(|(n, _)| n == "connection").map(|(_, v)| &v[..]),
+        );
         let mut head = format!("HTTP/1.1 {} {}\r\n", self.code, self.reason).into_bytes();
         for (name, value) in &self.headers {
-            let hop =
-                ["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection"]
-                    .contains(&name.as_str());
-            if !hop {
+            if !headers::stays_behind(name, &connection) {
                 head.extend_from_slice(name.as_bytes());
                 head.extend_from_slice(b": ");
                 head.extend_from_slice(value);
                 head.extend_from_slice(b"\r\n");
             }
         }
-        head.extend_from_slice(b"connection: close\r\n\r\n");
+        head.extend_from_slice(
+            format!("content-length: {length}\r\nconnection: close\r\n\r\n").as_bytes(),
+        );
         head
+    }
+
+    /// The whole body in `raw` (what followed the head), once it is all
+    /// there: by `Content-Length`, by chunks, or (`eof`) up to the close.
+    fn body_in(&self, raw: &[u8], eof: bool) -> io::Result<Option<Vec<u8>>> {
+        if self.code < 200 || self.code == 204 || self.code == 304 {
+            return Ok(Some(Vec::new()));
+        }
+        if self.chunked {
+            return dechunked(raw);
+        }
+        match self.content_length {
+            Some(n) => {
+                Ok(usize::try_from(n).ok().filter(|n| raw.len() >= *n).map(|n| raw[..n].to_vec()))
+            }
+            None => Ok(eof.then(|| raw.to_vec())),
+        }
+    }
+}
+
+/// The largest refusal body read (a `Status` is a few hundred bytes).
+const REFUSAL_LIMIT: usize = 1024 * 1024;
+
+/// The body of a refusal `answer`, read on from `io` until whole.
+async fn refusal_body<S: AsyncRead + Unpin>(io: &mut S, answer: &Answer) -> io::Result<Vec<u8>> {
+    let mut raw = BytesMut::from(&answer.bytes[answer.head_len..]);
+    loop {
+        if let Some(body) = answer.body_in(&raw, false)? {
+            return Ok(body);
+        }
+        if raw.len() > REFUSAL_LIMIT {
+            return Err(io::Error::other("a refusal's body over 1 MiB"));
+        }
+        if io.read_buf(&mut raw).await? == 0 {
+            return answer.body_in(&raw, true)?.ok_or_else(|| {
+                io::Error::new(io::ErrorKind::UnexpectedEof, "closed in the middle of a body")
+            });
+        }
+    }
+}
+
+/// The data of a chunked body once `raw` holds all of it (trailers
+/// skipped); `None` while it does not.
+fn dechunked(raw: &[u8]) -> io::Result<Option<Vec<u8>>> {
+    let mut body = Vec::new();
+    let mut at = 0;
+    loop {
+        let (line, size) = match httparse::parse_chunk_size(&raw[at..]) {
+            Ok(httparse::Status::Complete(found)) => found,
+            Ok(httparse::Status::Partial) => return Ok(None),
+            Err(_) => return Err(io::Error::other("malformed chunked body")),
+        };
+        at += line;
+        if size == 0 {
+            // Trailers, if any, up to an empty line.
+            let rest = &raw[at..];
+            let ended = rest.starts_with(b"\r\n") || rest.windows(4).any(|w| w == b"\r\n\r\n");
+            return Ok(ended.then_some(body));
+        }
+        let size = usize::try_from(size).map_err(|_| io::Error::other("chunk too large"))?;
+        let Some(end) = at.checked_add(size).filter(|end| end.saturating_add(2) <= raw.len())
+        else {
+            return Ok(None);
+        };
+        body.extend_from_slice(&raw[at..end]);
+        at = end + 2;
     }
 }
 
@@ -343,6 +418,11 @@ async fn read_head<S: AsyncRead + Unpin>(io: &mut S) -> io::Result<Answer> {
                     .iter()
                     .find(|(n, _)| n == "content-length")
                     .and_then(|(_, v)| std::str::from_utf8(v).ok()?.trim().parse().ok());
+                let chunked = headers.iter().any(|(n, v)| {
+                    n == "transfer-encoding"
+                        && std::str::from_utf8(v)
+                            .is_ok_and(|v| v.to_ascii_lowercase().contains("chunked"))
+                });
                 let reason = parsed.reason.unwrap_or("").to_owned();
                 return Ok(Answer {
                     code,
@@ -351,6 +431,7 @@ async fn read_head<S: AsyncRead + Unpin>(io: &mut S) -> io::Result<Answer> {
                     headers,
                     reason,
                     content_length,
+                    chunked,
                 });
             }
             Ok(httparse::Status::Partial) if buf.len() < HEAD_LIMIT => {}
@@ -362,45 +443,32 @@ async fn read_head<S: AsyncRead + Unpin>(io: &mut S) -> io::Result<Answer> {
     }
 }
 
-/// Answers an upgrade with `reply` (a refusal, or a metadata answer), over
-/// actix-http's codec, and closes.
+/// Answers an upgrade taken from actix-http with `reply` (a refusal, or a
+/// metadata answer; its head only for HEAD), and closes.
 async fn refuse<T>(
     framed: Framed<T, Codec>,
     reply: crate::http::reply::Reply,
+    head_only: bool,
 ) -> Result<(), UpgradeError>
 where
     T: AsyncRead + AsyncWrite + Unpin + 'static,
 {
-    let mut response = Response::with_body(reply.status, reply.body);
-    for (name, value) in reply.headers {
-        response.headers_mut().append(name, value);
-    }
-    response.head_mut().set_connection_type(actix_http::ConnectionType::Close);
-    SendResponse::new(framed, response).await.map_err(|e| io::Error::other(e.to_string()))?;
-    Ok(())
+    let mut io = framed.into_parts().io;
+    Ok(write_reply(&mut io, reply, head_only).await?)
 }
 
-/// Writes `reply` on a connection taken from actix-http, and closes it.
+/// Writes `reply` as the direct writer does, and closes the connection.
 async fn write_reply<T: AsyncWrite + Unpin>(
     io: &mut T,
     reply: crate::http::reply::Reply,
+    head_only: bool,
 ) -> io::Result<()> {
-    let mut head = format!(
-        "HTTP/1.1 {} {}\r\ncontent-length: {}\r\nconnection: close\r\n",
-        reply.status.as_u16(),
-        reply.status.canonical_reason().unwrap_or(""),
-        reply.body.len()
-    )
-    .into_bytes();
-    for (name, value) in &reply.headers {
-        head.extend_from_slice(name.as_str().as_bytes());
-        head.extend_from_slice(b": ");
-        head.extend_from_slice(value.as_bytes());
-        head.extend_from_slice(b"\r\n");
-    }
-    head.extend_from_slice(b"\r\n");
+    let mut head = Vec::with_capacity(256);
+    crate::http::direct::write_head(&mut head, &reply, true);
     io.write_all(&head).await?;
-    io.write_all(&reply.body).await?;
+    if !head_only {
+        io.write_all(&reply.body).await?;
+    }
     io.shutdown().await
 }
 
@@ -612,12 +680,42 @@ mod tests {
             ],
             reason: "Forbidden".into(),
             content_length: Some(12),
+            chunked: false,
         };
-        let head = String::from_utf8(answer.closing_head()).expect("text");
+        let head = String::from_utf8(answer.closing_head(12)).expect("text");
         assert_eq!(
             head,
             "HTTP/1.1 403 Forbidden\r\ncontent-type: application/json\r\ncontent-length: 12\r\n\
              connection: close\r\n\r\n"
         );
+    }
+
+    /// A refusal's body, however the downstream framed it, is known whole
+    /// before it is passed back with its length: a chunked one is not
+    /// passed on raw under a head that no longer says `chunked`.
+    #[test]
+    fn a_refusals_body_is_taken_whole_whatever_its_framing() {
+        let answer = |content_length, chunked| Answer {
+            code: 403,
+            bytes: Bytes::new(),
+            head_len: 0,
+            headers: Vec::new(),
+            reason: "Forbidden".into(),
+            content_length,
+            chunked,
+        };
+        let chunked = answer(None, true);
+        let raw = b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
+        assert_eq!(chunked.body_in(raw, false).expect("framed"), Some(b"hello world".to_vec()));
+        assert_eq!(chunked.body_in(&raw[..20], false).expect("framed"), None, "not all there");
+        let trailers = b"2\r\nok\r\n0\r\nX-T: 1\r\n\r\n";
+        assert_eq!(chunked.body_in(trailers, false).expect("framed"), Some(b"ok".to_vec()));
+        assert!(chunked.body_in(b"zz\r\n", false).is_err());
+        let sized = answer(Some(5), false);
+        assert_eq!(sized.body_in(b"hel", false).expect("framed"), None);
+        assert_eq!(sized.body_in(b"hello", false).expect("framed"), Some(b"hello".to_vec()));
+        let until_close = answer(None, false);
+        assert_eq!(until_close.body_in(b"abc", false).expect("framed"), None);
+        assert_eq!(until_close.body_in(b"abc", true).expect("framed"), Some(b"abc".to_vec()));
     }
 }
