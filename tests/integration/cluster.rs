@@ -89,11 +89,16 @@ impl Drop for TlsFront {
     }
 }
 
+/// Runs kubectl over HTTPS trusting `ca`, with `token`.
+pub(crate) async fn run_as(server: &str, ca: &str, token: &str, args: &[&str]) -> Run {
+    let mut all = vec!["--token", token, "--certificate-authority", ca];
+    all.extend_from_slice(args);
+    kubectl::run(server, &all).await
+}
+
 /// Runs kubectl with the token and asserts it succeeded.
 pub(crate) async fn ok(server: &str, ca: &str, args: &[&str]) -> Run {
-    let mut all = vec!["--token", TOKEN, "--certificate-authority", ca];
-    all.extend_from_slice(args);
-    let run = kubectl::run(server, &all).await;
+    let run = run_as(server, ca, TOKEN, args).await;
     assert!(
         run.success,
         "kubectl {} failed:\nstdout: {}\nstderr: {}",
@@ -230,20 +235,7 @@ async fn kubectl_works_against_the_fake_cluster() {
     );
     let run = ok(&url, ca, &["create", "-f", &made, "--validate=false"]).await;
     assert_eq!(run.stdout.trim(), "configmap/made created");
-    let again = kubectl::run(
-        &url,
-        &[
-            "--token",
-            TOKEN,
-            "--certificate-authority",
-            ca,
-            "create",
-            "-f",
-            &made,
-            "--validate=false",
-        ],
-    )
-    .await;
+    let again = run_as(&url, ca, TOKEN, &["create", "-f", &made, "--validate=false"]).await;
     assert!(
         !again.success && again.stderr.contains("AlreadyExists"),
         "second create: {}",

@@ -473,7 +473,6 @@ async fn over_https_upgrades_are_piped_and_the_proxys_certificate_stays_home() {
     use crate::common::http1::{Conn, tls_client};
     use crate::common::tls::{Pki, start_tls_site};
     use openapi_proxy::ServingTls;
-    use rustls::pki_types::pem::PemObject;
 
     let pki = Pki::generate("front-door");
     let routes = Routes::default();
@@ -499,17 +498,7 @@ async fn over_https_upgrades_are_piped_and_the_proxys_certificate_stays_home() {
     // HTTP/2, as client-go speaks it: passed on, and refused by the
     // downstream that wants a client certificate the front door never
     // presents.
-    let mut roots = rustls::RootCertStore::empty();
-    for c in rustls::pki_types::CertificateDer::pem_file_iter(&pki.ca).expect("CA") {
-        roots.add(c.expect("PEM")).expect("CA certificate");
-    }
-    let mut h2 = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .expect("versions")
-    .with_root_certificates(roots)
-    .with_no_client_auth();
+    let mut h2 = (*tls_client(&pki.ca)).clone();
     h2.alpn_protocols = vec![b"h2".to_vec()];
     let client = awc::Client::builder()
         .connector(awc::Connector::new().rustls_0_23(std::sync::Arc::new(h2)))
@@ -583,23 +572,11 @@ async fn over_https_upgrades_are_piped_and_the_proxys_certificate_stays_home() {
 #[actix_web::test]
 async fn a_client_that_stops_reading_holds_the_downstream_back() {
     use crate::common::memory::peak_rss_kib;
-    use crate::common::serve::Served;
 
     let written = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let (tx, _heads) = std::sync::mpsc::channel();
     let owner = raw_downstream(tx, std::sync::Arc::clone(&written));
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("front-door-slow");
-    std::fs::create_dir_all(&dir).expect("dir");
-    let config = dir.join(format!("config-{}.yaml", std::process::id()));
-    std::fs::write(
-        &config,
-        format!(
-            "listen: 127.0.0.1:0\nfrontDoor: true\nreadinessGracePeriod: 0s\n\
-             downstreams:\n- name: core\n  url: http://{owner}\n  pollInterval: 1s\n"
-        ),
-    )
-    .expect("config");
-    let served = Served::start(&config, "warn,openapi_proxy::proxy=info");
+    let served = crate::front_door_kubectl::serve_front_door("slow", &format!("http://{owner}"));
     let base = served.base().await;
     let addr: std::net::SocketAddr = base.trim_start_matches("http://").parse().expect("address");
     crate::common::proxy::eventually("the core group is routed", || {

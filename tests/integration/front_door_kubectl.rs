@@ -13,9 +13,8 @@ use std::time::Duration;
 use actix_web::http::StatusCode;
 use openapi_proxy::{Config, RawConfig, ServingTls};
 
-use crate::cluster::{Streaming, TOKEN, TlsFront, manifest, ok};
+use crate::cluster::{Streaming, TOKEN, TlsFront, manifest, ok, run_as};
 use crate::common::cluster::{Cluster, Serves};
-use crate::common::kubectl;
 use crate::common::proxy::{POLL, TestProxy};
 use crate::common::tls::Pki;
 
@@ -98,20 +97,7 @@ async fn kubectl_through_the_front_door_does_what_it_does_directly() {
     );
     let run = ok(&url, ca, &["create", "-f", &made, "--validate=false"]).await;
     assert_eq!(run.stdout.trim(), "configmap/made created");
-    let again = kubectl::run(
-        &url,
-        &[
-            "--token",
-            TOKEN,
-            "--certificate-authority",
-            ca,
-            "create",
-            "-f",
-            &made,
-            "--validate=false",
-        ],
-    )
-    .await;
+    let again = run_as(&url, ca, TOKEN, &["create", "-f", &made, "--validate=false"]).await;
     assert!(!again.success && again.stderr.contains("AlreadyExists"), "{}", again.stderr);
     let applied = manifest(
         "fd-applied.yaml",
@@ -150,11 +136,7 @@ async fn kubectl_through_the_front_door_does_what_it_does_directly() {
     }
 
     // A wrong token: the downstream's 401, in kubectl's words.
-    let run = kubectl::run(
-        &url,
-        &["--token", "not-the-token", "--certificate-authority", ca, "get", "pods"],
-    )
-    .await;
+    let run = run_as(&url, ca, "not-the-token", &["get", "pods"]).await;
     assert!(!run.success);
     assert!(run.stderr.contains("You must be logged in to the server"), "{}", run.stderr);
     // No credentials at all (kubectl would prompt): the downstream's 401
@@ -202,20 +184,8 @@ async fn kubectl_through_the_front_door_does_what_it_does_directly() {
 
 /// An HTTPS client trusting the test CA.
 fn https_client(pki: &Pki) -> awc::Client {
-    use rustls::pki_types::pem::PemObject;
-    let mut roots = rustls::RootCertStore::empty();
-    for c in rustls::pki_types::CertificateDer::pem_file_iter(&pki.ca).expect("CA") {
-        roots.add(c.expect("PEM")).expect("CA certificate");
-    }
-    let tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .expect("versions")
-    .with_root_certificates(roots)
-    .with_no_client_auth();
     awc::Client::builder()
-        .connector(awc::Connector::new().rustls_0_23(std::sync::Arc::new(tls)))
+        .connector(awc::Connector::new().rustls_0_23(crate::common::http1::tls_client(&pki.ca)))
         .timeout(Duration::from_secs(10))
         .finish()
 }
@@ -228,23 +198,10 @@ async fn a_thousand_watches_hold_bounded_memory() {
     use std::io::{BufRead, BufReader, Write};
 
     use crate::common::memory::peak_rss_kib;
-    use crate::common::serve::Served;
 
     const WATCHES: usize = 1000;
     let core = Cluster::start(TOKEN, Serves::Core);
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("front-door-watches");
-    std::fs::create_dir_all(&dir).expect("dir");
-    let config = dir.join(format!("config-{}.yaml", std::process::id()));
-    std::fs::write(
-        &config,
-        format!(
-            "listen: 127.0.0.1:0\nfrontDoor: true\nreadinessGracePeriod: 0s\n\
-             downstreams:\n- name: core\n  url: {}\n  pollInterval: 1s\n",
-            core.url()
-        ),
-    )
-    .expect("config");
-    let served = Served::start(&config, "warn,openapi_proxy::proxy=info");
+    let served = serve_front_door("watches", &core.url());
     let base = served.base().await;
     let addr: std::net::SocketAddr = base.trim_start_matches("http://").parse().expect("address");
     crate::common::proxy::eventually("the core group is routed", || {
@@ -349,4 +306,21 @@ pub(crate) fn watch_pods(
     )
     .expect("watch");
     std::io::BufReader::new(s)
+}
+
+/// The binary as a plain-HTTP front door in front of one downstream,
+/// `core` at `url`; its configuration file is named after `test`.
+pub(crate) fn serve_front_door(test: &str, url: &str) -> crate::common::serve::Served {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("front-door-serve");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let config = dir.join(format!("{test}-{}.yaml", std::process::id()));
+    std::fs::write(
+        &config,
+        format!(
+            "listen: 127.0.0.1:0\nfrontDoor: true\nreadinessGracePeriod: 0s\n\
+             downstreams:\n- name: core\n  url: {url}\n  pollInterval: 1s\n"
+        ),
+    )
+    .expect("config");
+    crate::common::serve::Served::start(&config, "warn,openapi_proxy::proxy=info")
 }
