@@ -192,6 +192,37 @@ impl Drop for Streaming {
     }
 }
 
+/// kubectl at `url` (trusting `ca`) reads `demo`'s logs (`line 1` to `3`),
+/// follows them to `line 4`, runs `exec demo -- echo hi` over WebSocket,
+/// and watches pods until `watched`, created meanwhile at `create_at`
+/// from the manifest file `manifest_name`, appears: the watch's lines,
+/// that one last.
+pub(crate) async fn logs_exec_and_watch(
+    url: &str,
+    ca: &str,
+    create_at: &str,
+    manifest_name: &str,
+) -> Vec<String> {
+    let wait = Duration::from_secs(10);
+    let run = ok(url, ca, &["logs", "demo"]).await;
+    assert_eq!(run.stdout, "line 1\nline 2\nline 3\n");
+    {
+        let follow = Streaming::spawn(url, ca, &["logs", "-f", "demo"]);
+        let lines: Vec<String> = (0..4).map(|_| follow.line(wait, "logs -f")).collect();
+        assert_eq!(lines, ["line 1", "line 2", "line 3", "line 4"]);
+    }
+    let run = ok(url, ca, &["exec", "demo", "--", "echo", "hi"]).await;
+    assert_eq!(run.stdout, "exec: echo hi\n");
+    let watch = Streaming::spawn(url, ca, &["get", "pods", "--watch"]);
+    watch.until("demo", wait);
+    let pod = manifest(
+        manifest_name,
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: watched\nspec:\n  containers:\n  - name: main\n    image: busybox\n",
+    );
+    ok(create_at, ca, &["create", "-f", &pod, "--validate=false"]).await;
+    watch.until("watched", wait)
+}
+
 #[actix_web::test]
 async fn kubectl_works_against_the_fake_cluster() {
     let cluster = Cluster::start(TOKEN, Serves::Both);
@@ -200,7 +231,6 @@ async fn kubectl_works_against_the_fake_cluster() {
     let url = front.url.clone();
     let ca = pki.ca.to_str().expect("utf-8 path").to_owned();
     let ca = ca.as_str();
-    let wait = Duration::from_secs(10);
 
     // get, as a table and as JSON.
     let run = ok(&url, ca, &["get", "pods"]).await;
@@ -267,33 +297,10 @@ async fn kubectl_works_against_the_fake_cluster() {
     let run = ok(&url, ca, &["get", "widgets"]).await;
     assert!(run.stdout.lines().any(|l| l.starts_with("w1 ")), "get widgets:\n{}", run.stdout);
 
-    // Logs, plain and followed.
-    let run = ok(&url, ca, &["logs", "demo"]).await;
-    assert_eq!(run.stdout, "line 1\nline 2\nline 3\n");
-    {
-        let follow = Streaming::spawn(&url, ca, &["logs", "-f", "demo"]);
-        let lines: Vec<String> = (0..4).map(|_| follow.line(wait, "logs -f")).collect();
-        assert_eq!(lines, ["line 1", "line 2", "line 3", "line 4"]);
-    }
-
-    // Exec, over WebSocket.
-    let run = ok(&url, ca, &["exec", "demo", "--", "echo", "hi"]).await;
-    assert_eq!(run.stdout, "exec: echo hi\n");
-
-    // Watch: the existing pod, then one created meanwhile.
-    {
-        let watch = Streaming::spawn(&url, ca, &["get", "pods", "--watch"]);
-        watch.until("demo", wait);
-        let pod = manifest(
-            "watched.yaml",
-            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: watched\nspec:\n  containers:\n  - name: main\n    image: busybox\n",
-        );
-        ok(&url, ca, &["create", "-f", &pod, "--validate=false"]).await;
-        let lines = watch.until("watched", wait);
-        let last =
-            lines.last().map(|l| l.split_whitespace().collect::<Vec<_>>()).unwrap_or_default();
-        assert_eq!(last[..4], ["watched", "0/1", "Pending", "0"], "{lines:?}");
-    }
+    // Logs, plain and followed; exec; a watch that sees a new pod.
+    let lines = logs_exec_and_watch(&url, ca, &url, "watched.yaml").await;
+    let last = lines.last().map(|l| l.split_whitespace().collect::<Vec<_>>()).unwrap_or_default();
+    assert_eq!(last[..4], ["watched", "0/1", "Pending", "0"], "{lines:?}");
 
     // No token: kube's wording for a 401. Plain HTTP straight to the fake:
     // over HTTPS without credentials, kubectl would prompt for a username on

@@ -13,7 +13,7 @@ use std::time::Duration;
 use actix_web::http::StatusCode;
 use openapi_proxy::{Config, RawConfig, ServingTls};
 
-use crate::cluster::{Streaming, TOKEN, TlsFront, manifest, ok, run_as};
+use crate::cluster::{TOKEN, TlsFront, logs_exec_and_watch, manifest, ok, run_as};
 use crate::common::cluster::{Cluster, Serves};
 use crate::common::proxy::{POLL, TestProxy};
 use crate::common::tls::Pki;
@@ -75,7 +75,6 @@ async fn kubectl_through_the_front_door_does_what_it_does_directly() {
     let direct = TlsFront::start(&core.url(), &pki);
     let proxy = proxy(&pki, &core, &widgets).await;
     let url = proxy.base.clone();
-    let wait = Duration::from_secs(10);
 
     // get: the same table and the very same JSON as directly.
     let through = ok(&url, ca, &["get", "pods"]).await;
@@ -111,29 +110,10 @@ async fn kubectl_through_the_front_door_does_what_it_does_directly() {
     let run = ok(&url, ca, &["delete", "configmap", "made"]).await;
     assert_eq!(run.stdout.trim(), "configmap \"made\" deleted");
 
-    // Logs, plain and followed; exec over WebSocket.
-    let run = ok(&url, ca, &["logs", "demo"]).await;
-    assert_eq!(run.stdout, "line 1\nline 2\nline 3\n");
-    {
-        let follow = Streaming::spawn(&url, ca, &["logs", "-f", "demo"]);
-        let lines: Vec<String> = (0..4).map(|_| follow.line(wait, "logs -f")).collect();
-        assert_eq!(lines, ["line 1", "line 2", "line 3", "line 4"]);
-    }
-    let run = ok(&url, ca, &["exec", "demo", "--", "echo", "hi"]).await;
-    assert_eq!(run.stdout, "exec: echo hi\n");
-
-    // Watch: the existing pod, then one created meanwhile.
-    {
-        let watch = Streaming::spawn(&url, ca, &["get", "pods", "--watch"]);
-        watch.until("demo", wait);
-        let pod = manifest(
-            "fd-watched.yaml",
-            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: watched\nspec:\n  containers:\n  - name: main\n    image: busybox\n",
-        );
-        ok(&direct.url, ca, &["create", "-f", &pod, "--validate=false"]).await;
-        let lines = watch.until("watched", wait);
-        assert!(lines.last().is_some_and(|l| l.starts_with("watched ")), "{lines:?}");
-    }
+    // Logs, plain and followed; exec over WebSocket; a watch that sees a
+    // pod created directly.
+    let lines = logs_exec_and_watch(&url, ca, &direct.url, "fd-watched.yaml").await;
+    assert!(lines.last().is_some_and(|l| l.starts_with("watched ")), "{lines:?}");
 
     // A wrong token: the downstream's 401, in kubectl's words.
     let run = run_as(&url, ca, "not-the-token", &["get", "pods"]).await;
