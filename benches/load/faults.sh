@@ -40,8 +40,8 @@ KEEP=${KEEP:-0}
 LARGE_KEY=api/v1
 DISCOVERY_ACCEPT='application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json'
 
-say() { printf '== %s\n' "$*" >&2; }
-die() { printf 'faults.sh: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=benches/load/lib.sh
+. "$ROOT/benches/load/lib.sh"
 
 for tool in wrk python3 curl; do
     command -v "$tool" >/dev/null 2>&1 || die "missing $tool; install with: apt-get install -y $tool"
@@ -55,28 +55,7 @@ say "cargo build --release (binary, examples flapping and consistency)"
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}/release
 BIN=$TARGET/openapi-proxy
 
-WORK=$(mktemp -d /tmp/openapi-proxy-faults.XXXXXX)
-PIDS=()
-cleanup() {
-    local pid
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-    if [[ $KEEP == 1 ]]; then say "kept $WORK"; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-wait_for() { # URL SECONDS
-    local i
-    for ((i = 0; i < $2 * 10; i++)); do
-        [[ $(curl -s -o /dev/null -w '%{http_code}' "$1" || true) == 200 ]] && return 0
-        sleep 0.1
-    done
-    die "$1 did not answer 200 within $2s"
-}
+start_work faults
 
 # 1. Downstreams.
 "$TARGET/examples/flapping" "$SWAGGER" "$FLAP_MS" >"$WORK/flapping.out" 2>"$WORK/flapping.log" &

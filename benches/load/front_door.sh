@@ -33,8 +33,8 @@ LIST_MB=${LIST_MB:-64}
 LIST_RATES=${LIST_RATES:-0 1000m 400m 100m}
 KEEP=${KEEP:-0}
 
-say() { printf '== %s\n' "$*" >&2; }
-die() { printf 'front_door.sh: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=benches/load/lib.sh
+. "$ROOT/benches/load/lib.sh"
 
 for tool in wrk nginx python3 curl socat; do
     command -v "$tool" >/dev/null 2>&1 || die "missing $tool (apt-get install -y $tool)"
@@ -44,27 +44,7 @@ say "cargo build --release"
 (cd "$ROOT" && cargo build --release --quiet)
 BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/openapi-proxy
 
-WORK=$(mktemp -d /tmp/openapi-proxy-front-door.XXXXXX)
-PIDS=()
-cleanup() {
-    local pid
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-    if [[ $KEEP == 1 ]]; then say "kept $WORK"; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-wait_for() { # URL SECONDS
-    local i
-    for ((i = 0; i < $2 * 10; i++)); do
-        [[ $(curl -s -o /dev/null -w '%{http_code}' "$1" || true) == 200 ]] && return 0
-        sleep 0.1
-    done
-    die "$1 did not answer 200 within $2s"
-}
+start_work front-door
 
 # 1. The downstream's files: legacy discovery, one pod, a list of pods.
 WWW=$WORK/www

@@ -38,8 +38,8 @@ NGINX_EXTRA=${NGINX_EXTRA:-}
 KEEP=${KEEP:-0}
 RESULTS=${RESULTS:-}
 
-say() { printf '== %s\n' "$*" >&2; }
-die() { printf 'run.sh: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=benches/load/lib.sh
+. "$ROOT/benches/load/lib.sh"
 
 # 1. Tools. Nothing is installed here.
 missing=()
@@ -64,39 +64,7 @@ say "cargo build --release"
 BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/openapi-proxy
 [[ -x $BIN ]] || die "no binary at $BIN"
 
-WORK=$(mktemp -d /tmp/openapi-proxy-load.XXXXXX)
-PIDS=()
-cleanup() {
-    local pid
-    for pid in "${PIDS[@]}"; do
-        kill "$pid" 2>/dev/null || true
-    done
-    for pid in "${PIDS[@]}"; do
-        wait "$pid" 2>/dev/null || true
-    done
-    if [[ $KEEP == 1 ]]; then
-        say "kept $WORK"
-    else
-        rm -rf "$WORK"
-    fi
-}
-trap cleanup EXIT
-
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# Waits until URL answers 200, at most $2 seconds.
-wait_for() {
-    local url=$1 limit=$2 i
-    for ((i = 0; i < limit * 10; i++)); do
-        if [[ $(curl -s -o /dev/null -w '%{http_code}' "$url" || true) == 200 ]]; then
-            return 0
-        fi
-        sleep 0.1
-    done
-    die "$url did not answer 200 within ${limit}s"
-}
+start_work load
 
 # 3. A downstream that publishes only Swagger 2.0.
 DOWN_PORT=$(free_port)
