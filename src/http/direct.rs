@@ -294,7 +294,7 @@ impl DirectWriter {
     /// Decides on a complete head.
     fn next(&self, parsed: &httparse::Request<'_, '_>, io: &TcpStream) -> Next {
         if self.state.front_door.is_some() {
-            let peer = io.peer_addr().ok().map(|a| a.ip());
+            let peer = || io.peer_addr().ok().map(|a| a.ip());
             if let Some(asking) = Asking::of_raw(parsed, peer) {
                 return Next::Upgrade(Box::new(asking));
             }

@@ -309,7 +309,7 @@ where
         let mut parsed = httparse::Request::new(&mut lines);
         match parsed.parse(&buf) {
             Ok(httparse::Status::Complete(len)) => {
-                return match front_door::Asking::of_raw(&parsed, peer.map(|a| a.ip())) {
+                return match front_door::Asking::of_raw(&parsed, || peer.map(|a| a.ip())) {
                     Some(asking) => {
                         let rest = buf.split_off(len).freeze();
                         First::Upgrade(Rewind::new(rest, io), Box::new(asking))

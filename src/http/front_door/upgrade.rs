@@ -126,7 +126,12 @@ impl Asking {
     /// pass it on: it asks to switch protocols (`Connection: upgrade` and
     /// an `Upgrade` header: WebSocket or SPDY alike) on a path no metadata
     /// route serves. `None` for anything else, which goes its usual way.
-    pub(crate) fn of_raw(head: &httparse::Request<'_, '_>, peer: Option<IpAddr>) -> Option<Self> {
+    /// `peer` is asked for the client's address only for an upgrade (on
+    /// the direct writer's path it is a system call).
+    pub(crate) fn of_raw(
+        head: &httparse::Request<'_, '_>,
+        peer: impl FnOnce() -> Option<IpAddr>,
+    ) -> Option<Self> {
         // Most requests are not upgrades: tell from the raw lines first,
         // before anything is decoded or copied.
         let has = |name: &str| head.headers.iter().any(|h| h.name.eq_ignore_ascii_case(name));
@@ -153,7 +158,7 @@ impl Asking {
             method: Method::from_bytes(head.method?.as_bytes()).ok()?,
             target: target.to_owned(),
             headers,
-            peer,
+            peer: peer(),
         })
     }
 
@@ -605,7 +610,7 @@ mod tests {
         let mut lines = [httparse::EMPTY_HEADER; 16];
         let mut head = httparse::Request::new(&mut lines);
         assert!(head.parse(raw.as_bytes()).expect("parses").is_complete());
-        Asking::of_raw(&head, Some("10.1.2.3".parse().expect("ip")))
+        Asking::of_raw(&head, || Some("10.1.2.3".parse().expect("ip")))
     }
 
     fn target() -> Target {
