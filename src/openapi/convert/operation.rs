@@ -63,6 +63,8 @@ enum Param<'a> {
     BodyRef {
         /// The parameter referred to.
         param: &'a Object<'a>,
+        /// Its name under `#/parameters/`.
+        name: String,
         /// Where it stands in the input.
         at: JsonPointer,
     },
@@ -277,7 +279,10 @@ impl<'a> Context<'a> {
             Param::Body { param, at } => {
                 Some(self.request_body(param, consumes, &Location::at(at))?)
             }
-            Param::BodyRef { param, at } => {
+            Param::BodyRef { param, name, at } => {
+                // Taken in place here, where it is used: a reference that
+                // is dropped (a second body) leaves its component standing.
+                self.taken_in_place.insert(name.clone());
                 let body = self.request_body(param, consumes, &Location::at(at))?;
                 self.charge_copy(&body)?;
                 Some(body)
@@ -371,11 +376,12 @@ impl<'a> Context<'a> {
         };
         let target_at = JsonPointer::root().push("parameters").push(&name);
         let param = as_object(target, &Location::at(&target_at), "a parameter object")?;
-        if !self.taken_in_place.contains(&name) {
+        let location = param.get("in").and_then(Node::as_str);
+        if location != Some("body") && !self.taken_in_place.contains(&name) {
             self.taken_in_place.insert(name.clone());
         }
-        Ok(match param.get("in").and_then(Node::as_str) {
-            Some("body") => Some(Param::BodyRef { param, at: target_at }),
+        Ok(match location {
+            Some("body") => Some(Param::BodyRef { param, name, at: target_at }),
             Some("formData") => Some(Param::Form { param, at: target_at }),
             _ => self.shared_parameter(name, param, &target_at)?.map(Param::Plain),
         })

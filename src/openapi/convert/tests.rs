@@ -1551,3 +1551,29 @@ fn a_ref_without_the_slash_after_the_hash_is_read_with_it() {
     let e = convert(&doc(json!({}), json!({"A": {"$ref": "#definitions/Nope"}}))).unwrap_err();
     assert_eq!(e.to_string(), "reference #definitions/Nope at /definitions/A points to nothing");
 }
+
+/// Found by the no-silent-drop property test: a shared body parameter
+/// referred to only as an operation's second body (dropped, with a note at
+/// the operation) was counted as taken in place, so its
+/// `components.requestBodies` entry was removed too and its content was
+/// nowhere. It stays, as one no operation uses does.
+#[test]
+fn a_shared_body_dropped_as_a_second_body_keeps_its_component() {
+    let mut v2 = doc(
+        json!({"/b": {"post": {"parameters": [
+            {"name": "own", "in": "body", "schema": {"type": "string"}},
+            {"$ref": "#/parameters/shared"}],
+            "responses": {"200": {"description": "ok"}}}}}),
+        json!({}),
+    );
+    v2["parameters"] = json!({"shared": {"name": "shared", "in": "body", "description": "kept",
+        "schema": {"type": "integer"}}});
+    let c = convert_ok(&v2);
+    let post = &c.document["paths"]["/b"]["post"];
+    let media = post["requestBody"]["content"].as_object().expect("content");
+    assert!(media.values().all(|m| m["schema"]["type"] == "string"), "{post}");
+    assert!(!media.is_empty(), "{post}");
+    let shared = &c.document["components"]["requestBodies"]["shared"];
+    assert_eq!(shared["description"], "kept", "{}", c.document);
+    assert!(c.notes.iter().any(|n| n.to_string().contains("more than one body parameter")));
+}
