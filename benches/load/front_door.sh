@@ -87,15 +87,7 @@ NGINX_PORT=$(free_port)
 DIRECT=http://127.0.0.1:$NGINX_PORT
 REF_PORT=$(free_port)
 REFERENCE=http://127.0.0.1:$REF_PORT
-PREFIX=$WORK/nginx
-mkdir -p "$PREFIX/logs"
-cat >"$PREFIX/nginx.conf" <<EOF
-user root;
-worker_processes 1;
-pid $PREFIX/nginx.pid;
-error_log $PREFIX/logs/error.log warn;
-events { worker_connections 4096; }
-http {
+start_nginx 1 <<EOF
     access_log off;
     sendfile on;
     keepalive_requests 1000000;
@@ -123,11 +115,7 @@ http {
         location = /api/v1/namespaces/default/pods/small { try_files /api/v1/namespaces/default/pods/small.json =404; }
         location / { return 404; }
     }
-}
 EOF
-nginx -t -q -e "$PREFIX/logs/error.log" -c "$PREFIX/nginx.conf" -p "$PREFIX" || die "nginx -t failed"
-nginx -e "$PREFIX/logs/error.log" -c "$PREFIX/nginx.conf" -p "$PREFIX" -g 'daemon off;' &
-PIDS+=($!)
 wait_for "$DIRECT/api" 10
 RELAY_PORT=$(free_port)
 RELAY=http://127.0.0.1:$RELAY_PORT

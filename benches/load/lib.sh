@@ -35,3 +35,20 @@ cleanup() {
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     if [[ ${KEEP:-0} == 1 ]]; then say "kept $WORK"; else rm -rf "$WORK"; fi
 }
+
+# Starts nginx in $WORK/nginx (PREFIX) with $1 worker processes, its http
+# block's contents read from standard input; stopped on exit.
+start_nginx() {
+    PREFIX=$WORK/nginx
+    mkdir -p "$PREFIX/logs"
+    {
+        printf 'user root;\nworker_processes %s;\npid %s/nginx.pid;\n' "$1" "$PREFIX"
+        printf 'error_log %s/logs/error.log warn;\nevents { worker_connections 4096; }\nhttp {\n' "$PREFIX"
+        cat
+        printf '}\n'
+    } >"$PREFIX/nginx.conf"
+    nginx -t -q -e "$PREFIX/logs/error.log" -c "$PREFIX/nginx.conf" -p "$PREFIX" \
+        || die "nginx -t failed, see $PREFIX/logs/error.log"
+    nginx -e "$PREFIX/logs/error.log" -c "$PREFIX/nginx.conf" -p "$PREFIX" -g 'daemon off;' &
+    PIDS+=($!)
+}

@@ -134,15 +134,7 @@ say "sizes: api_v1.json $(size "$WWW/api_v1.json") B, .gz $(size "$WWW/api_v1.js
 
 NGINX_PORT=$(free_port)
 NGINX=http://127.0.0.1:$NGINX_PORT
-PREFIX=$WORK/nginx
-mkdir -p "$PREFIX/logs"
-cat >"$PREFIX/nginx.conf" <<EOF
-user root;
-worker_processes 2;
-pid $PREFIX/nginx.pid;
-error_log $PREFIX/logs/error.log warn;
-events { worker_connections 4096; }
-http {
+start_nginx 2 <<EOF
     access_log off;
     sendfile on;
     tcp_nopush on;
@@ -159,13 +151,8 @@ http {
         location = /api_v1.json { }
         location = /small.json { }
     }
-}
 EOF
 say "nginx on 127.0.0.1:$NGINX_PORT (prefix $PREFIX)"
-nginx -t -q -e "$PREFIX/logs/error.log" -c "$PREFIX/nginx.conf" -p "$PREFIX" \
-    || die "nginx -t failed, see $PREFIX/logs/error.log"
-nginx -e "$PREFIX/logs/error.log" -c "$PREFIX/nginx.conf" -p "$PREFIX" -g 'daemon off;' &
-PIDS+=($!)
 wait_for "$NGINX/api_v1.json" 10
 
 etag_of() { # URL [gzip]
