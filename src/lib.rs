@@ -3,7 +3,7 @@
 //! Kubernetes-style API servers.
 //!
 //! The modules are rooms by layer, and the arrows point one way (down this
-//! list, never back up); `docs/design.md` walks through the same picture:
+//! list, never back up); `ARCHITECTURE.md` walks through the same picture:
 //!
 //! - [`cli`], `proxy` (wiring) — the edges: commands, and starting the
 //!   pollers, the writer and the server.

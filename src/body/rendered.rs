@@ -1,6 +1,6 @@
 //! A response body prepared once: bytes, gzip bytes, hash, ETag.
 //!
-//! docs/design.md: requests never compute. Everything a response needs is made
+//! ARCHITECTURE.md: requests never compute. Everything a response needs is made
 //! when a document arrives or is converted, and shared by reference (the
 //! `Bytes` are reference-counted) with every request and every snapshot
 //! that serves it. The one exception is the plain rendition of a large
@@ -267,7 +267,7 @@ impl Rendered {
     /// part is made. It still names the content: equal parts in equal
     /// order give equal tags on every replica, and any changed part
     /// changes the tag. Kubernetes' own aggregated ETag is not the hash of
-    /// the body either (docs/wire.md#b-4-5); clients only compare it.
+    /// the body either (docs/upstream.md#b-4-5); clients only compare it.
     #[must_use]
     pub fn from_segments_tree<'a>(
         segments: impl IntoIterator<Item = &'a Segment> + Clone,

@@ -1,6 +1,6 @@
 //! Everything the rules judge, fetched once.
 //!
-//! The requests are fixed by docs/wire.md#b-11 and by what the server lists:
+//! The requests are fixed by docs/upstream.md#b-11 and by what the server lists:
 //! the OpenAPI v3 root, every document it points at, a set of probes on one
 //! document (wrong hash, no hash, `If-None-Match`, protobuf and unacceptable
 //! `Accept`s), an unknown key; `/api` and `/apis` with each `Accept` that
@@ -22,7 +22,7 @@ use super::facts::{BodyFacts, DocumentFacts};
 use super::fetch::{Exchange, Fetcher, Request};
 use crate::wire::name::{is_group_name, is_group_or_core, is_version_name};
 
-/// client-go's Accept for `/api` and `/apis` (docs/wire.md#b-6-1).
+/// client-go's Accept for `/api` and `/apis` (docs/upstream.md#b-6-1).
 pub const CLIENT_GO_ACCEPT: &str = crate::wire::media::CLIENT_GO_DISCOVERY_ACCEPT;
 /// An Accept asking only for aggregated discovery v2beta1 (B-11.11).
 pub const V2BETA1_ONLY_ACCEPT: &str =

@@ -8,7 +8,7 @@
 //! bounded however many and large they are); then every [`Rule`] of
 //! [`rules::RULES`] is a pure function of that evidence, so each rule is unit-testable and one run prints evidence for
 //! all of them. Each rule has a stable id and names the section of `docs/wire.md`
-//! it checks; a rule whose precondition is absent (a server with no
+//! or `docs/upstream.md` it checks; a rule whose precondition is absent (a server with no
 //! group-version documents, say) is *not applicable*, never counted as
 //! passed.
 
@@ -25,8 +25,8 @@ pub use evidence::Evidence;
 pub use fetch::{Exchange, FetchOptions, Fetcher, Request, Response};
 pub use report::Report;
 
-/// Which of `docs/wire.md`'s documented choices the server is expected to
-/// make where Part A departs from Part B.
+/// Which documented choices the server is expected to make where Part A
+/// (`docs/wire.md`) departs from Part B (`docs/upstream.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Profile {
     /// Part A: the root is handler3's (JSON, ETag, 304), protobuf is not
@@ -80,7 +80,7 @@ pub struct Finding {
     pub status: Option<u16>,
     /// Where: `status`, `header etag`, a JSON pointer into the body, …
     pub at: String,
-    /// What `docs/wire.md` expects there.
+    /// What the wire reference expects there.
     pub expected: String,
     /// What the server sent.
     pub found: String,
@@ -129,12 +129,13 @@ pub struct Rule {
 }
 
 impl Rule {
-    /// Where a reader finds the rule's section: `docs/wire.md#b-11-3` for
-    /// `B-11.3` (the wire reference gives every section an anchor of that
-    /// form).
+    /// Where a reader finds the rule's section: `docs/upstream.md#b-11-3`
+    /// for `B-11.3` (upstream behaviour, Part B), `docs/wire.md#a-1` for
+    /// `A-1` (our decisions, Part A); each section has an anchor of that form.
     #[must_use]
     pub fn reference(&self) -> String {
-        format!("docs/wire.md#{}", self.section.to_ascii_lowercase().replace('.', "-"))
+        let file = if self.section.starts_with("A-") { "wire" } else { "upstream" };
+        format!("docs/{file}.md#{}", self.section.to_ascii_lowercase().replace('.', "-"))
     }
 }
 

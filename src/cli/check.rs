@@ -25,7 +25,7 @@ pub struct CheckArgs {
     /// Check only one area.
     #[arg(long, value_enum)]
     pub only: Option<CheckArea>,
-    /// Which documented choices to expect (docs/wire.md: Part A or Part B).
+    /// Which documented choices to expect (docs/wire.md, Part A, or docs/upstream.md, Part B).
     #[arg(long, value_enum, default_value_t = CheckProfile::OpenapiProxy)]
     pub profile: CheckProfile,
     /// Output format.
@@ -54,9 +54,9 @@ pub enum CheckArea {
 /// `check --profile`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CheckProfile {
-    /// docs/wire.md Part A: openapi-proxy's documented choices.
+    /// docs/wire.md (Part A): openapi-proxy's documented choices.
     OpenapiProxy,
-    /// docs/wire.md Part B: a kube-apiserver as clients of a cluster see it.
+    /// docs/upstream.md (Part B): a kube-apiserver as clients of a cluster see it.
     KubeApiserver,
 }
 

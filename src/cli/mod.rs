@@ -91,7 +91,7 @@ pub enum Command {
     ///
     /// Read-only black-box checks (GET only, to URL only, no redirects
     /// followed, bounded by --timeout, --max-bytes and --deadline) of the
-    /// rules in docs/wire.md#b-11 and document-level rules; prints one line
+    /// rules in docs/upstream.md#b-11 and document-level rules; prints one line
     /// per rule, then "N passed, M failed, K not applicable". Against a
     /// cluster: `kubectl proxy`, then `openapi-proxy check
     /// http://127.0.0.1:8001 --profile kube-apiserver`.

@@ -1,7 +1,7 @@
 //! Legacy discovery (`APIResourceList`) ↔ aggregated discovery.
 //!
 //! [`to_aggregated`] is upstream's `ConvertGroupVersionIntoToDiscovery`
-//! (docs/wire.md#b-4-10), used for downstreams that only serve legacy
+//! (docs/upstream.md#b-4-10), used for downstreams that only serve legacy
 //! discovery. [`to_legacy`] goes the other way, for serving
 //! `/apis/<group>/<version>` of a downstream whose legacy document we do
 //! not have: subresources are unfolded into `parent/sub` entries. (The

@@ -97,7 +97,7 @@ struct Candidate<'a> {
     legacy: Option<(String, &'a Arc<Rendered>)>,
 }
 
-/// Merges every downstream's discovery (docs/wire.md#b-4-8, B-4.9, Part A 8).
+/// Merges every downstream's discovery (docs/upstream.md#b-4-8, B-4.9, Part A 8).
 ///
 /// - A group-version served by several downstreams comes from the one with
 ///   the highest priority (then the earliest configured); the result does

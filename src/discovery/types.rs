@@ -2,7 +2,7 @@
 //! grepped against the Go source (`k8s.io/api/apidiscovery/v2`,
 //! `k8s.io/apimachinery/pkg/apis/meta/v1`).
 //!
-//! Field order and omission follow the Go types (docs/wire.md#b-4-6, B-5):
+//! Field order and omission follow the Go types (docs/upstream.md#b-4-6, B-5):
 //! `encoding/json` writes struct fields in declaration order, drops
 //! `omitempty` fields that are empty, and writes a nil slice as `null`.
 //! Deserialization is lenient (missing fields default): downstreams are not
@@ -123,7 +123,7 @@ impl GroupVersionKind {
 }
 
 /// `/api` in legacy form. It has no `apiVersion` (the core group's
-/// serializer strips it, docs/wire.md#b-5-1).
+/// serializer strips it, docs/upstream.md#b-5-1).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct APIVersions {

@@ -1,4 +1,4 @@
-//! Kubernetes version ordering (docs/wire.md#b-4-8; upstream
+//! Kubernetes version ordering (docs/upstream.md#b-4-8; upstream
 //! `apimachinery/pkg/version/helpers.go`).
 //!
 //! Kube-like versions match `v<major>[(alpha|beta)<minor>]` and sort before

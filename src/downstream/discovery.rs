@@ -1,4 +1,4 @@
-//! Fetching one downstream's discovery (docs/wire.md#b-4-9, B-6.1).
+//! Fetching one downstream's discovery (docs/upstream.md#b-4-9, B-6.1).
 //!
 //! `/api` and `/apis` are asked for with client-go's Accept list
 //! (aggregated v2, v2beta1, then plain JSON) and the answer is classified by

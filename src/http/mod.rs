@@ -49,7 +49,7 @@ pub struct AppState {
     pub front_door: Option<Arc<front_door::FrontDoor>>,
 }
 
-/// `Cache-Control` of responses that must be revalidated (docs/wire.md#b-9-1:
+/// `Cache-Control` of responses that must be revalidated (docs/upstream.md#b-9-1:
 /// kube-apiserver's default for everything that sets nothing else).
 pub(crate) const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache, private");
 

@@ -38,7 +38,7 @@ pub(super) fn root(req: &Request<'_>, state: &AppState) -> Reply {
 }
 
 /// The first `hash` query parameter; an empty value counts as absent
-/// (docs/wire.md#b-2-1).
+/// (docs/upstream.md#b-2-1).
 fn hash_param(query: &str) -> Option<&str> {
     query.split('&').find_map(|pair| pair.strip_prefix("hash=")).filter(|h| !h.is_empty())
 }

@@ -116,7 +116,7 @@ static V3_KEY_NOT_PUBLISHED: LazyLock<Bytes> = LazyLock::new(|| {
 });
 
 /// The 404 of an OpenAPI v3 key no downstream publishes. Only the 406 of
-/// a document stays empty, as kube-apiserver's is (docs/wire.md#b-11-7).
+/// a document stays empty, as kube-apiserver's is (docs/upstream.md#b-11-7).
 pub(super) fn openapi_v3_not_published() -> Reply {
     status(StatusCode::NOT_FOUND, &V3_KEY_NOT_PUBLISHED)
 }

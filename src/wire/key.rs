@@ -2,7 +2,7 @@
 //! documents (`/openapi/v3/<key>`).
 //!
 //! kube-apiserver groups its paths by the root path of the web service that
-//! serves them (docs/wire.md#b-1-1, `InstallV3` keys by `RootPath()[1:]`):
+//! serves them (docs/upstream.md#b-1-1, `InstallV3` keys by `RootPath()[1:]`):
 //! `api/v1` and `apis/<group>/<version>` for resources, and for the other
 //! services `api`, `apis`, `apis/<group>`, `version`, `logs`,
 //! `.well-known/openid-configuration`, `openid/v1/jwks`. We derive the same

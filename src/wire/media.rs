@@ -46,7 +46,7 @@ pub(crate) const DISCOVERY_KIND: &str = "APIGroupDiscoveryList";
 pub const OPENAPI_V2_PROTOBUF_ACCEPT: &str =
     "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
 
-/// client-go's `Accept` for `/api` and `/apis` (docs/wire.md#b-6-1): aggregated
+/// client-go's `Accept` for `/api` and `/apis` (docs/upstream.md#b-6-1): aggregated
 /// v2, then v2beta1, then the legacy JSON lists. The poller sends it too.
 pub const CLIENT_GO_DISCOVERY_ACCEPT: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,\
 application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";

@@ -213,7 +213,7 @@ async fn client_go_accept_gets_aggregated_v2_with_the_exact_headers() {
     let etag = r.header("etag");
     assert!(is_quoted_sha512(&etag), "{etag}");
     // A hash of the list's parts, not of its bytes (issue 16; upstream's is
-    // not the body's hash either, docs/wire.md#b-4-5): it follows the
+    // not the body's hash either, docs/upstream.md#b-4-5): it follows the
     // content — the same content gives the same tag.
     let again = proxy.get("/apis", &[("Accept", CLIENT_GO_ACCEPT)]).await;
     assert_eq!(again.header("etag"), etag);

@@ -1,5 +1,5 @@
 //! The repository's shape, checked: the source is rooms by layer whose
-//! imports point one way (`docs/design.md`, "Layout"), few files stand
+//! imports point one way (`ARCHITECTURE.md`, "Layout by layer"), few files stand
 //! directly in `src/`, and every Markdown file the documentation and the
 //! code name is in the repository, so a clone stands on its own.
 
@@ -132,7 +132,7 @@ fn few_files_stand_directly_in_src() {
 }
 
 /// Markdown files a text names: `something.md` as a word, optionally with
-/// a folder (`docs/wire.md`) and an anchor (`docs/wire.md#b-4-10`).
+/// a folder (`docs/wire.md`) and an anchor (`docs/upstream.md#b-4-10`).
 fn named_markdown(text: &str) -> Vec<(String, Option<String>)> {
     let mut out = Vec::new();
     for (i, _) in text.match_indices(".md") {
@@ -158,9 +158,14 @@ fn named_markdown(text: &str) -> Vec<(String, Option<String>)> {
 #[test]
 fn every_markdown_file_the_docs_and_code_name_exists_with_its_anchor() {
     let root = root();
-    let mut texts = vec![root.join("README.md"), root.join("BENCHMARKS.md")];
+    let mut texts: Vec<PathBuf> =
+        ["README.md", "BENCHMARKS.md", "ARCHITECTURE.md", "CONTRIBUTING.md", "CHANGELOG.md"]
+            .iter()
+            .map(|name| root.join(name))
+            .collect();
     texts.extend(files(&root.join("docs"), ".md"));
     texts.extend(files(&root.join("src"), ".rs"));
+    texts.extend(files(&root.join("tests"), ".rs"));
     let mut checked = 0;
     let mut missing = Vec::new();
     for text_path in &texts {
@@ -189,12 +194,17 @@ fn every_markdown_file_the_docs_and_code_name_exists_with_its_anchor() {
 
 #[test]
 fn every_check_rule_cites_an_anchor_of_the_wire_reference() {
-    let wire = std::fs::read_to_string(root().join("docs/wire.md")).expect("docs/wire.md");
     for rule in openapi_proxy::check::rules::RULES {
         let reference = rule.reference();
-        let anchor = reference.split_once('#').expect("an anchor").1;
+        let (file, anchor) = reference.split_once('#').expect("an anchor");
         assert!(
-            wire.contains(&format!("id=\"{anchor}\"")),
+            file == "docs/wire.md" || file == "docs/upstream.md",
+            "{}: {reference} is not in the wire reference",
+            rule.id
+        );
+        let text = std::fs::read_to_string(root().join(file)).expect(file);
+        assert!(
+            text.contains(&format!("id=\"{anchor}\"")),
             "{}: {reference} has no anchor",
             rule.id
         );
@@ -203,13 +213,14 @@ fn every_check_rule_cites_an_anchor_of_the_wire_reference() {
 
 #[test]
 fn markdown_names_are_found_in_text() {
-    let found = named_markdown("see docs/wire.md#b-4-10, README.md and `docs/design.md`. not.mdx");
+    let found =
+        named_markdown("see docs/upstream.md#b-4-10, README.md and `ARCHITECTURE.md`. not.mdx");
     assert_eq!(
         found,
         [
-            ("docs/wire.md".to_owned(), Some("b-4-10".to_owned())),
+            ("docs/upstream.md".to_owned(), Some("b-4-10".to_owned())),
             ("README.md".to_owned(), None),
-            ("docs/design.md".to_owned(), None),
+            ("ARCHITECTURE.md".to_owned(), None),
         ]
     );
 }

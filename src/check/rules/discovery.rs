@@ -1,5 +1,5 @@
 //! Discovery rules: aggregated and legacy `/api` and `/apis`, their
-//! negotiation, caching, ordering and agreement (docs/wire.md#b-11-8 to
+//! negotiation, caching, ordering and agreement (docs/upstream.md#b-11-8 to
 //! B-11.14).
 
 use serde_json::{Value, json};

@@ -1,5 +1,5 @@
 //! Document-level rules: what each published OpenAPI document must be, and
-//! how the OpenAPI documents and discovery must agree (docs/wire.md#b-11-15,
+//! how the OpenAPI documents and discovery must agree (docs/upstream.md#b-11-15,
 //! B-1.1, B-2.1, B-6.2, KEP-2896).
 
 use std::collections::BTreeSet;

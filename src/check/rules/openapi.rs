@@ -1,5 +1,5 @@
 //! OpenAPI v3 rules: the root, the documents' headers and hashes, and the
-//! probes on one document (docs/wire.md#b-11-1 to B-11.7, Part A 1 and 10).
+//! probes on one document (docs/upstream.md#b-11-1 to B-11.7, Part A 1 and 10).
 
 use std::time::{Duration, SystemTime};
 

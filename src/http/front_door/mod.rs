@@ -1,6 +1,6 @@
 //! The front door (`frontDoor: true`): every request that is not metadata
 //! goes to the downstream that owns its group-version, so that a
-//! kubeconfig can point at the proxy (docs/design.md#front-door).
+//! kubeconfig can point at the proxy (ARCHITECTURE.md#front-door).
 //!
 //! - **Routing** comes from the snapshot's [`Owners`](crate::discovery::owners::Owners),
 //!   made by the very merge that makes discovery: a client is sent where

@@ -3,7 +3,7 @@
 //!
 //! Aggregated API servers that only publish `/openapi/v2` are converted so
 //! clients can drop v2 entirely (KEP-2896). Upstream's converter
-//! (`kube-openapi/pkg/openapiconv`, docs/wire.md#b-8) has known defects; this
+//! (`kube-openapi/pkg/openapiconv`, docs/upstream.md#b-8) has known defects; this
 //! one fixes each of them (docs/wire.md#a-5): it inherits global
 //! `produces`/`consumes`, finds the body parameter by `in: body`, keeps the
 //! validation fields of simple parameters inside `schema`, maps

@@ -3,7 +3,7 @@
 //! Where v2 and v3 differ most:
 //! - v2 parameters `in: body` and `in: formData` become one v3
 //!   `requestBody`; the body parameter is found by `in: body` (upstream
-//!   looks for the *name* `body`, docs/wire.md#b-8-2), form parameters
+//!   looks for the *name* `body`, docs/upstream.md#b-8-2), form parameters
 //!   become the properties of an object schema under a form media type;
 //! - the media types of request and response content come from the
 //!   operation's `consumes`/`produces`, else the document's, else `*/*`:

@@ -10,7 +10,7 @@
 //! - JSON Schema keywords v3 forbids are dropped with a note;
 //! - recursion goes into every place a schema can stand, including
 //!   `allOf`/`anyOf`/`oneOf`/`not` (upstream skips those and leaves
-//!   dangling `#/definitions/` references there, docs/wire.md#b-8-4).
+//!   dangling `#/definitions/` references there, docs/upstream.md#b-8-4).
 //!
 //! Kubernetes heuristics (docs/wire.md#a-5):
 //! - IntOrString (`format: int-or-string` or `x-kubernetes-int-or-string:

@@ -1,6 +1,6 @@
 //! `securityDefinitions` → `components.securitySchemes`.
 //!
-//! Upstream copies v2 schemes verbatim (docs/wire.md#b-8-1), which leaves
+//! Upstream copies v2 schemes verbatim (docs/upstream.md#b-8-1), which leaves
 //! `type: basic` and the v2 oauth2 flow names in the output — neither is
 //! valid v3. Here `basic` becomes HTTP basic authentication and each oauth2
 //! `flow` moves to its v3 name (`application` → `clientCredentials`,
