@@ -28,7 +28,7 @@ use crate::common::shared::shared_testdata;
 
 /// The memory limit of the deploy manifests.
 const LIMIT_KIB: u64 = 384 * 1024;
-/// The graceful stop README and docs/operations.md promise.
+/// The graceful stop docs/operations.md promises.
 const GRACE: Duration = Duration::from_secs(25);
 /// Kubernetes 1.27's whole-cluster Swagger 2.0 document.
 const KUBE_1_27_V2: &str = "kube-openapi/pkg/schemaconv/testdata/swagger.json";

@@ -2,7 +2,7 @@
 //! against the proxy in front of real Kubernetes documents; every rule fails
 //! against a server built to break exactly it (the demo's proxy behind a
 //! "tamper" server that changes one thing), so no rule can pass vacuously;
-//! the command runs end to end with its exit status; the README lists
+//! the command runs end to end with its exit status; docs/commands.md lists
 //! exactly the rule ids.
 
 use std::io::Write as _;
@@ -524,14 +524,12 @@ async fn the_command_prints_one_line_per_rule_and_exits_by_the_verdict() {
 }
 
 #[test]
-fn the_readme_lists_exactly_the_rule_ids() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md");
-    let section = readme
-        .split("## Conformance: `openapi-proxy check`")
-        .nth(1)
-        .expect("README has the check section");
-    let section = section.split("\n## ").next().unwrap_or(section);
+fn the_commands_page_lists_exactly_the_rule_ids() {
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/commands.md"))
+        .expect("docs/commands.md");
+    let section =
+        page.split("\n### The rules\n").nth(1).expect("docs/commands.md has the rule table");
+    let section = section.split("\n#").next().unwrap_or(section);
     let listed: Vec<&str> = section
         .lines()
         .filter_map(|l| l.strip_prefix("| `"))
@@ -539,7 +537,7 @@ fn the_readme_lists_exactly_the_rule_ids() {
         .filter(|id| id.contains('/'))
         .collect();
     let ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
-    assert_eq!(listed, ids, "README's rule table must list the rule ids in table order");
+    assert_eq!(listed, ids, "docs/commands.md's rule table must list the rule ids in table order");
 }
 
 /// `check` against a server listing names Kubernetes would refuse

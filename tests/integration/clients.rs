@@ -1,7 +1,7 @@
 //! Hostile and careless clients: whatever a client sends, the proxy answers
 //! with a 4xx (or serves what it has), never a 5xx, never panics, keeps
 //! serving everyone else, and never contacts anything but its configured
-//! downstreams. The limits involved are in README "Limits and timeouts".
+//! downstreams. The limits involved are in docs/operations.md#limits.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -676,7 +676,7 @@ fn a_listen_address_in_use_is_named_with_what_to_do() {
     }
 }
 
-/// SIGINT (Ctrl-C) stops the proxy as gracefully as SIGTERM, as the README
+/// SIGINT (Ctrl-C) stops the proxy as gracefully as SIGTERM, as docs/operations.md
 /// promises; actix-server's own handling forced the stop on SIGINT.
 #[test]
 fn sigint_stops_gracefully_like_sigterm() {

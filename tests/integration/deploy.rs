@@ -488,11 +488,11 @@ fn serde_fields(yaml: &str) -> std::collections::BTreeSet<String> {
     list.split('`').skip(1).step_by(2).map(str::to_owned).collect()
 }
 
-/// The first-column names of the table under `### heading` in the README's
-/// "Configuration reference".
-fn readme_fields(heading: &str) -> std::collections::BTreeSet<String> {
-    let readme = read(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md"));
-    let section = readme.split("\n## Configuration reference\n").nth(1).expect("the section");
+/// The first-column names of the table under `### heading` in
+/// docs/configuration.md's "Configuration reference".
+fn reference_fields(heading: &str) -> std::collections::BTreeSet<String> {
+    let page = read(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/configuration.md"));
+    let section = page.split("\n## Configuration reference\n").nth(1).expect("the section");
     let section = section.split("\n## ").next().expect("its text");
     let sub = section
         .split("\n### ")
@@ -506,21 +506,17 @@ fn readme_fields(heading: &str) -> std::collections::BTreeSet<String> {
 }
 
 #[test]
-fn the_readme_configuration_reference_lists_every_field() {
+fn the_configuration_reference_lists_every_field() {
     let top = serde_fields("zzNotAField: 1");
     let downstream = serde_fields("downstreams: [{zzNotAField: 1}]");
     assert!(top.contains("listen") && downstream.contains("kubeconfig"), "{top:?} {downstream:?}");
-    assert_eq!(readme_fields("Top level"), top, "README top-level table vs RawConfig");
+    assert_eq!(reference_fields("Top level"), top, "top-level table vs RawConfig");
+    assert_eq!(reference_fields("Per downstream"), downstream, "downstream table vs RawDownstream");
+    assert_eq!(reference_fields("`tls`"), serde_fields("tls: {zzNotAField: 1}"), "tls table");
     assert_eq!(
-        readme_fields("Per downstream"),
-        downstream,
-        "README downstream table vs RawDownstream"
-    );
-    assert_eq!(readme_fields("`tls`"), serde_fields("tls: {zzNotAField: 1}"), "README tls table");
-    assert_eq!(
-        readme_fields("`limits`"),
+        reference_fields("`limits`"),
         serde_fields("limits: {zzNotAField: 1}"),
-        "README limits table"
+        "limits table"
     );
 }
 

@@ -1,6 +1,6 @@
 //! The rule table and the helpers rules judge with.
 //!
-//! Rule ids are stable (tools and the README refer to them); the table
+//! Rule ids are stable (tools and docs/commands.md refer to them); the table
 //! order is the output order. Grouped by area: [`openapi`] (B-11.1–7 and
 //! the root's Part A choices), [`discovery`] (B-11.8–14), [`documents`]
 //! (B-11.15 and the document-level rules that span both areas).
