@@ -131,7 +131,7 @@ fn few_files_stand_directly_in_src() {
     );
 }
 
-/// Markdown files a text names: `something.md` as a word, optionally with
+/// Markdown files a text names: a word ending in `.md`, optionally with
 /// a folder (`docs/wire.md`) and an anchor (`docs/upstream.md#b-4-10`).
 fn named_markdown(text: &str) -> Vec<(String, Option<String>)> {
     let mut out = Vec::new();
