@@ -122,7 +122,7 @@ pub struct Rule {
     pub area: Area,
     /// One line: what must hold.
     pub title: &'static str,
-    /// What a failure means for clients (README and `--help` text).
+    /// What a failure means for clients (docs/commands.md and `--help` text).
     pub failure_means: &'static str,
     /// The evaluation.
     pub eval: fn(&Evidence, Profile) -> Outcome,

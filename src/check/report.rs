@@ -2,7 +2,7 @@
 //!
 //! Text: one line per rule (`PASS`, `FAIL`, `N/A`), the findings of a
 //! failed rule indented below it, then `N passed, M failed, K not
-//! applicable`. JSON (stable, documented in README):
+//! applicable`. JSON (stable, documented in docs/commands.md):
 //!
 //! ```json
 //! {"server": "...", "profile": "openapi-proxy",

@@ -65,7 +65,7 @@ pub enum CheckProfile {
 pub enum CheckOutput {
     /// One line per rule and a summary.
     Text,
-    /// One JSON object (shape in README).
+    /// One JSON object (shape in docs/commands.md).
     Json,
 }
 

@@ -12,7 +12,7 @@ use crate::proxy;
 /// Arguments of `serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// YAML configuration file (see README: configuration).
+    /// YAML configuration file (see docs/configuration.md).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Address to listen on [default: 127.0.0.1:8080, loopback only].
@@ -56,7 +56,7 @@ pub struct ServeArgs {
     /// kubectl sends no credentials to an http:// server [default: false].
     #[arg(long, value_name = "BOOL")]
     pub front_door: Option<bool>,
-    /// Serving TLS, limits and timeouts (README: Limits and timeouts).
+    /// Serving TLS, limits and timeouts (docs/configuration.md).
     #[command(flatten)]
     pub serving: ServingArgs,
 }

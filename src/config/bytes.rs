@@ -1,7 +1,7 @@
 //! Sizes in bytes as people write them: `67108864`, `64MiB`, `64Mi`,
 //! `64 MiB`, `1G`.
 //!
-//! `--help` and the README give defaults as `64 MiB`; a flag that then
+//! `--help` and docs/configuration.md give defaults as `64 MiB`; a flag that then
 //! refuses `64MiB` with "invalid digit found in string" contradicts its own
 //! help. Binary suffixes are Kubernetes' (`Ki`, `Mi`, `Gi`, `Ti`, as in a
 //! resource quantity) with an optional `B`; decimal ones are `k`/`K`, `M`,

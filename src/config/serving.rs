@@ -2,7 +2,7 @@
 //! (optionally) TLS — the settings of the listening side, as opposed to
 //! the downstream side in [`config`](crate::config).
 //!
-//! Every limit is deliberate (README "Limits and timeouts"): a client that
+//! Every limit is deliberate (docs/operations.md#limits): a client that
 //! opens connections and never finishes a request head (slowloris) is cut
 //! off after [`Limits::request_timeout`]; idle keep-alive connections after
 //! [`Limits::keep_alive`]; at most [`Limits::max_connections`] connections

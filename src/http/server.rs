@@ -64,8 +64,8 @@ impl ListenError {
 }
 
 /// The HTTP server, bound and ready to run, with every limit set
-/// deliberately rather than left to actix's defaults (README "Limits and
-/// timeouts"; `serving` says why each).
+/// deliberately rather than left to actix's defaults (docs/operations.md#limits;
+/// `serving` says why each).
 ///
 /// Built from actix-server and actix-http rather than actix-web's
 /// `HttpServer` because each connection is wrapped: every HTTP/1
@@ -388,7 +388,7 @@ where
 /// Resolves on SIGINT or SIGTERM, both a graceful stop: connections finish
 /// the answers they are writing, within the shutdown timeout. actix-server's
 /// own handling forces a stop on SIGINT (Ctrl-C included), cutting answers
-/// off, where the README promises the same graceful stop for both.
+/// off, where docs/operations.md promises the same graceful stop for both.
 async fn stop_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut interrupt), Ok(mut terminate)) =
