@@ -6,8 +6,7 @@
 #
 #   deploy/build-image.sh [TAG]        # default openapi-proxy:<Cargo.toml version>
 #
-# Needs buildah and an OCI runtime (Debian: apt-get install buildah crun),
-# run as root. Builds target/release/openapi-proxy first if it is missing
+# Needs buildah (Debian: apt-get install buildah), run as root. Builds target/release/openapi-proxy first if it is missing
 # (BINARY=path to use another build). Leaves the image in Buildah's local
 # storage under TAG, and an OCI archive at target/image/openapi-proxy.oci.tar
 # for a registry (`skopeo copy oci-archive:... docker://...`) or a node
@@ -22,7 +21,7 @@ ca_bundle=/etc/ssl/certs/ca-certificates.crt
 archive=target/image/openapi-proxy.oci.tar
 
 for tool in buildah ldd; do
-  command -v "$tool" >/dev/null || { echo "build-image.sh: $tool not found (apt-get install buildah crun)" >&2; exit 1; }
+  command -v "$tool" >/dev/null || { echo "build-image.sh: $tool not found (apt-get install buildah)" >&2; exit 1; }
 done
 if [ ! -x "$binary" ]; then
   cargo build --release --locked --bin openapi-proxy
@@ -63,10 +62,13 @@ buildah commit --quiet --rm "$ctr" "$tag" >/dev/null
 trap - EXIT
 echo "built $tag"
 
-# The image runs: a container from it prints the version.
+# The image runs: a container from it prints the version. Chroot
+# isolation needs no OCI runtime or cgroup setup (crun refuses hybrid
+# cgroups, as inside many CI containers) and still sees only the image's
+# files, so a missing library fails here. ISOLATION=oci to use crun/runc.
 run=$(buildah from --pull=never "$tag")
 trap 'buildah rm "$run" >/dev/null 2>&1 || true' EXIT
-printed=$(buildah run --network none "$run" -- /openapi-proxy --version)
+printed=$(buildah run --isolation "${ISOLATION:-chroot}" "$run" -- /openapi-proxy --version)
 echo "in the image: $printed"
 [ "$printed" = "openapi-proxy $version" ] || { echo "build-image.sh: expected \"openapi-proxy $version\"" >&2; exit 1; }
 

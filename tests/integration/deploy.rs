@@ -700,7 +700,9 @@ fn the_dockerfile_bakes_a_config_the_command_reads() {
 
 /// The image's default command, outside any cluster, starts, and says
 /// what it waits for: /readyz names the downstream, the log its address.
-/// (`--listen` as an operator would give it, on a free port.)
+/// (`--listen` as an operator would give it, on a free port. A
+/// `kubectl proxy` left running on this machine's 127.0.0.1:8001 would
+/// make it ready, and this test fail.)
 #[actix_web::test]
 async fn the_image_default_starts_outside_a_cluster_and_says_what_it_waits_for() {
     let (config_path, source) = baked_config();
