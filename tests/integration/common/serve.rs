@@ -23,10 +23,18 @@ impl Served {
 
     /// Starts `serve --config config` with `RUST_LOG=rust_log`.
     pub fn start(config: &Path, rust_log: &str) -> Self {
+        Self::start_with(&["serve".as_ref(), "--config".as_ref(), config.as_os_str()], rust_log)
+    }
+
+    /// Starts the binary with `--log-format json` and `args`, with
+    /// `RUST_LOG=rust_log` and none of a pod's service variables.
+    pub fn start_with(args: &[&std::ffi::OsStr], rust_log: &str) -> Self {
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
-            .args(["--log-format", "json", "serve", "--config"])
-            .arg(config)
+            .args(["--log-format", "json"])
+            .args(args)
             .env("RUST_LOG", rust_log)
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .env_remove("KUBERNETES_SERVICE_PORT")
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
