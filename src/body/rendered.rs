@@ -1,6 +1,6 @@
 //! A response body prepared once: bytes, gzip bytes, hash, ETag.
 //!
-//! docs/design.md: requests never compute. Everything a response needs is made
+//! ARCHITECTURE.md: requests never compute. Everything a response needs is made
 //! when a document arrives or is converted, and shared by reference (the
 //! `Bytes` are reference-counted) with every request and every snapshot
 //! that serves it. The one exception is the plain rendition of a large

@@ -1,4 +1,4 @@
-//! The downstream fault matrix (docs/design.md "last good wins"): whatever a
+//! The downstream fault matrix (ARCHITECTURE.md "last good wins"): whatever a
 //! downstream does, the proxy keeps serving the last good documents, never
 //! panics, never grows without bound, and tells the operator what happened.
 //!
