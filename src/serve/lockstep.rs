@@ -69,7 +69,8 @@ pub(crate) struct Turns {
     waker: RefCell<Option<Waker>>,
     /// The current answer streams a body of unknown length (the front
     /// door's): it counts as answered when its hold is released
-    /// ([`AnswerTurns::hold`](crate::http::connection::AnswerTurns::hold)), not when the service hands it back.
+    /// ([`AnswerTurns::hold`](crate::http::connection::AnswerTurns::hold)),
+    /// not when the service hands it back.
     held: Cell<bool>,
 }
 
