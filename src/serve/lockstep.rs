@@ -480,6 +480,22 @@ mod tests {
         assert_eq!(readable_now(&mut io).await, "<EOF>");
     }
 
+    /// The front door's streamed answer, held through `AnswerTurns` as it
+    /// finds it in the connection's data: handing it back is not its end.
+    #[actix_web::test]
+    async fn a_held_answer_lets_the_next_request_through_only_when_released() {
+        let (mut io, mut client, _slots) = lockstep().await;
+        let turns = io.turns().expect("HTTP/1");
+        let held = crate::http::connection::AnswerTurns::new(turns.clone());
+        client.write_all(format!("{GET}{HEAD}").as_bytes()).await.expect("write");
+        assert_eq!(readable_now(&mut io).await, GET);
+        let hold = held.hold();
+        turns.answered();
+        assert_eq!(readable_now(&mut io).await, "", "the answer still streams");
+        drop(hold);
+        assert_eq!(readable_now(&mut io).await, HEAD);
+    }
+
     #[actix_web::test]
     async fn a_request_split_over_reads_is_given_as_it_comes() {
         let (mut io, mut client, _slots) = lockstep().await;

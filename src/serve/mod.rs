@@ -10,9 +10,9 @@
 //! its connection (a long exchange, a held turn) comes back up through
 //! the connection's data, as types of `http::connection`.
 
-pub(crate) mod direct;
+mod direct;
 mod lockstep;
 pub(crate) mod server;
 mod slots;
 mod stall;
-pub(crate) mod tls;
+mod tls;
