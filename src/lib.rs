@@ -5,10 +5,15 @@
 //! The modules are rooms by layer, and the arrows point one way (down this
 //! list, never back up); `ARCHITECTURE.md` walks through the same picture:
 //!
-//! - [`cli`], `proxy` (wiring) — the edges: commands, and starting the
-//!   pollers, the writer and the server.
-//! - `http` — the router and its transport-neutral handlers, the actix
-//!   stack, the direct writer, TLS serving. Handlers only look up.
+//! - [`cli`], `wiring` — the edges: commands, and starting the pollers,
+//!   the writer and the server.
+//! - `serve` — the connection stack: the actix server, the direct writer,
+//!   the stall guard, the lockstep, connection slots, TLS serving. It hands
+//!   every request to `http` or to `front_door`.
+//! - `front_door` — requests no metadata route serves, passed on to the
+//!   downstream that owns them.
+//! - `http` — the router and its transport-neutral handlers. Handlers only
+//!   look up.
 //! - `downstream` — one poll loop per downstream server (I/O only), and
 //!   `check` — the conformance rules as a command; both reach other servers
 //!   through `outbound` (client, TLS, tokens, credentials, bounded bodies).
@@ -37,15 +42,17 @@ pub mod cli;
 mod config;
 mod discovery;
 mod downstream;
+mod front_door;
 mod http;
 mod json;
 mod metrics;
 mod openapi;
 mod outbound;
-mod proxy;
 mod publish;
+mod serve;
 pub mod testing;
 mod wire;
+mod wiring;
 
 // What the binary, tests, benches, fuzz targets and examples use. Each
 // group says who needs it; nothing else of the crate is public.
@@ -59,11 +66,11 @@ pub use config::{
 pub use outbound::client::DownstreamClient;
 pub use outbound::credentials::Environment;
 pub use outbound::error::{ClientError, FetchError};
-pub use proxy::{Running, StartError, start};
 pub use publish::readiness::{Readiness, Standing};
 pub use publish::snapshot::{
     Contribution, Snapshot, build as build_snapshot, rebuild as rebuild_snapshot,
 };
+pub use wiring::{Running, StartError, start};
 
 // Converting: `convert`, the benches, the fuzz targets, the property and
 // golden tests.

@@ -4,8 +4,8 @@
 use clap::Args;
 
 use crate::config::{Config, RawConfig, RawDownstream};
-use crate::proxy;
 use crate::testing::demo;
+use crate::wiring;
 
 /// Arguments of `demo`.
 #[derive(Debug, Args)]
@@ -48,7 +48,7 @@ pub async fn run_demo(args: &DemoArgs) -> anyhow::Result<()> {
         ..RawConfig::default()
     };
     let config = Config::from_raw(raw)?;
-    let running = proxy::start(&config)?;
+    let running = wiring::start(&config)?;
     // Wait for the first snapshot, to print working hash URLs.
     for _ in 0..100 {
         if running.state.store.load().ready {
@@ -62,7 +62,7 @@ pub async fn run_demo(args: &DemoArgs) -> anyhow::Result<()> {
 }
 
 #[allow(clippy::print_stdout, reason = "the demo's banner is its output")]
-fn print_demo_banner(running: &proxy::Running, sites: &demo::DemoSites) {
+fn print_demo_banner(running: &wiring::Running, sites: &demo::DemoSites) {
     // Listening on every interface (0.0.0.0 or ::), the examples still
     // need an address a client can connect to: loopback, on that port.
     let mut reachable = running.addr;

@@ -7,7 +7,7 @@ use clap::Args;
 use crate::config::bytes::parse_bytes;
 use crate::config::serving::{RawLimits, RawServingTls};
 use crate::config::{self, Config, ConfigError, RawConfig};
-use crate::proxy;
+use crate::wiring;
 
 /// Arguments of `serve`.
 #[derive(Debug, Args)]
@@ -131,7 +131,7 @@ pub fn serve_config(args: &ServeArgs) -> Result<Config, ConfigError> {
 /// # Errors
 /// When the proxy cannot start or the server fails.
 pub async fn run_serve(config: Config) -> anyhow::Result<()> {
-    let running = proxy::start(&config)?;
+    let running = wiring::start(&config)?;
     running.done.await??;
     Ok(())
 }
@@ -167,7 +167,7 @@ pub struct ServingArgs {
     /// How long a passed-on exchange (a watch, exec) may go without a byte
     /// either way before it is ended [default: 1h].
     #[arg(long, value_name = "DURATION", value_parser = checked(config::parse_duration))]
-    pub pass_through_idle_timeout: Option<String>,
+    pub front_door_idle_timeout: Option<String>,
 }
 
 impl ServingArgs {
@@ -198,8 +198,8 @@ impl ServingArgs {
         if let Some(m) = self.max_requests_inflight {
             l.max_requests_inflight = Some(m);
         }
-        if let Some(t) = &self.pass_through_idle_timeout {
-            l.pass_through_idle_timeout = Some(t.clone());
+        if let Some(t) = &self.front_door_idle_timeout {
+            l.front_door_idle_timeout = Some(t.clone());
         }
     }
 }

@@ -159,10 +159,10 @@ pub struct Config {
     /// Serve aggregated discovery v2beta1 too.
     pub discovery_v2beta1: bool,
     /// Answer ordinary plain-HTTP/1.1 requests with the direct writer
-    /// (`http::direct`), not actix-http.
+    /// (`serve::direct`), not actix-http.
     pub direct_writes: bool,
     /// Pass requests that are not metadata to the downstream that owns
-    /// their group-version (`http::front_door`).
+    /// their group-version (`front_door`).
     pub front_door: bool,
     /// Downstream servers, in configuration order.
     pub downstreams: Vec<DownstreamConfig>,

@@ -7,7 +7,7 @@
 //! off after [`Limits::request_timeout`]; idle keep-alive connections after
 //! [`Limits::keep_alive`]; at most [`Limits::max_connections`] connections
 //! are served at once — when all are taken, the longest-idle kept-alive
-//! connection is closed for a new one (`http::slots`), and without an idle
+//! connection is closed for a new one (`serve::slots`), and without an idle
 //! one later connections wait.
 //! Request heads are bounded by actix itself (128 KiB, 96 header lines →
 //! 431), which is not configurable.
@@ -49,7 +49,7 @@ pub const DEFAULT_MAX_REQUESTS_INFLIGHT: usize = 600;
 /// ends watches after 30–60 min (`--min-request-timeout` 1800 s, doubled
 /// at random) whatever happens, so an idle limit above that only catches
 /// exchanges the downstream forgot.
-pub const DEFAULT_PASS_THROUGH_IDLE_TIMEOUT: Duration = Duration::from_secs(60 * 60);
+pub const DEFAULT_FRONT_DOOR_IDLE_TIMEOUT: Duration = Duration::from_secs(60 * 60);
 /// Pending connections the kernel queues while every worker is at its
 /// connection limit (`listen(2)` backlog; the kernel caps it at
 /// `net.core.somaxconn`).
@@ -88,7 +88,7 @@ pub struct RawLimits {
     /// Front-door requests passed on at once, long-running ones aside.
     pub max_requests_inflight: Option<usize>,
     /// How long a passed-on exchange may go without a byte, e.g. `1h`.
-    pub pass_through_idle_timeout: Option<String>,
+    pub front_door_idle_timeout: Option<String>,
 }
 
 /// Validated serving settings.
@@ -127,7 +127,7 @@ pub struct Limits {
     /// (429 past it).
     pub max_requests_inflight: usize,
     /// How long a passed-on exchange may go without a byte either way.
-    pub pass_through_idle_timeout: Duration,
+    pub front_door_idle_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -139,7 +139,7 @@ impl Default for Limits {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             tls_handshake_timeout: DEFAULT_TLS_HANDSHAKE_TIMEOUT,
             max_requests_inflight: DEFAULT_MAX_REQUESTS_INFLIGHT,
-            pass_through_idle_timeout: DEFAULT_PASS_THROUGH_IDLE_TIMEOUT,
+            front_door_idle_timeout: DEFAULT_FRONT_DOOR_IDLE_TIMEOUT,
         }
     }
 }
@@ -220,14 +220,14 @@ impl Serving {
                 "must be at least 1",
             ));
         }
-        let pass_through_idle_timeout = duration(
-            "limits.passThroughIdleTimeout (--pass-through-idle-timeout)",
-            &raw.pass_through_idle_timeout,
-            defaults.pass_through_idle_timeout,
+        let front_door_idle_timeout = duration(
+            "limits.frontDoorIdleTimeout (--front-door-idle-timeout)",
+            &raw.front_door_idle_timeout,
+            defaults.front_door_idle_timeout,
         )?;
         let limits = Limits {
             max_requests_inflight,
-            pass_through_idle_timeout,
+            front_door_idle_timeout,
             workers,
             max_connections,
             keep_alive: duration(

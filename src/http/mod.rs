@@ -1,24 +1,19 @@
-//! The HTTP surface: routes, and the one function that configures them,
-//! used by `main`, the demo and the tests alike.
+//! The HTTP surface: the router and its handlers, transport-neutral — a
+//! [`Request`] in, a [`Reply`] out — so that both transports of the
+//! connection stack (`serve`) ask the same router for every answer.
 //!
 //! Handlers do no work beyond a lookup: they load the current
 //! [`Snapshot`](crate::publish::snapshot::Snapshot), compare a header or two and
 //! write bytes prepared when the snapshot was built. They never contact a
 //! downstream.
 
-pub mod direct;
+pub(crate) mod connection;
 mod discovery;
-pub mod front_door;
 mod health;
-mod lockstep;
 mod openapi;
-mod reply;
-mod router;
-pub(crate) mod server;
-mod slots;
-pub mod stall;
-mod status;
-pub mod tls;
+pub(crate) mod reply;
+pub(crate) mod router;
+pub(crate) mod status;
 
 use std::sync::Arc;
 
@@ -44,9 +39,6 @@ pub struct AppState {
     pub serve_v2beta1: bool,
     /// Plain answers of documents kept gzipped only, bounded.
     pub identity: Arc<IdentityCache>,
-    /// The front door, when on: requests no metadata route serves go to
-    /// the downstream that owns them.
-    pub front_door: Option<Arc<front_door::FrontDoor>>,
 }
 
 /// `Cache-Control` of responses that must be revalidated (docs/upstream.md#b-9-1:
@@ -56,40 +48,9 @@ pub(crate) const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache, pri
 /// `Vary: Accept`, on everything whose form depends on `Accept`.
 pub(crate) const ACCEPT: HeaderValue = HeaderValue::from_static("Accept");
 
-/// Registers the app on `cfg`: one service for every path, which asks the
-/// router (`http::router`) — the same one the direct transport asks — for
-/// the answer.
-///
-/// With the front door on, what no route serves is passed on instead
-/// (`front_door`), through this worker's own clients.
-pub fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
-    match state.front_door.clone() {
-        None => {
-            cfg.app_data(web::Data::new(state)).default_service(web::to(dispatch));
-        }
-        Some(door) => {
-            cfg.app_data(web::Data::new(state))
-                .app_data(web::Data::new(front_door::Clients::new(&door)))
-                .default_service(web::to(dispatch_or_pass));
-        }
-    }
-}
-
-async fn dispatch(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+/// actix-web's handler for every path: the router's answer to `req`.
+pub(crate) async fn dispatch(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     router::answer(&state, &Request::from_actix(&req)).into_actix()
-}
-
-async fn dispatch_or_pass(
-    req: HttpRequest,
-    payload: web::Payload,
-    state: web::Data<AppState>,
-    clients: web::Data<front_door::Clients>,
-) -> HttpResponse {
-    let routed = router::decode_path(req.path()).as_deref().and_then(router::route).is_some();
-    if routed {
-        return dispatch(req, state).await;
-    }
-    front_door::pass(req, payload, &state, &clients).await
 }
 
 /// A 200 (or 304) for a prepared body: ETag, the `extra` headers,
@@ -166,7 +127,6 @@ mod tests {
             metrics: Arc::new(Metrics::default()),
             serve_v2beta1: true,
             identity: Arc::new(IdentityCache::new(limit)),
-            front_door: None,
         }
     }
 

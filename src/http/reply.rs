@@ -2,7 +2,7 @@
 //! transport that carries them.
 //!
 //! Two transports carry the same answers: actix-http (HTTPS, HTTP/2, and
-//! every request out of the ordinary) and [`direct`](super::direct) (plain
+//! every request out of the ordinary) and the direct writer (`serve::direct`: plain
 //! HTTP/1.1, writing prepared bodies to the socket without copying them).
 //! Both build a [`Request`], ask [`router::answer`](super::router::answer),
 //! and write the [`Reply`]; so routing, negotiation, conditional requests
@@ -198,6 +198,45 @@ pub(crate) fn accepts_gzip(accept_encoding: &str) -> bool {
         });
         (name.eq_ignore_ascii_case("gzip") || name == "*") && !q_zero
     })
+}
+
+thread_local! {
+    /// The `Date` value for the current second, per worker thread.
+    static DATE: DateCache = const { RefCell::new((u64::MAX, None)) };
+}
+
+/// The HTTP/1.1 response head of `reply` into `out`, as the direct writer
+/// and the front door's refusals of an upgrade write it: status line,
+/// `content-length` (the body's, also for HEAD; none on a 304, as
+/// actix-http), `connection: close` when closing, the reply's headers,
+/// `date`.
+pub(crate) fn write_head(out: &mut Vec<u8>, reply: &Reply, close: bool) {
+    out.clear();
+    out.extend_from_slice(b"HTTP/1.1 ");
+    out.extend_from_slice(reply.status.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(reply.status.canonical_reason().unwrap_or("").as_bytes());
+    out.extend_from_slice(b"\r\n");
+    if reply.status != StatusCode::NOT_MODIFIED {
+        out.extend_from_slice(b"content-length: ");
+        out.extend_from_slice(itoa::Buffer::new().format(reply.body.len()).as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if close {
+        out.extend_from_slice(b"connection: close\r\n");
+    }
+    for (name, value) in &reply.headers {
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if let Some(date) = http_date(&DATE, Duration::ZERO) {
+        out.extend_from_slice(b"date: ");
+        out.extend_from_slice(date.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
 }
 
 #[cfg(test)]

@@ -233,29 +233,29 @@ static OWNER_FAILED: LazyLock<Bytes> = LazyLock::new(|| {
 
 /// The front door's 404: a path under no group-version any downstream
 /// serves.
-pub(super) fn not_owned() -> Reply {
+pub(crate) fn not_owned() -> Reply {
     status(StatusCode::NOT_FOUND, &NOT_OWNED)
 }
 
 /// The front door's 429 past `maxRequestsInflight`, with `Retry-After` as
 /// kube-apiserver's in-flight limit answers.
-pub(super) fn too_many_in_flight() -> Reply {
+pub(crate) fn too_many_in_flight() -> Reply {
     status(StatusCode::TOO_MANY_REQUESTS, &TOO_MANY_IN_FLIGHT)
         .header(header::RETRY_AFTER, HeaderValue::from_static("1"))
 }
 
 /// The front door's 503: the owner refused or could not be connected to.
-pub(super) fn owner_unreachable() -> Reply {
+pub(crate) fn owner_unreachable() -> Reply {
     status(StatusCode::SERVICE_UNAVAILABLE, &OWNER_UNREACHABLE)
 }
 
 /// The front door's 504: the owner sent no response head in time.
-pub(super) fn owner_timeout() -> Reply {
+pub(crate) fn owner_timeout() -> Reply {
     status(StatusCode::GATEWAY_TIMEOUT, &OWNER_TIMEOUT)
 }
 
 /// The front door's 502: the exchange broke before an answer.
-pub(super) fn owner_failed() -> Reply {
+pub(crate) fn owner_failed() -> Reply {
     status(StatusCode::BAD_GATEWAY, &OWNER_FAILED)
 }
 

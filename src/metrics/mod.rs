@@ -15,7 +15,7 @@
 
 mod downstream;
 mod family;
-mod pass_through;
+mod front_door;
 mod process;
 mod publish;
 mod requests;
@@ -28,7 +28,7 @@ pub use downstream::FetchResult;
 pub use requests::RouteLabel;
 
 use downstream::Downstreams;
-use pass_through::PassThrough;
+use front_door::FrontDoor;
 use publish::Publishing;
 use requests::Requests;
 
@@ -38,7 +38,7 @@ pub struct Metrics {
     downstreams: Downstreams,
     publishing: Publishing,
     requests: Requests,
-    pass_through: PassThrough,
+    front_door: FrontDoor,
 }
 
 impl Default for Metrics {
@@ -47,9 +47,9 @@ impl Default for Metrics {
         let downstreams = Downstreams::new(&registry);
         let publishing = Publishing::new(&registry);
         let requests = Requests::new(&registry);
-        let pass_through = PassThrough::new(&registry);
+        let front_door = FrontDoor::new(&registry);
         process::register(&registry);
-        Self { registry, downstreams, publishing, requests, pass_through }
+        Self { registry, downstreams, publishing, requests, front_door }
     }
 }
 
@@ -62,19 +62,19 @@ impl std::fmt::Debug for Metrics {
 impl Metrics {
     /// Counts one request the front door passed on (or answered for its
     /// downstream), with the time to the response head when it reached one.
-    pub fn pass_through(
+    pub fn front_door(
         &self,
         downstream: &str,
         verb: &'static str,
         code: u16,
         took: Option<Duration>,
     ) {
-        self.pass_through.answered(downstream, verb, code, took);
+        self.front_door.answered(downstream, verb, code, took);
     }
 
     /// One more (`delta` 1) or one fewer (-1) request being passed on.
-    pub fn pass_through_inflight(&self, long_running: bool, delta: i64) {
-        self.pass_through.inflight(long_running, delta);
+    pub fn front_door_inflight(&self, long_running: bool, delta: i64) {
+        self.front_door.inflight(long_running, delta);
     }
 
     /// Counts one fetch of `document` (`root`, `document`, `v2`, …).

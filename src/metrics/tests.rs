@@ -17,8 +17,8 @@ fn every_family_used() -> Metrics {
     m.rebuild(Duration::from_millis(30), true);
     m.conflict();
     m.request(RouteLabel::OpenApiDocument, 200, Duration::from_micros(30));
-    m.pass_through("a", "get", 200, Some(Duration::from_millis(2)));
-    m.pass_through_inflight(false, 1);
+    m.front_door("a", "get", 200, Some(Duration::from_millis(2)));
+    m.front_door_inflight(false, 1);
     m
 }
 
@@ -245,37 +245,34 @@ fn label_values_are_escaped() {
 /// code, timed only when a response head came back; the gauge follows
 /// places taken and given back.
 #[test]
-fn pass_through_requests_are_counted_and_timed() {
+fn front_door_requests_are_counted_and_timed() {
     let m = Metrics::default();
-    m.pass_through("kube", "watch", 200, Some(Duration::from_millis(3)));
-    m.pass_through("", "get", 404, None);
-    m.pass_through_inflight(true, 1);
-    m.pass_through_inflight(true, 1);
-    m.pass_through_inflight(true, -1);
+    m.front_door("kube", "watch", 200, Some(Duration::from_millis(3)));
+    m.front_door("", "get", 404, None);
+    m.front_door_inflight(true, 1);
+    m.front_door_inflight(true, 1);
+    m.front_door_inflight(true, -1);
     let text = m.render();
     let counted = |series: &str| sample(&text, series);
     assert_eq!(
         counted(
-            r#"openapi_proxy_pass_through_requests_total{code="200",downstream="kube",verb="watch"}"#
+            r#"openapi_proxy_front_door_requests_total{code="200",downstream="kube",verb="watch"}"#
         ),
         Some(1.0)
     );
     assert_eq!(
-        counted(
-            r#"openapi_proxy_pass_through_requests_total{code="404",downstream="",verb="get"}"#
-        ),
+        counted(r#"openapi_proxy_front_door_requests_total{code="404",downstream="",verb="get"}"#),
         Some(1.0)
     );
     assert_eq!(
         counted(
-            r#"openapi_proxy_pass_through_request_duration_seconds_count{downstream="kube",verb="watch"}"#
+            r#"openapi_proxy_front_door_request_duration_seconds_count{downstream="kube",verb="watch"}"#
         ),
         Some(1.0)
     );
     assert!(
-        !text
-            .contains(r#"openapi_proxy_pass_through_request_duration_seconds_count{downstream="""#),
+        !text.contains(r#"openapi_proxy_front_door_request_duration_seconds_count{downstream="""#),
         "{text}"
     );
-    assert_eq!(counted(r#"openapi_proxy_pass_through_inflight{kind="long_running"}"#), Some(1.0));
+    assert_eq!(counted(r#"openapi_proxy_front_door_inflight{class="long_running"}"#), Some(1.0));
 }

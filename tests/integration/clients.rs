@@ -320,7 +320,7 @@ fn second_request_stalls(a: SocketAddr, dribble: bool) -> Duration {
 /// actix-http 3.20 arms its request-head timer once per connection: on a
 /// kept-alive connection the second head could arrive as slowly as the
 /// client liked, or stop half-way, and hold the connection for good. The
-/// proxy's stall guard (`http::stall`) closes it after the request timeout.
+/// proxy's stall guard (`serve::stall`) closes it after the request timeout.
 #[actix_web::test]
 async fn a_kept_alive_connection_dribbling_its_second_request_is_cut_off_too() {
     let timeout = Duration::from_secs(1);

@@ -1,6 +1,6 @@
 //! The fake Kubernetes API server (`common/cluster.rs`) judged by the real
 //! kubectl (1.32, pinned), directly — no proxy in between. The fake is
-//! meant to stand behind the proxy's reverse-proxy mode, where a wrong
+//! meant to stand behind the proxy's front door, where a wrong
 //! answer would be blamed on the proxy; so it must first be right on its
 //! own: kubectl lists, creates, applies server-side, deletes, follows logs,
 //! execs over WebSocket and watches against it, a request without the
@@ -13,7 +13,7 @@
 //! kubectl sends `--token` only over HTTPS (client-go's clientcmd drops all
 //! user credentials for a plain `http://` server), so the test puts a
 //! byte-for-byte TLS terminator ([`TlsFront`]) in front of the fake, which
-//! itself speaks plain HTTP as the proxy's reverse-proxy mode will talk to it.
+//! itself speaks plain HTTP as the proxy's front door talks to it.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

@@ -155,11 +155,13 @@ async fn requests_reach_the_owner_with_the_clients_credentials_only() {
     let metrics = proxy.get("/metrics", &[]).await;
     let text = String::from_utf8_lossy(&metrics.body);
     assert!(
-        text.contains(r#"openapi_proxy_pass_through_requests_total{code="200",downstream="extra",verb="get"} 1"#),
+        text.contains(
+            r#"openapi_proxy_front_door_requests_total{code="200",downstream="extra",verb="get"} 1"#
+        ),
         "{text}"
     );
     assert!(text.contains(
-        r#"openapi_proxy_pass_through_requests_total{code="404",downstream="",verb="get"} 1"#
+        r#"openapi_proxy_front_door_requests_total{code="404",downstream="",verb="get"} 1"#
     ));
 }
 
@@ -458,7 +460,7 @@ async fn upgrade_piped(direct_writes: bool) {
     let metrics = proxy.get("/metrics", &[]).await;
     let text = String::from_utf8_lossy(&metrics.body);
     assert!(
-        text.contains(r#"openapi_proxy_pass_through_requests_total{code="101",downstream="kube",verb="connect"} 1"#),
+        text.contains(r#"openapi_proxy_front_door_requests_total{code="101",downstream="kube",verb="connect"} 1"#),
         "{text}"
     );
 }

@@ -302,5 +302,5 @@ pub(crate) fn serve_front_door(test: &str, url: &str) -> crate::common::serve::S
         ),
     )
     .expect("config");
-    crate::common::serve::Served::start(&config, "warn,openapi_proxy::proxy=info")
+    crate::common::serve::Served::start(&config, "warn,openapi_proxy::wiring=info")
 }

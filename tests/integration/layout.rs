@@ -1,7 +1,8 @@
 //! The repository's shape, checked: the source is rooms by layer whose
-//! imports point one way (`ARCHITECTURE.md`, "Layout by layer"), few files stand
-//! directly in `src/`, and every Markdown file the documentation and the
-//! code name is in the repository, so a clone stands on its own.
+//! imports point one way and are exactly those the rooms table of
+//! `ARCHITECTURE.md` ("Layout by layer") gives, few files stand directly in
+//! `src/`, and every Markdown file the documentation and the code name is
+//! in the repository, so a clone stands on its own.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -64,6 +65,134 @@ fn room_imports() -> BTreeMap<String, BTreeSet<String>> {
         }
     }
     edges
+}
+
+/// The rooms: every folder under `src/`, and every file directly in it
+/// but the crate's root and the binary.
+fn rooms() -> BTreeSet<String> {
+    let src = root().join("src");
+    std::fs::read_dir(&src)
+        .expect("read src/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_dir() || p.extension().is_some_and(|x| x == "rs"))
+        .map(|p| room(&src, &p))
+        .filter(|r| r != "lib" && r != "main")
+        .collect()
+}
+
+/// The rooms table of `text` (the one whose header has "room" and "may
+/// import"): each row's room (`cli/`, `wiring.rs` → `cli`, `wiring`) and
+/// the rooms its last column names in backquotes (`—` names none).
+fn rooms_table(text: &str) -> Result<BTreeMap<String, BTreeSet<String>>, String> {
+    let cells = |line: &str| -> Vec<String> {
+        let inner = line.trim().trim_start_matches('|').trim_end_matches('|');
+        inner.split('|').map(|c| c.trim().to_owned()).collect()
+    };
+    let ticked = |cell: &str| -> Vec<String> {
+        cell.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(|name| name.trim_end_matches('/').trim_end_matches(".rs").to_owned())
+            .collect()
+    };
+    let mut lines = text.lines().skip_while(|l| {
+        let header = cells(l);
+        !(l.trim_start().starts_with('|')
+            && header.first().is_some_and(|c| c == "room")
+            && header.last().is_some_and(|c| c.starts_with("may import")))
+    });
+    lines.next().ok_or("no table whose header is `| room | … | may import |`")?;
+    let mut table = BTreeMap::new();
+    for line in lines.skip(1).take_while(|l| l.trim_start().starts_with('|')) {
+        let row = cells(line);
+        let (Some(first), Some(last)) = (row.first(), row.last()) else { continue };
+        let Ok([room]) = <[String; 1]>::try_from(ticked(first)) else {
+            return Err(format!("a row whose first cell is not one `room`: {line}"));
+        };
+        let may: BTreeSet<String> = ticked(last).into_iter().collect();
+        if may.is_empty() && last != "—" {
+            return Err(format!("{room}: \"may import\" is neither `room`s nor — : {last}"));
+        }
+        if table.insert(room.clone(), may).is_some() {
+            return Err(format!("{room}: two rows"));
+        }
+    }
+    Ok(table)
+}
+
+/// Where the code (`rooms`, `imports`) and the table disagree, one line
+/// each; empty when they agree.
+fn disagreements(
+    rooms: &BTreeSet<String>,
+    imports: &BTreeMap<String, BTreeSet<String>>,
+    table: &BTreeMap<String, BTreeSet<String>>,
+) -> Vec<String> {
+    let none = BTreeSet::new();
+    let mut out = Vec::new();
+    for room in rooms {
+        let Some(may) = table.get(room) else {
+            out.push(format!("src/{room} has no row (add one, with what it imports)"));
+            continue;
+        };
+        let does = imports.get(room).unwrap_or(&none);
+        for to in does.difference(may) {
+            out.push(format!(
+                "{room} imports {to}, which its row does not name: add it to \"may import\" \
+                 (if the arrow points down) or remove the import"
+            ));
+        }
+        for to in may.difference(does) {
+            out.push(format!("{room}'s row names {to}, which {room} no longer imports"));
+        }
+    }
+    for room in table.keys().filter(|r| !rooms.contains(*r)) {
+        out.push(format!("the row of {room} names no room in src/"));
+    }
+    out
+}
+
+#[test]
+fn rooms_import_exactly_what_the_architecture_table_says() {
+    let doc = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let table = rooms_table(&doc).unwrap_or_else(|e| panic!("ARCHITECTURE.md: {e}"));
+    let rooms = rooms();
+    assert!(rooms.len() > 8, "only {} rooms in src/: the scan is broken", rooms.len());
+    let wrong = disagreements(&rooms, &room_imports(), &table);
+    assert!(
+        wrong.is_empty(),
+        "the rooms table of ARCHITECTURE.md (\"Layout by layer\") and the code disagree:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_table_check_finds_every_kind_of_drift() {
+    let doc = "text\n\n| room | owns | may import |\n|---|---|---|\n\
+               | `cli/` | commands | `http`, `wire` |\n\
+               | `http/` | routes | `wire` |\n\
+               | `wire/` | words | — |\n\
+               | `gone/` | nothing | — |\n\nafter\n";
+    let table = rooms_table(doc).expect("a table");
+    assert_eq!(table.len(), 4);
+    assert_eq!(table["cli"], BTreeSet::from(["http".to_owned(), "wire".to_owned()]));
+    assert!(table["wire"].is_empty());
+    let set = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<BTreeSet<_>>();
+    let rooms = set(&["cli", "http", "wire", "new"]);
+    let mut imports = BTreeMap::new();
+    imports.insert("cli".to_owned(), set(&["http"]));
+    imports.insert("http".to_owned(), set(&["wire", "cli"]));
+    let wrong = disagreements(&rooms, &imports, &table);
+    let has = |what: &str| wrong.iter().any(|w| w.contains(what));
+    assert!(has("cli's row names wire, which cli no longer imports"), "{wrong:#?}");
+    assert!(has("http imports cli, which its row does not name"), "{wrong:#?}");
+    assert!(has("src/new has no row"), "{wrong:#?}");
+    assert!(has("the row of gone names no room"), "{wrong:#?}");
+    assert_eq!(wrong.len(), 4, "{wrong:#?}");
+    imports.insert("cli".to_owned(), set(&["http", "wire"]));
+    imports.insert("http".to_owned(), set(&["wire"]));
+    let agreeing = disagreements(&set(&["cli", "http", "wire", "gone"]), &imports, &table);
+    assert!(agreeing.is_empty(), "{agreeing:#?}");
+    assert!(rooms_table("| room | owns |\n|---|---|\n").is_err(), "no \"may import\" column");
 }
 
 /// A cycle in `edges`, as the rooms along it, if there is one.
@@ -158,11 +287,13 @@ fn named_markdown(text: &str) -> Vec<(String, Option<String>)> {
 #[test]
 fn every_markdown_file_the_docs_and_code_name_exists_with_its_anchor() {
     let root = root();
-    let mut texts: Vec<PathBuf> =
-        ["README.md", "BENCHMARKS.md", "ARCHITECTURE.md", "CONTRIBUTING.md", "CHANGELOG.md"]
-            .iter()
-            .map(|name| root.join(name))
-            .collect();
+    // Markdown at the root (README, ARCHITECTURE, …) and under docs/.
+    let mut texts: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("read the root")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    texts.sort();
     texts.extend(files(&root.join("docs"), ".md"));
     texts.extend(files(&root.join("src"), ".rs"));
     texts.extend(files(&root.join("tests"), ".rs"));

@@ -276,7 +276,7 @@ async fn config_validation_refuses_tls_material_that_does_not_parse() {
 
     let url = "https://127.0.0.1:1";
 
-    // Through `proxy::start`, as `serve` starts: the downstream is named too.
+    // Through `wiring::start`, as `serve` starts: the downstream is named too.
     let config = crate::common::proxy::config(vec![verified("garbage", url, &not_pem)]);
     let e = openapi_proxy::start(&config).expect_err("refused");
     let message = error_chain(&e);

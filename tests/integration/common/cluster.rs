@@ -4,7 +4,7 @@
 //!
 //! Why by hand, on raw tokio TCP, and not on actix like the other fakes
 //! ([`openapi_proxy::testing::demo::start_site`]): the point of this fake is
-//! the parts of HTTP that a framework hides and that a reverse proxy in
+//! the parts of HTTP that a framework hides and that the front door in
 //! front of it must carry — responses streamed chunk by chunk for as long
 //! as the client stays (watch, `logs -f`), and a connection upgraded to
 //! WebSocket (exec, Kubernetes' `v5.channel.k8s.io` / `v4.channel.k8s.io`

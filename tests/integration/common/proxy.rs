@@ -1,4 +1,4 @@
-//! Starting the proxy under test — through the same `proxy::start` that
+//! Starting the proxy under test — through the same `wiring::start` that
 //! `serve` uses — in front of fake downstreams, and talking to it.
 
 use std::path::PathBuf;

@@ -3,7 +3,6 @@
 
 use std::io;
 use std::pin::Pin;
-use std::rc::Rc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -15,12 +14,11 @@ use bytes::Bytes;
 use futures_util::Stream;
 use tokio::time::Sleep;
 
+use super::class::{RequestClass, classify};
 use super::headers::{self, X_FORWARDED_FOR};
-use super::kind::{Kind, classify};
 use super::{Clients, Permit, RESPONSE_HEAD_TIMEOUT};
 use crate::discovery::owners::group_version_of;
-use crate::http::lockstep::{AnswerHold, Turns};
-use crate::http::stall::{Leniency, LenientWhile};
+use crate::http::connection::{AnswerHold, AnswerTurns, LongExchange, LongExchangeMark};
 use crate::http::{AppState, router, status};
 use crate::outbound::body::content_length;
 
@@ -34,20 +32,20 @@ pub(crate) async fn pass(
 ) -> HttpResponse {
     let started = Instant::now();
     let decoded = router::decode_path(req.path()).unwrap_or_default();
-    let kind = classify(req.method(), &decoded, req.query_string(), false);
+    let class = classify(req.method(), &decoded, req.query_string(), false);
     let metrics = &state.metrics;
     let owner =
         group_version_of(&decoded).and_then(|k| state.store.load().owners.owner(k).cloned());
     let Some((target, client)) = owner.as_ref().and_then(|o| clients.clients.get(o)) else {
-        metrics.pass_through("", kind.verb, 404, None);
+        metrics.front_door("", class.verb, 404, None);
         return status::not_owned().into_actix();
     };
-    let Some(permit) = clients.door.admit(kind.long_running) else {
-        metrics.pass_through(&target.name, kind.verb, 429, None);
+    let Some(permit) = clients.door.admit(class.long_running) else {
+        metrics.front_door(&target.name, class.verb, 429, None);
         tracing::debug!(downstream = %target.name, "front door: too many requests in flight");
         return status::too_many_in_flight().into_actix();
     };
-    let lenient = req.conn_data::<Leniency>().map(Leniency::mark);
+    let long = req.conn_data::<LongExchange>().map(LongExchange::mark);
     let target_path = req.uri().path_and_query().map_or(req.path(), |pq| pq.as_str());
     let url = format!("{}{target_path}", target.base);
     let mut out = client.request(req.method().clone(), url);
@@ -71,28 +69,28 @@ pub(crate) async fn pass(
                 awc::error::SendRequestError::Timeout => (status::owner_timeout(), 504),
                 _ => (status::owner_failed(), 502),
             };
-            tracing::warn!(downstream = %target.name, verb = kind.verb, code, error = %e,
+            tracing::warn!(downstream = %target.name, verb = class.verb, code, error = %e,
                 "front door: the owner of a request did not answer");
-            metrics.pass_through(&target.name, kind.verb, code, None);
+            metrics.front_door(&target.name, class.verb, code, None);
             return reply.into_actix();
         }
         Err(_) => {
-            tracing::warn!(downstream = %target.name, verb = kind.verb,
+            tracing::warn!(downstream = %target.name, verb = class.verb,
                 timeout_s = RESPONSE_HEAD_TIMEOUT.as_secs(),
                 "front door: the owner of a request sent no answer in time");
-            metrics.pass_through(&target.name, kind.verb, 504, None);
+            metrics.front_door(&target.name, class.verb, 504, None);
             return status::owner_timeout().into_actix();
         }
     };
     let code = answer.status();
-    metrics.pass_through(&target.name, kind.verb, code.as_u16(), Some(started.elapsed()));
-    tracing::debug!(downstream = %target.name, verb = kind.verb, code = code.as_u16(),
+    metrics.front_door(&target.name, class.verb, code.as_u16(), Some(started.elapsed()));
+    tracing::debug!(downstream = %target.name, verb = class.verb, code = code.as_u16(),
         path = %req.path(), took_ms = started.elapsed().as_millis(), "front door: passed on");
     respond(
         &req,
         answer,
         code,
-        Relaying { _permit: permit, _lenient: lenient, idle: clients.door.idle, kind },
+        Relaying { _permit: permit, _long: long, idle: clients.door.idle, class },
     )
 }
 
@@ -134,9 +132,9 @@ fn framing(headers: &HeaderMap, version: actix_web::http::Version, method: &Meth
 /// What a streamed answer keeps until its body is done.
 struct Relaying {
     _permit: Permit,
-    _lenient: Option<LenientWhile>,
+    _long: Option<LongExchangeMark>,
     idle: Duration,
-    kind: Kind,
+    class: RequestClass,
 }
 
 /// The client's answer: the owner's status and end-to-end headers, its
@@ -167,8 +165,8 @@ where
         };
     }
     // Last: nothing may fail between taking the hold and handing the answer
-    // back (see `Turns::hold`).
-    let hold = req.conn_data::<Rc<Turns>>().map(Turns::hold);
+    // back (see `AnswerTurns::hold`).
+    let hold = req.conn_data::<AnswerTurns>().map(AnswerTurns::hold);
     let body = Relay {
         inner: answer,
         sleep: Box::pin(tokio::time::sleep(keep.idle)),
@@ -184,8 +182,8 @@ where
 }
 
 /// A downstream body relayed to the client: ended after `idle` without a
-/// byte; holds the request's place in flight, its connection's lenient
-/// mark and its answer hold until dropped.
+/// byte; holds the request's place in flight, its connection's long
+/// exchange mark and its answer hold until dropped.
 ///
 /// The idle timer is not reset per chunk (a tokio timer reset takes the
 /// timer driver's lock, and a large list is thousands of chunks): each
@@ -225,13 +223,13 @@ where
                     continue;
                 }
                 tracing::debug!(
-                    verb = this._keep.kind.verb,
+                    verb = this._keep.class.verb,
                     idle_s = this.idle.as_secs(),
                     "front door: a passed-on answer went idle; ended"
                 );
                 return Poll::Ready(Some(Err(io::Error::new(
                     io::ErrorKind::TimedOut,
-                    "no byte from the downstream within passThroughIdleTimeout",
+                    "no byte from the downstream within frontDoorIdleTimeout",
                 ))));
             },
         }

@@ -27,10 +27,10 @@
 //! makes no progress for the request timeout drops the connection.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::future::Future;
 use std::io::{self, IoSlice};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -40,11 +40,10 @@ use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
-use super::AppState;
-use super::front_door::{self, Asking};
-use super::reply::{DateCache, Method, Reply, Request, accepts_gzip, http_date, join_value};
-use super::router;
 use super::slots::Slot;
+use crate::front_door::{self, FrontDoor, UpgradeRequest};
+use crate::http::reply::{Method, Reply, Request, accepts_gzip, join_value, write_head};
+use crate::http::{AppState, router};
 
 /// The largest request head read here; a longer one is handed to actix-http,
 /// which applies its own limits (431 past 128 KiB).
@@ -65,13 +64,16 @@ pub enum Connection {
     /// port-forward): the stream after its head, and the request. Taken
     /// here, on the raw stream, because actix-http hands only WebSocket
     /// upgrades to a service; SPDY ones it would read as ordinary requests.
-    Upgrade(Rewind<TcpStream>, Box<Asking>),
+    Upgrade(Rewind<TcpStream>, Box<UpgradeRequest>),
 }
 
 /// The direct transport of one server: what every connection shares.
 #[derive(Debug, Clone)]
 pub struct DirectWriter {
     state: AppState,
+    /// The front door, when on: upgrades are taken here for it, and what
+    /// no route serves goes to actix-http, which passes it on.
+    door: Option<Arc<FrontDoor>>,
     request_timeout: Duration,
     /// `None`: no keep-alive, every response closes its connection.
     keep_alive: Option<Duration>,
@@ -85,7 +87,7 @@ enum Next {
     /// Give the connection to actix-http.
     HandOff,
     /// Give the connection to the front door, as an upgrade.
-    Upgrade(Box<Asking>),
+    Upgrade(Box<UpgradeRequest>),
 }
 
 /// Why a connection is done before a complete head.
@@ -161,19 +163,20 @@ impl DirectWriter {
     #[must_use]
     pub fn new(
         state: AppState,
+        door: Option<Arc<FrontDoor>>,
         request_timeout: Duration,
         keep_alive: Duration,
         stopping: actix_server::GracefulShutdownSignal,
     ) -> Self {
         let keep_alive = (!keep_alive.is_zero()).then_some(keep_alive);
-        Self { state, request_timeout, keep_alive, stopping }
+        Self { state, door, request_timeout, keep_alive, stopping }
     }
 
-    /// Passes the upgrade `asking` on over `io` (the front door's: only
-    /// returned by [`DirectWriter::serve`] when it is on).
-    pub(crate) async fn upgrade(&self, io: Rewind<TcpStream>, asking: &Asking) {
-        let Some(door) = &self.state.front_door else { return };
-        if let Err(e) = front_door::relay(&self.state, door, asking, io, &[]).await {
+    /// Passes `upgrade` on over `io` (the front door's: only returned by
+    /// [`DirectWriter::serve`] when it is on).
+    pub(crate) async fn upgrade(&self, io: Rewind<TcpStream>, upgrade: &UpgradeRequest) {
+        let Some(door) = &self.door else { return };
+        if let Err(e) = front_door::relay(&self.state, door, upgrade, io, &[]).await {
             tracing::debug!(error = %crate::error_chain(&e), "front door: upgrade ended");
         }
     }
@@ -203,9 +206,9 @@ impl DirectWriter {
                 Ok((_, Next::HandOff)) => {
                     return Connection::HandOff(Rewind::new(buf.freeze(), io));
                 }
-                Ok((len, Next::Upgrade(asking))) => {
+                Ok((len, Next::Upgrade(upgrade))) => {
                     buf.advance(len);
-                    return Connection::Upgrade(Rewind::new(buf.freeze(), io), asking);
+                    return Connection::Upgrade(Rewind::new(buf.freeze(), io), upgrade);
                 }
                 Err(Closed::Quietly) => return Connection::Closed,
                 Err(Closed::HeadTimeout) => {
@@ -293,14 +296,14 @@ impl DirectWriter {
 
     /// Decides on a complete head.
     fn next(&self, parsed: &httparse::Request<'_, '_>, io: &TcpStream) -> Next {
-        if self.state.front_door.is_some() {
+        if self.door.is_some() {
             let peer = || io.peer_addr().ok().map(|a| a.ip());
-            if let Some(asking) = Asking::of_raw(parsed, peer) {
-                return Next::Upgrade(Box::new(asking));
+            if let Some(upgrade) = UpgradeRequest::of_raw(parsed, peer) {
+                return Next::Upgrade(Box::new(upgrade));
             }
         }
         let Some(plain) = Plain::of(parsed) else { return Next::HandOff };
-        if self.state.front_door.is_some()
+        if self.door.is_some()
             && router::decode_path(plain.path).as_deref().and_then(router::route).is_none()
         {
             // The front door's: actix-http passes it on.
@@ -440,43 +443,6 @@ static PLAIN_TARGET: [bool; 256] = {
 
 fn plain_target_byte(b: u8) -> bool {
     PLAIN_TARGET[usize::from(b)]
-}
-
-thread_local! {
-    /// The `Date` value for the current second, per worker thread.
-    static DATE: DateCache = const { RefCell::new((u64::MAX, None)) };
-}
-
-/// The response head of `reply` into `out`: status line, `content-length`
-/// (the body's, also for HEAD; none on a 304, as actix-http), `connection:
-/// close` when closing, the reply's headers, `date`.
-pub(crate) fn write_head(out: &mut Vec<u8>, reply: &Reply, close: bool) {
-    out.clear();
-    out.extend_from_slice(b"HTTP/1.1 ");
-    out.extend_from_slice(reply.status.as_str().as_bytes());
-    out.push(b' ');
-    out.extend_from_slice(reply.status.canonical_reason().unwrap_or("").as_bytes());
-    out.extend_from_slice(b"\r\n");
-    if reply.status != StatusCode::NOT_MODIFIED {
-        out.extend_from_slice(b"content-length: ");
-        out.extend_from_slice(itoa::Buffer::new().format(reply.body.len()).as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-    if close {
-        out.extend_from_slice(b"connection: close\r\n");
-    }
-    for (name, value) in &reply.headers {
-        out.extend_from_slice(name.as_str().as_bytes());
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(value.as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-    if let Some(date) = http_date(&DATE, Duration::ZERO) {
-        out.extend_from_slice(b"date: ");
-        out.extend_from_slice(date.as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-    out.extend_from_slice(b"\r\n");
 }
 
 /// A stream that first replays bytes already read from it: how a

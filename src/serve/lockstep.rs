@@ -49,6 +49,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_util::codec::Decoder;
 
 use super::slots::Slot;
+use crate::http::connection::TakesTurns;
 
 /// What one read from the stream may take (actix-http reads 32 KiB at a
 /// time; requests here are a few hundred bytes).
@@ -67,39 +68,30 @@ pub(crate) struct Turns {
     /// through.
     waker: RefCell<Option<Waker>>,
     /// The current answer streams a body of unknown length (the front
-    /// door's): it counts as answered when its [`AnswerHold`] is dropped,
+    /// door's): it counts as answered when its hold is released
+    /// ([`AnswerTurns::hold`](crate::http::connection::AnswerTurns::hold)),
     /// not when the service hands it back.
     held: Cell<bool>,
 }
 
-/// Holds a request unanswered until dropped (see [`Turns::hold`]).
-#[derive(Debug)]
-pub(crate) struct AnswerHold(Rc<Turns>);
+impl TakesTurns for Turns {
+    fn hold(&self) {
+        self.held.set(true);
+    }
 
-impl Drop for AnswerHold {
-    fn drop(&mut self) {
-        self.0.count();
+    fn release(&self) {
+        self.count();
     }
 }
 
 impl Turns {
     /// The service has answered a request on this connection (unless the
-    /// answer is held: then when the hold is dropped).
+    /// answer is held: then when the hold is released).
     pub(crate) fn answered(&self) {
         if self.held.replace(false) {
             return;
         }
         self.count();
-    }
-
-    /// The answer being handed back streams until `AnswerHold` is dropped
-    /// (with the body, when it ends): until then the connection is neither
-    /// idle (a watch is not evicted for a new connection) nor given the
-    /// next request. Take it only with the answer in hand, as the last
-    /// step before handing it back.
-    pub(crate) fn hold(self: &Rc<Self>) -> AnswerHold {
-        self.held.set(true);
-        AnswerHold(Rc::clone(self))
     }
 
     fn count(&self) {
@@ -441,7 +433,7 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
     use super::*;
-    use crate::http::slots::Slots;
+    use crate::serve::slots::Slots;
 
     /// A lockstep stream over one end of a pipe; the other end is the
     /// client.
@@ -486,6 +478,22 @@ mod tests {
         turns.answered();
         drop(client);
         assert_eq!(readable_now(&mut io).await, "<EOF>");
+    }
+
+    /// The front door's streamed answer, held through `AnswerTurns` as it
+    /// finds it in the connection's data: handing it back is not its end.
+    #[actix_web::test]
+    async fn a_held_answer_lets_the_next_request_through_only_when_released() {
+        let (mut io, mut client, _slots) = lockstep().await;
+        let turns = io.turns().expect("HTTP/1");
+        let held = crate::http::connection::AnswerTurns::new(turns.clone());
+        client.write_all(format!("{GET}{HEAD}").as_bytes()).await.expect("write");
+        assert_eq!(readable_now(&mut io).await, GET);
+        let hold = held.hold();
+        turns.answered();
+        assert_eq!(readable_now(&mut io).await, "", "the answer still streams");
+        drop(hold);
+        assert_eq!(readable_now(&mut io).await, HEAD);
     }
 
     #[actix_web::test]

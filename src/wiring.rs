@@ -16,14 +16,14 @@ use tracing::{info, warn};
 use crate::body::rendered::Rendered;
 use crate::config::Config;
 use crate::downstream::poll::Poller;
+use crate::front_door::{FrontDoor, FrontDoorError};
 use crate::http::AppState;
-use crate::http::front_door::FrontDoor;
-use crate::http::server::{ListenError, http_server};
 use crate::metrics::Metrics;
 use crate::openapi::cache::ConversionCache;
 use crate::outbound::client::{ClientError, DownstreamClient};
 use crate::publish::hub::build_loop;
 use crate::publish::{Hub, Store};
+use crate::serve::server::{ListenError, http_server};
 
 /// Why the proxy could not start.
 #[derive(Debug, thiserror::Error)]
@@ -42,7 +42,7 @@ pub enum StartError {
     Listen(#[from] ListenError),
     /// The front door could not be set up for a downstream.
     #[error(transparent)]
-    FrontDoor(crate::http::front_door::FrontDoorError),
+    FrontDoor(FrontDoorError),
 }
 
 /// A started proxy.
@@ -101,10 +101,10 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
         metrics: Arc::clone(&metrics),
         serve_v2beta1: config.discovery_v2beta1,
         identity: Arc::default(),
-        front_door: FrontDoor::of(config, &metrics).map_err(StartError::FrontDoor)?,
     };
+    let door = FrontDoor::of(config, &metrics).map_err(StartError::FrontDoor)?;
     let limits = &config.serving.limits;
-    let (server, addr) = http_server(config, &state)?;
+    let (server, addr) = http_server(config, &state, door)?;
     let handle = server.handle();
 
     actix_web::rt::spawn(build_loop(hub, store, metrics));

@@ -10,9 +10,9 @@
 
 use actix_web::http::Method;
 
-/// A request's verb label and whether it is long-running.
+/// A request's class: its verb label and whether it is long-running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Kind {
+pub(crate) struct RequestClass {
     /// `get`, `watch`, `create`, `update`, `patch`, `delete`, `connect`
     /// (an upgrade), `options` or `other`.
     pub verb: &'static str,
@@ -25,7 +25,7 @@ const LONG_RUNNING_SUBRESOURCES: [&str; 5] = ["attach", "exec", "log", "portforw
 
 /// Classifies a request: `path` without its query, `query` without `?`,
 /// `upgrade` when it asks for a protocol switch.
-pub(crate) fn classify(method: &Method, path: &str, query: &str, upgrade: bool) -> Kind {
+pub(crate) fn classify(method: &Method, path: &str, query: &str, upgrade: bool) -> RequestClass {
     let segments = resource_segments(path).unwrap_or_default();
     let watch = watch_query(query) || segments.first() == Some(&"watch");
     let verb = if upgrade {
@@ -49,7 +49,7 @@ pub(crate) fn classify(method: &Method, path: &str, query: &str, upgrade: bool) 
     let long_running = upgrade
         || verb == "watch"
         || subresource.is_some_and(|s| LONG_RUNNING_SUBRESOURCES.contains(&s));
-    Kind { verb, long_running }
+    RequestClass { verb, long_running }
 }
 
 /// The segments after the group-version: `namespaces/ns/pods/name/log` of
@@ -77,40 +77,40 @@ fn watch_query(query: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn kind(method: Method, target: &str) -> (&'static str, bool) {
+    fn class(method: Method, target: &str) -> (&'static str, bool) {
         let (path, query) = target.split_once('?').unwrap_or((target, ""));
-        let k = classify(&method, path, query, false);
-        (k.verb, k.long_running)
+        let c = classify(&method, path, query, false);
+        (c.verb, c.long_running)
     }
 
     #[test]
     fn verbs_follow_the_method_and_watch() {
-        assert_eq!(kind(Method::GET, "/api/v1/namespaces/a/pods"), ("get", false));
-        assert_eq!(kind(Method::GET, "/api/v1/namespaces/a/pods?watch=true"), ("watch", true));
-        assert_eq!(kind(Method::GET, "/api/v1/pods?limit=5&watch=1"), ("watch", true));
-        assert_eq!(kind(Method::GET, "/api/v1/pods?watch=false"), ("get", false));
-        assert_eq!(kind(Method::GET, "/api/v1/watch/namespaces/a/pods"), ("watch", true));
-        assert_eq!(kind(Method::GET, "/apis/apps/v1/watch/deployments"), ("watch", true));
-        assert_eq!(kind(Method::POST, "/api/v1/namespaces/a/pods"), ("create", false));
-        assert_eq!(kind(Method::PUT, "/api/v1/namespaces/a/pods/p"), ("update", false));
+        assert_eq!(class(Method::GET, "/api/v1/namespaces/a/pods"), ("get", false));
+        assert_eq!(class(Method::GET, "/api/v1/namespaces/a/pods?watch=true"), ("watch", true));
+        assert_eq!(class(Method::GET, "/api/v1/pods?limit=5&watch=1"), ("watch", true));
+        assert_eq!(class(Method::GET, "/api/v1/pods?watch=false"), ("get", false));
+        assert_eq!(class(Method::GET, "/api/v1/watch/namespaces/a/pods"), ("watch", true));
+        assert_eq!(class(Method::GET, "/apis/apps/v1/watch/deployments"), ("watch", true));
+        assert_eq!(class(Method::POST, "/api/v1/namespaces/a/pods"), ("create", false));
+        assert_eq!(class(Method::PUT, "/api/v1/namespaces/a/pods/p"), ("update", false));
         assert_eq!(
-            kind(Method::PATCH, "/apis/apps/v1/namespaces/a/deployments/d"),
+            class(Method::PATCH, "/apis/apps/v1/namespaces/a/deployments/d"),
             ("patch", false)
         );
-        assert_eq!(kind(Method::DELETE, "/api/v1/namespaces/a/pods/p"), ("delete", false));
+        assert_eq!(class(Method::DELETE, "/api/v1/namespaces/a/pods/p"), ("delete", false));
         let upgrade = classify(&Method::GET, "/api/v1/namespaces/a/pods/p/exec", "", true);
         assert_eq!((upgrade.verb, upgrade.long_running), ("connect", true));
     }
 
     #[test]
     fn logs_exec_and_proxy_are_long_running() {
-        assert!(kind(Method::GET, "/api/v1/namespaces/a/pods/p/log?follow=true").1);
-        assert!(kind(Method::GET, "/api/v1/namespaces/a/pods/p/log").1);
-        assert!(kind(Method::POST, "/api/v1/namespaces/a/pods/p/exec").1);
-        assert!(kind(Method::GET, "/api/v1/namespaces/a/services/s/proxy/x/y").1);
-        assert!(kind(Method::GET, "/api/v1/nodes/n/proxy/metrics").1);
-        assert!(!kind(Method::GET, "/api/v1/namespaces/a/pods/log").1, "a pod named log");
-        assert!(!kind(Method::GET, "/api/v1/namespaces/a/pods/p/status").1);
-        assert!(!kind(Method::GET, "/apis/apps/v1/namespaces/a/deployments/d/scale").1);
+        assert!(class(Method::GET, "/api/v1/namespaces/a/pods/p/log?follow=true").1);
+        assert!(class(Method::GET, "/api/v1/namespaces/a/pods/p/log").1);
+        assert!(class(Method::POST, "/api/v1/namespaces/a/pods/p/exec").1);
+        assert!(class(Method::GET, "/api/v1/namespaces/a/services/s/proxy/x/y").1);
+        assert!(class(Method::GET, "/api/v1/nodes/n/proxy/metrics").1);
+        assert!(!class(Method::GET, "/api/v1/namespaces/a/pods/log").1, "a pod named log");
+        assert!(!class(Method::GET, "/api/v1/namespaces/a/pods/p/status").1);
+        assert!(!class(Method::GET, "/apis/apps/v1/namespaces/a/deployments/d/scale").1);
     }
 }

@@ -7,32 +7,35 @@
 
 use std::net::SocketAddr;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use actix_http::{HttpService, Protocol};
 use actix_service::{
     IntoServiceFactory, Service, ServiceFactory, ServiceFactoryExt, boxed, fn_factory, fn_service,
     map_config,
 };
-use actix_web::App;
 use actix_web::dev::AppConfig;
 use actix_web::rt::net::TcpStream;
+use actix_web::{App, HttpRequest, HttpResponse, web};
 use bytes::Bytes;
 
+use super::direct::{self, Connection, DirectWriter, Rewind};
+use super::lockstep::{self, Decoding, Lockstep};
+use super::slots::Slots;
+use super::stall::StallGuard;
+use super::tls;
 use crate::config::Config;
 use crate::config::serving;
-use crate::http::direct::{Connection, DirectWriter, Rewind};
-use crate::http::front_door;
-use crate::http::lockstep::{self, Decoding, Lockstep};
-use crate::http::slots::Slots;
-use crate::http::stall::StallGuard;
-use crate::http::{self, AppState};
+use crate::front_door::{self, Clients, FrontDoor, UpgradeRequest};
+use crate::http::connection::AnswerTurns;
+use crate::http::{self, AppState, router};
 
 /// Why the server could not listen.
 #[derive(Debug, thiserror::Error)]
 pub enum ListenError {
     /// The serving certificate or key does not load.
     #[error("serving TLS")]
-    ServingTls(#[source] crate::http::tls::ServingTlsError),
+    ServingTls(#[source] tls::ServingTlsError),
     /// Another socket listens on the address already.
     #[error(
         "listening on {addr}: the address is in use (another process listens there); \
@@ -80,6 +83,7 @@ impl ListenError {
 pub(crate) fn http_server(
     config: &Config,
     state: &AppState,
+    door: Option<Arc<FrontDoor>>,
 ) -> Result<(actix_server::Server, SocketAddr), ListenError> {
     let limits = config.serving.limits.clone();
     let listener =
@@ -101,34 +105,43 @@ pub(crate) fn http_server(
     let guard = limits.request_timeout;
     let builder = match &config.serving.tls {
         None if !config.direct_writes => builder.listen("openapi-proxy", listener, move || {
-            let http = http_service(&state, &limits, addr, &stopping).map_err(|e| {
+            let http = http_service(&state, door.as_ref(), &limits, addr, &stopping).map_err(|e| {
                 tracing::debug!(error = %e, "connection ended with an error");
             });
-            connection_service(state.clone(), http, guard, capacity, |io: &TcpStream| {
-                let _ = io.set_nodelay(true);
-                (io.peer_addr().ok(), false)
-            })
+            connection_service(
+                state.clone(),
+                door.clone(),
+                http,
+                guard,
+                capacity,
+                |io: &TcpStream| {
+                    let _ = io.set_nodelay(true);
+                    (io.peer_addr().ok(), false)
+                },
+            )
         }),
         None => {
             let direct = DirectWriter::new(
                 state.clone(),
+                door.clone(),
                 limits.request_timeout,
                 limits.keep_alive,
                 stopping.clone(),
             );
             builder.listen("openapi-proxy", listener, move || {
-                let http = http_service(&state, &limits, addr, &stopping);
+                let http = http_service(&state, door.as_ref(), &limits, addr, &stopping);
                 plain_service(direct.clone(), http, guard, capacity)
             })
         }
         Some(files) => {
-            let tls = http::tls::server_config(files).map_err(ListenError::ServingTls)?;
+            let tls = tls::server_config(files).map_err(ListenError::ServingTls)?;
             let mut acceptor = actix_tls::accept::rustls_0_23::Acceptor::new(tls);
             acceptor.set_handshake_timeout(limits.tls_handshake_timeout);
             builder.listen("openapi-proxy-tls", listener, move || {
-                let http = http_service(&state, &limits, addr, &stopping).map_err(|e| {
-                    tracing::debug!(error = %e, "connection ended with an error");
-                });
+                let http =
+                    http_service(&state, door.as_ref(), &limits, addr, &stopping).map_err(|e| {
+                        tracing::debug!(error = %e, "connection ended with an error");
+                    });
                 acceptor
                     .clone()
                     .map_err(|e| {
@@ -136,6 +149,7 @@ pub(crate) fn http_server(
                     })
                     .and_then(connection_service(
                         state.clone(),
+                        door.clone(),
                         http,
                         guard,
                         capacity,
@@ -187,8 +201,8 @@ where
                     let _ = io.set_nodelay(true);
                     match direct.serve(io, &slot).await {
                         Connection::Closed => Ok(()),
-                        Connection::Upgrade(io, asking) => {
-                            direct.upgrade(io, &asking).await;
+                        Connection::Upgrade(io, upgrade) => {
+                            direct.upgrade(io, &upgrade).await;
                             Ok(())
                         }
                         Connection::HandOff(io) => http
@@ -218,6 +232,7 @@ where
 /// and whether ALPN chose HTTP/2.
 fn connection_service<S, F>(
     state: AppState,
+    door: Option<Arc<FrontDoor>>,
     http: F,
     guard: std::time::Duration,
     capacity: usize,
@@ -236,6 +251,7 @@ where
     fn_factory(move || {
         let http = http.new_service(());
         let state = state.clone();
+        let door = door.clone();
         let slots = Slots::new(capacity);
         let decoding = Decoding::new();
         async move {
@@ -243,6 +259,7 @@ where
             Ok(fn_service(move |io: S| {
                 let http = Rc::clone(&http);
                 let state = state.clone();
+                let door = door.clone();
                 let slots = Rc::clone(&slots);
                 let decoding = decoding.clone();
                 async move {
@@ -254,11 +271,11 @@ where
                         let io = StallGuard::new(Rewind::new(Bytes::new(), io), guard, false);
                         return http.call((Lockstep::http2(io, slot), Protocol::Http2, peer)).await;
                     }
-                    let io = match &state.front_door {
+                    let io = match &door {
                         Some(door) => match first_head(io, peer, guard).await {
-                            First::Upgrade(io, asking) => {
+                            First::Upgrade(io, upgrade) => {
                                 if let Err(e) =
-                                    front_door::relay(&state, door, &asking, io, &[]).await
+                                    front_door::relay(&state, door, &upgrade, io, &[]).await
                                 {
                                     tracing::debug!(error = %crate::error_chain(&e), "front door: upgrade ended");
                                 }
@@ -283,7 +300,7 @@ type TlsStream = actix_tls::accept::rustls_0_23::TlsStream<TcpStream>;
 /// What the first request head of a connection is.
 enum First<S> {
     /// An upgrade for the front door: the stream after the head.
-    Upgrade(Rewind<S>, Box<front_door::Asking>),
+    Upgrade(Rewind<S>, Box<UpgradeRequest>),
     /// Anything else (or no whole head within the direct writer's limit):
     /// the stream, replaying what was read.
     Other(Rewind<S>),
@@ -309,15 +326,15 @@ where
         let mut parsed = httparse::Request::new(&mut lines);
         match parsed.parse(&buf) {
             Ok(httparse::Status::Complete(len)) => {
-                return match front_door::Asking::of_raw(&parsed, || peer.map(|a| a.ip())) {
-                    Some(asking) => {
+                return match UpgradeRequest::of_raw(&parsed, || peer.map(|a| a.ip())) {
+                    Some(upgrade) => {
                         let rest = buf.split_off(len).freeze();
-                        First::Upgrade(Rewind::new(rest, io), Box::new(asking))
+                        First::Upgrade(Rewind::new(rest, io), Box::new(upgrade))
                     }
                     None => First::Other(Rewind::new(buf.freeze(), io)),
                 };
             }
-            Ok(httparse::Status::Partial) if buf.len() < http::direct::HEAD_LIMIT => {}
+            Ok(httparse::Status::Partial) if buf.len() < direct::HEAD_LIMIT => {}
             Ok(httparse::Status::Partial) | Err(_) => {
                 return First::Other(Rewind::new(buf.freeze(), io));
             }
@@ -332,9 +349,10 @@ where
 }
 
 /// actix-http's service over a guarded stream in lockstep, answering with
-/// the app `http::configure` builds.
+/// the app [`configure`] builds.
 fn http_service<T>(
     state: &AppState,
+    door: Option<&Arc<FrontDoor>>,
     limits: &serving::Limits,
     addr: SocketAddr,
     stopping: &actix_server::GracefulShutdownSignal,
@@ -349,20 +367,22 @@ where
     T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 'static,
 {
     let app_state = state.clone();
+    let app_door = door.cloned();
     let app = App::new()
-        .configure(move |cfg| http::configure(cfg, app_state))
+        .configure(move |cfg| configure(cfg, app_state, app_door))
         .into_factory()
         .map_err(|e| e.error_response());
     let stopping = stopping.clone();
-    let door = state.front_door.clone();
     let builder = HttpService::build()
         // How the service finds the connection's `Turns` to report to, and
-        // the front door its guard's `Leniency`.
+        // the front door the turns to hold and the guard's `LongExchange`
+        // mark.
         .on_connect_ext(|io: &Lockstep<StallGuard<T>>, data| {
             if let Some(turns) = io.turns() {
+                data.insert(AnswerTurns::new(turns.clone()));
                 data.insert(turns);
             }
-            data.insert(io.get_ref().leniency());
+            data.insert(io.get_ref().long_exchange());
         })
         .graceful_shutdown_signal(move || {
             let stopping = stopping.clone();
@@ -379,10 +399,42 @@ where
     // both are boxed (one allocation per connection).
     match door {
         None => boxed::factory(builder.finish(app)),
+        Some(door) => boxed::factory(
+            builder.upgrade(front_door::upgrades(state.clone(), Arc::clone(door))).finish(app),
+        ),
+    }
+}
+
+/// Registers the app on `cfg`: one service for every path, which asks the
+/// router (`http::router`) — the same one the direct transport asks — for
+/// the answer.
+///
+/// With the front door on, what no route serves is passed on instead
+/// (`front_door`), through this worker's own clients.
+fn configure(cfg: &mut web::ServiceConfig, state: AppState, door: Option<Arc<FrontDoor>>) {
+    match door {
+        None => {
+            cfg.app_data(web::Data::new(state)).default_service(web::to(http::dispatch));
+        }
         Some(door) => {
-            boxed::factory(builder.upgrade(front_door::upgrades(state.clone(), door)).finish(app))
+            cfg.app_data(web::Data::new(state))
+                .app_data(web::Data::new(Clients::new(&door)))
+                .default_service(web::to(dispatch_or_pass));
         }
     }
+}
+
+async fn dispatch_or_pass(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+    clients: web::Data<Clients>,
+) -> HttpResponse {
+    let routed = router::decode_path(req.path()).as_deref().and_then(router::route).is_some();
+    if routed {
+        return http::dispatch(req, state).await;
+    }
+    front_door::pass(req, payload, &state, &clients).await
 }
 
 /// Resolves on SIGINT or SIGTERM, both a graceful stop: connections finish

@@ -1,15 +1,15 @@
 //! The front door's families: what was passed on, to which downstream, and
 //! how it went.
 //!
-//! - `openapi_proxy_pass_through_requests_total{downstream,verb,code}`:
+//! - `openapi_proxy_front_door_requests_total{downstream,verb,code}`:
 //!   every passed-on request once its downstream answered (or the proxy
 //!   answered for it: `downstream=""` for a group-version no downstream
 //!   owns, `code` 429 past `maxRequestsInflight`, 503 when the owner
 //!   cannot be reached);
-//! - `openapi_proxy_pass_through_request_duration_seconds{downstream,verb}`:
+//! - `openapi_proxy_front_door_request_duration_seconds{downstream,verb}`:
 //!   time to the downstream's response head (a watch's whole life would
 //!   say nothing);
-//! - `openapi_proxy_pass_through_inflight{kind}`: requests being passed on
+//! - `openapi_proxy_front_door_inflight{class}`: requests being passed on
 //!   now, `short` (the ones `maxRequestsInflight` bounds) or
 //!   `long_running` (watches, logs, upgraded connections).
 
@@ -24,33 +24,33 @@ const PASS_BUCKETS: [f64; 14] =
     [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 60.0];
 
 /// The front door's families.
-pub(super) struct PassThrough {
+pub(super) struct FrontDoor {
     requests: IntCounterVec,
     duration: HistogramVec,
     inflight: IntGaugeVec,
 }
 
-impl PassThrough {
+impl FrontDoor {
     pub(super) fn new(registry: &Registry) -> Self {
         Self {
             requests: family::counter_vec(
                 registry,
-                "openapi_proxy_pass_through_requests_total",
+                "openapi_proxy_front_door_requests_total",
                 "Requests the front door passed on, by downstream, verb and status code",
                 &["downstream", "verb", "code"],
             ),
             duration: family::histogram_vec(
                 registry,
-                "openapi_proxy_pass_through_request_duration_seconds",
+                "openapi_proxy_front_door_request_duration_seconds",
                 "Time from a passed-on request to its downstream's response head",
                 &["downstream", "verb"],
                 &PASS_BUCKETS,
             ),
             inflight: family::gauge_vec(
                 registry,
-                "openapi_proxy_pass_through_inflight",
+                "openapi_proxy_front_door_inflight",
                 "Requests being passed on now: short ones (bounded by maxRequestsInflight) and long-running ones",
-                &["kind"],
+                &["class"],
             ),
         }
     }
@@ -64,7 +64,7 @@ impl PassThrough {
     }
 
     pub(super) fn inflight(&self, long_running: bool, delta: i64) {
-        let kind = if long_running { "long_running" } else { "short" };
-        self.inflight.with_label_values(&[kind]).add(delta);
+        let class = if long_running { "long_running" } else { "short" };
+        self.inflight.with_label_values(&[class]).add(delta);
     }
 }

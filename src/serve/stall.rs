@@ -18,7 +18,7 @@
 //!
 //! A request the front door passes on may take long to answer and longer
 //! to stream (a slow list, a watch, an upload, an exec session): while it
-//! runs the connection is [`Leniency`]-marked, and only a client that stops
+//! runs the connection is marked a [`LongExchange`], and only a client that stops
 //! reading its answer stops the clock (the exchange has idle limits of its
 //! own).
 //!
@@ -28,16 +28,16 @@
 //! updates) are reads that no write answers, and h2 has its own flow
 //! control.
 
-use std::cell::Cell;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::rc::Rc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
+
+use crate::http::connection::LongExchange;
 
 /// A byte stream closed when it makes no progress for `timeout` while a
 /// request or a response is pending.
@@ -53,45 +53,9 @@ pub struct StallGuard<S> {
     sleep: Pin<Box<Sleep>>,
     /// Set while the front door passes a request on: reads neither start
     /// the clock nor are timed by it.
-    lenient: Leniency,
+    long: LongExchange,
     /// The clock was started by a write that could not proceed.
     by_write: bool,
-}
-
-/// Marks a connection whose request the front door passes on (found in the
-/// connection's data): the guard then times only a client that stops
-/// reading.
-#[derive(Debug, Clone, Default)]
-pub struct Leniency(Rc<Cell<bool>>);
-
-impl Leniency {
-    /// Marks the connection until the returned guard is dropped.
-    pub(crate) fn mark(&self) -> LenientWhile {
-        self.0.set(true);
-        LenientWhile(self.clone())
-    }
-
-    fn get(&self) -> bool {
-        self.0.get()
-    }
-}
-
-/// Ends a [`Leniency`] mark when dropped.
-#[derive(Debug)]
-pub(crate) struct LenientWhile(Leniency);
-
-impl LenientWhile {
-    /// Keeps the mark for the rest of the connection (an upgraded one is
-    /// a tunnel, not HTTP, from now on).
-    pub(crate) fn for_good(self) {
-        std::mem::forget(self);
-    }
-}
-
-impl Drop for LenientWhile {
-    fn drop(&mut self) {
-        (self.0).0.set(false);
-    }
 }
 
 fn stalled() -> io::Error {
@@ -107,20 +71,20 @@ impl<S> StallGuard<S> {
             enabled,
             armed: false,
             sleep: Box::pin(tokio::time::sleep(timeout)),
-            lenient: Leniency::default(),
+            long: LongExchange::default(),
             by_write: false,
         }
     }
 
     /// The mark the front door sets on this connection.
-    pub fn leniency(&self) -> Leniency {
-        self.lenient.clone()
+    pub(crate) fn long_exchange(&self) -> LongExchange {
+        self.long.clone()
     }
 
     /// Starts the clock unless it runs already; registers the task's waker
     /// so that it is polled when the time is up.
     fn arm(&mut self, cx: &mut Context<'_>, by_write: bool) {
-        if !by_write && self.lenient.get() {
+        if !by_write && self.long.is_marked() {
             return;
         }
         if self.enabled && !self.armed {
@@ -134,7 +98,7 @@ impl<S> StallGuard<S> {
 
     /// Whether the clock ran out.
     fn expired(&mut self, cx: &mut Context<'_>) -> bool {
-        if self.armed && !self.by_write && self.lenient.get() {
+        if self.armed && !self.by_write && self.long.is_marked() {
             // Started by the request head, before the front door took it.
             self.armed = false;
         }

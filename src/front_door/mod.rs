@@ -16,11 +16,15 @@
 //!   is piped once both sides agreed ([`upgrade`]).
 //! - **Bounds**: short requests in flight are bounded
 //!   (`maxRequestsInflight`, 429 with `Retry-After` past it); long-running
-//!   ones ([`kind`]) are bounded by the connection limit and ended after
-//!   `passThroughIdleTimeout` without a byte.
+//!   ones ([`class`]) are bounded by the connection limit and ended after
+//!   `frontDoorIdleTimeout` without a byte.
+//!
+//! The connection stack (`serve`) hands requests and upgrades here; what the
+//! front door asks of a connection in return (a long exchange, a held turn)
+//! it sets through `http::connection`, never reaching into the stack.
 
+mod class;
 mod headers;
-mod kind;
 mod pass;
 mod upgrade;
 
@@ -37,7 +41,7 @@ use crate::outbound::client::ClientError;
 use crate::outbound::tls::{TlsConfig, tls_config};
 
 pub(crate) use pass::pass;
-pub(crate) use upgrade::{Asking, relay, upgrades};
+pub(crate) use upgrade::{UpgradeRequest, relay, upgrades};
 
 /// How long a downstream may take to send the response head of a passed-on
 /// request: kube-apiserver's own `--request-timeout` (60 s), after which it
@@ -160,7 +164,7 @@ impl FrontDoor {
             targets,
             max_inflight: config.serving.limits.max_requests_inflight,
             inflight: AtomicUsize::new(0),
-            idle: config.serving.limits.pass_through_idle_timeout,
+            idle: config.serving.limits.front_door_idle_timeout,
             metrics: Arc::clone(metrics),
         })))
     }
@@ -173,7 +177,7 @@ impl FrontDoor {
             self.inflight.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
-        self.metrics.pass_through_inflight(long_running, 1);
+        self.metrics.front_door_inflight(long_running, 1);
         Some(Permit { door: Arc::clone(self), long_running })
     }
 }
@@ -190,7 +194,7 @@ impl Drop for Permit {
         if !self.long_running {
             self.door.inflight.fetch_sub(1, Ordering::AcqRel);
         }
-        self.door.metrics.pass_through_inflight(self.long_running, -1);
+        self.door.metrics.front_door_inflight(self.long_running, -1);
     }
 }
 
@@ -213,7 +217,7 @@ impl Clients {
     }
 }
 
-/// A pass-through client: no timeout of its own (a watch lasts; the head
+/// A front-door client: no timeout of its own (a watch lasts; the head
 /// has [`RESPONSE_HEAD_TIMEOUT`]), no redirects followed (a redirect is the
 /// client's to follow), no default headers (the client's `User-Agent`
 /// crosses), and no limit on pooled connections (each long-running request

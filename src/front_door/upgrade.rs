@@ -6,7 +6,7 @@
 //! connection to the owner; the owner's response head comes back as it was
 //! sent. When it is `101 Switching Protocols`, both sides agreed, and from
 //! then on bytes are copied both ways until either side closes or neither
-//! sends a byte for `passThroughIdleTimeout`. Any other answer (401, 403,
+//! sends a byte for `frontDoorIdleTimeout`. Any other answer (401, 403,
 //! 400) is passed back with its body and the connection closes.
 //!
 //! A metadata path asked with an upgrade is answered as without one, and
@@ -31,12 +31,12 @@ use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 
+use super::class::classify;
 use super::headers;
-use super::kind::classify;
 use super::{FrontDoor, RESPONSE_HEAD_TIMEOUT, Target};
 use crate::discovery::owners::group_version_of;
-use crate::http::reply::Request as Asked;
-use crate::http::stall::Leniency;
+use crate::http::connection::LongExchange;
+use crate::http::reply::{Reply, Request as Asked, write_head};
 use crate::http::{AppState, router, status};
 
 /// The largest response head read from a downstream.
@@ -98,22 +98,22 @@ where
         let reply = router::answer(state, &Asked::from_head(req.head()));
         return refuse(framed, reply, req.method() == Method::HEAD).await;
     }
-    if let Some(lenient) = req.conn_data::<Leniency>() {
-        lenient.mark().for_good();
+    if let Some(long) = req.conn_data::<LongExchange>() {
+        long.mark().until_closed();
     }
-    let asking = Asking {
+    let upgrade = UpgradeRequest {
         method: req.method().clone(),
         target: req.uri().path_and_query().map_or(req.path(), |pq| pq.as_str()).to_owned(),
         headers: req.headers().clone(),
         peer: req.peer_addr().map(|a| a.ip()),
     };
     let parts = framed.into_parts();
-    relay(state, door, &asking, parts.io, &parts.read_buf).await
+    relay(state, door, &upgrade, parts.io, &parts.read_buf).await
 }
 
 /// An upgrade request, as the front door passes it on.
 #[derive(Debug)]
-pub(crate) struct Asking {
+pub(crate) struct UpgradeRequest {
     method: Method,
     /// Path and query, as sent.
     target: String,
@@ -121,7 +121,7 @@ pub(crate) struct Asking {
     peer: Option<IpAddr>,
 }
 
-impl Asking {
+impl UpgradeRequest {
     /// The upgrade a raw request head asks for, when the front door is to
     /// pass it on: it asks to switch protocols (`Connection: upgrade` and
     /// an `Upgrade` header: WebSocket or SPDY alike) on a path no metadata
@@ -171,13 +171,13 @@ impl Asking {
     }
 }
 
-/// Passes the upgrade `asking` on to its owner over `client`, whose next
+/// Passes `upgrade` on to its owner over `client`, whose next
 /// bytes (already read) are `early`: a refusal is answered and the
 /// connection closed; a `101` is piped until either side is done.
 pub(crate) async fn relay<C>(
     state: &AppState,
     door: &Arc<FrontDoor>,
-    asking: &Asking,
+    upgrade: &UpgradeRequest,
     mut client: C,
     early: &[u8],
 ) -> Result<(), UpgradeError>
@@ -185,12 +185,12 @@ where
     C: AsyncRead + AsyncWrite + Unpin,
 {
     let started = Instant::now();
-    let decoded = router::decode_path(asking.path()).unwrap_or_default();
-    let kind = classify(&asking.method, &decoded, asking.query(), true);
+    let decoded = router::decode_path(upgrade.path()).unwrap_or_default();
+    let class = classify(&upgrade.method, &decoded, upgrade.query(), true);
     let owner =
         group_version_of(&decoded).and_then(|k| state.store.load().owners.owner(k).cloned());
     let Some(target) = owner.and_then(|o| door.targets.get(&o).cloned()) else {
-        state.metrics.pass_through("", kind.verb, 404, None);
+        state.metrics.front_door("", class.verb, 404, None);
         write_reply(&mut client, status::not_owned(), false).await?;
         return Ok(());
     };
@@ -203,12 +203,12 @@ where
         Err(e) => {
             tracing::warn!(downstream = %target.name, error = %e,
                 "front door: cannot connect to pass an upgrade on");
-            state.metrics.pass_through(&target.name, kind.verb, 503, None);
+            state.metrics.front_door(&target.name, class.verb, 503, None);
             write_reply(&mut client, status::owner_unreachable(), false).await?;
             return Ok(());
         }
     };
-    let head = request_head(asking, &target);
+    let head = request_head(upgrade, &target);
     downstream.write_all(&head).await?;
     downstream.write_all(early).await?;
     let answer = match tokio::time::timeout(RESPONSE_HEAD_TIMEOUT, read_head(&mut downstream)).await
@@ -217,18 +217,18 @@ where
         Ok(Err(e)) => {
             tracing::warn!(downstream = %target.name, error = %e,
                 "front door: no valid answer to an upgrade");
-            state.metrics.pass_through(&target.name, kind.verb, 502, None);
+            state.metrics.front_door(&target.name, class.verb, 502, None);
             write_reply(&mut client, status::owner_failed(), false).await?;
             return Ok(());
         }
         Err(_) => {
-            state.metrics.pass_through(&target.name, kind.verb, 504, None);
+            state.metrics.front_door(&target.name, class.verb, 504, None);
             write_reply(&mut client, status::owner_timeout(), false).await?;
             return Ok(());
         }
     };
-    state.metrics.pass_through(&target.name, kind.verb, answer.code, Some(started.elapsed()));
-    tracing::debug!(downstream = %target.name, code = answer.code, path = %asking.path(),
+    state.metrics.front_door(&target.name, class.verb, answer.code, Some(started.elapsed()));
+    tracing::debug!(downstream = %target.name, code = answer.code, path = %upgrade.path(),
         "front door: upgrade answered");
     if answer.code == 101 {
         client.write_all(&answer.bytes).await?;
@@ -267,12 +267,12 @@ where
 /// The request head as the owner gets it: method and target as sent, the
 /// owner's `Host`, end-to-end headers, the upgrade asked for, and
 /// `X-Forwarded-For`.
-fn request_head(asking: &Asking, target: &Target) -> Vec<u8> {
+fn request_head(upgrade: &UpgradeRequest, target: &Target) -> Vec<u8> {
     let mut head = Vec::with_capacity(1024);
-    head.extend_from_slice(asking.method.as_str().as_bytes());
+    head.extend_from_slice(upgrade.method.as_str().as_bytes());
     head.push(b' ');
     head.extend_from_slice(target.prefix.as_bytes());
-    head.extend_from_slice(asking.target.as_bytes());
+    head.extend_from_slice(upgrade.target.as_bytes());
     head.extend_from_slice(b" HTTP/1.1\r\nHost: ");
     head.extend_from_slice(target.authority.as_bytes());
     head.extend_from_slice(b"\r\n");
@@ -282,17 +282,17 @@ fn request_head(asking: &Asking, target: &Target) -> Vec<u8> {
         head.extend_from_slice(value);
         head.extend_from_slice(b"\r\n");
     };
-    for (name, value) in headers::end_to_end(&asking.headers) {
+    for (name, value) in headers::end_to_end(&upgrade.headers) {
         line(&mut head, name.as_str().as_bytes(), value.as_bytes());
     }
-    for value in asking.headers.get_all(header::UPGRADE) {
+    for value in upgrade.headers.get_all(header::UPGRADE) {
         line(&mut head, b"upgrade", value.as_bytes());
     }
     line(&mut head, b"connection", b"Upgrade");
-    if let Some(length) = asking.headers.get(header::CONTENT_LENGTH) {
+    if let Some(length) = upgrade.headers.get(header::CONTENT_LENGTH) {
         line(&mut head, b"content-length", length.as_bytes());
     }
-    if let Some(xff) = headers::forwarded_for(&asking.headers, asking.peer) {
+    if let Some(xff) = headers::forwarded_for(&upgrade.headers, upgrade.peer) {
         line(&mut head, b"x-forwarded-for", xff.as_bytes());
     }
     head.extend_from_slice(b"\r\n");
@@ -452,7 +452,7 @@ async fn read_head<S: AsyncRead + Unpin>(io: &mut S) -> io::Result<Answer> {
 /// metadata answer; its head only for HEAD), and closes.
 async fn refuse<T>(
     framed: Framed<T, Codec>,
-    reply: crate::http::reply::Reply,
+    reply: Reply,
     head_only: bool,
 ) -> Result<(), UpgradeError>
 where
@@ -465,11 +465,11 @@ where
 /// Writes `reply` as the direct writer does, and closes the connection.
 async fn write_reply<T: AsyncWrite + Unpin>(
     io: &mut T,
-    reply: crate::http::reply::Reply,
+    reply: Reply,
     head_only: bool,
 ) -> io::Result<()> {
     let mut head = Vec::with_capacity(256);
-    crate::http::direct::write_head(&mut head, &reply, true);
+    write_head(&mut head, &reply, true);
     io.write_all(&head).await?;
     if !head_only {
         io.write_all(&reply.body).await?;
@@ -606,11 +606,11 @@ where
 mod tests {
     use super::*;
 
-    fn asking(raw: &str) -> Option<Asking> {
+    fn upgrade_of(raw: &str) -> Option<UpgradeRequest> {
         let mut lines = [httparse::EMPTY_HEADER; 16];
         let mut head = httparse::Request::new(&mut lines);
         assert!(head.parse(raw.as_bytes()).expect("parses").is_complete());
-        Asking::of_raw(&head, || Some("10.1.2.3".parse().expect("ip")))
+        UpgradeRequest::of_raw(&head, || Some("10.1.2.3".parse().expect("ip")))
     }
 
     fn target() -> Target {
@@ -630,18 +630,18 @@ mod tests {
     fn only_upgrades_of_resource_paths_are_taken() {
         let exec = "GET /api/v1/namespaces/a/pods/p/exec?command=ls HTTP/1.1\r\nHost: x\r\n\
                     Connection: keep-alive, Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n";
-        assert!(asking(exec).is_some());
+        assert!(upgrade_of(exec).is_some());
         let websocket = "GET /api/v1/namespaces/a/pods/p/attach HTTP/1.1\r\nconnection: upgrade\r\n\
                          upgrade: websocket\r\n\r\n";
-        assert!(asking(websocket).is_some());
+        assert!(upgrade_of(websocket).is_some());
         let plain = "GET /api/v1/namespaces/a/pods HTTP/1.1\r\nHost: x\r\n\r\n";
-        assert!(asking(plain).is_none(), "no upgrade asked");
+        assert!(upgrade_of(plain).is_none(), "no upgrade asked");
         let no_connection = "GET /api/v1/pods HTTP/1.1\r\nUpgrade: websocket\r\n\r\n";
-        assert!(asking(no_connection).is_none(), "Upgrade without Connection: upgrade");
+        assert!(upgrade_of(no_connection).is_none(), "Upgrade without Connection: upgrade");
         let metadata = "GET /openapi/v3 HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n";
-        assert!(asking(metadata).is_none(), "metadata is answered, not passed on");
+        assert!(upgrade_of(metadata).is_none(), "metadata is answered, not passed on");
         let old = "GET /api/v1/pods HTTP/1.0\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
-        assert!(asking(old).is_none(), "HTTP/1.0 cannot upgrade");
+        assert!(upgrade_of(old).is_none(), "HTTP/1.0 cannot upgrade");
     }
 
     #[test]
@@ -650,8 +650,8 @@ mod tests {
                    Authorization: Bearer c\r\nConnection: Upgrade, X-Secret\r\nX-Secret: 1\r\n\
                    Upgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: v4.channel.k8s.io\r\n\
                    Proxy-Authorization: Basic p\r\nContent-Length: 0\r\n\r\n";
-        let head =
-            String::from_utf8(request_head(&asking(raw).expect("taken"), &target())).expect("text");
+        let head = String::from_utf8(request_head(&upgrade_of(raw).expect("taken"), &target()))
+            .expect("text");
         let lower = head.to_ascii_lowercase();
         assert!(
             head.starts_with(

@@ -1,0 +1,107 @@
+//! What an answer may ask of the connection it goes out on.
+//!
+//! The serving stack (`serve`) owns connections and answers to nobody
+//! above it; the code that answers (the front door) finds these in the
+//! connection's data and sets them, and the stack honours them. Defined
+//! here, below both, so the front door never reaches into the stack:
+//!
+//! - [`LongExchange`]: the stall guard closes a connection whose request
+//!   was read but not answered within `requestTimeout`, or whose client
+//!   keeps sending; a request the front door passes on may rightly do both
+//!   (a slow list, a watch, an upload, an exec session).
+//! - [`AnswerTurns`]: the lockstep counts a request answered when its
+//!   answer is handed back, and then calls the connection idle; an answer
+//!   that streams on (a watch) holds its turn until its body ends.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+/// Set on a connection while its exchange is long by nature (one the front
+/// door passes on): the stall guard then times only a client that stops
+/// reading its answer.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LongExchange(Rc<Cell<bool>>);
+
+impl LongExchange {
+    /// Marks the connection until the returned mark is dropped.
+    pub(crate) fn mark(&self) -> LongExchangeMark {
+        self.0.set(true);
+        LongExchangeMark(self.clone())
+    }
+
+    /// Whether the connection is marked now.
+    pub(crate) fn is_marked(&self) -> bool {
+        self.0.get()
+    }
+}
+
+/// Ends a [`LongExchange`] mark when dropped.
+#[derive(Debug)]
+pub(crate) struct LongExchangeMark(LongExchange);
+
+impl LongExchangeMark {
+    /// Keeps the mark until the connection closes (an upgraded one is a
+    /// tunnel, not HTTP, from now on).
+    pub(crate) fn until_closed(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for LongExchangeMark {
+    fn drop(&mut self) {
+        (self.0).0.set(false);
+    }
+}
+
+/// How a connection takes turns between requests (the lockstep's
+/// bookkeeping), as an answer that streams sees it.
+pub(crate) trait TakesTurns {
+    /// The answer being handed back streams on: it does not count as
+    /// answered when handed back.
+    fn hold(&self);
+    /// The held answer is done: it counts as answered now.
+    fn release(&self);
+}
+
+/// A connection's turns, found in its data (HTTP/1 connections in lockstep
+/// only).
+#[derive(Clone)]
+pub(crate) struct AnswerTurns(Rc<dyn TakesTurns>);
+
+impl AnswerTurns {
+    /// The turns of a connection, for its data.
+    pub(crate) fn new(turns: Rc<dyn TakesTurns>) -> Self {
+        Self(turns)
+    }
+
+    /// Holds the current request unanswered until the returned hold is
+    /// dropped (with the body, when it ends): until then the connection is
+    /// neither idle (a watch is not evicted for a new connection) nor given
+    /// the next request. Take it only with the answer in hand, as the last
+    /// step before handing it back.
+    pub(crate) fn hold(&self) -> AnswerHold {
+        self.0.hold();
+        AnswerHold(Rc::clone(&self.0))
+    }
+}
+
+impl std::fmt::Debug for AnswerTurns {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnswerTurns").finish_non_exhaustive()
+    }
+}
+
+/// Holds a request unanswered until dropped (see [`AnswerTurns::hold`]).
+pub(crate) struct AnswerHold(Rc<dyn TakesTurns>);
+
+impl Drop for AnswerHold {
+    fn drop(&mut self) {
+        self.0.release();
+    }
+}
+
+impl std::fmt::Debug for AnswerHold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnswerHold").finish_non_exhaustive()
+    }
+}
