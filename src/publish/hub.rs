@@ -14,7 +14,7 @@ use tracing::{info, warn};
 
 use crate::body::rendered::Rendered;
 use crate::metrics::Metrics;
-use crate::publish::readiness::{Readiness, Standing};
+use crate::publish::readiness::{PollFailures, Readiness, Standing};
 use crate::publish::snapshot::{Conflict, Contribution, Snapshot, Store, rebuild};
 
 /// Where pollers leave their contributions and the builder picks them up.
@@ -32,6 +32,8 @@ pub struct Hub {
     /// How long readiness waits for a downstream that has not delivered,
     /// once another has.
     grace: Duration,
+    /// Which downstreams' polls fail now, for `/readyz?verbose`.
+    failures: Arc<PollFailures>,
 }
 
 #[derive(Debug, Default)]
@@ -52,6 +54,7 @@ impl Hub {
             names,
             started: Instant::now(),
             grace,
+            failures: Arc::default(),
         }
     }
 
@@ -72,6 +75,12 @@ impl Hub {
         self.changed.notify_one();
     }
 
+    /// Records how a downstream's poll ended, for `/readyz?verbose`. It
+    /// wakes nothing: the answer reads it when asked.
+    pub fn poll_outcome(&self, name: &str, ok: bool) {
+        self.failures.record(name, ok, Instant::now());
+    }
+
     /// Waits until some contribution changed since the last call.
     pub async fn changed(&self) {
         self.changed.notified().await;
@@ -81,8 +90,10 @@ impl Hub {
     #[must_use]
     pub fn current(&self) -> (Vec<Arc<Contribution>>, Readiness) {
         let s = self.lock();
-        let readiness =
-            Readiness::assess(&self.names, &s.delivered, self.started.elapsed(), self.grace);
+        let readiness = Readiness {
+            failures: Arc::clone(&self.failures),
+            ..Readiness::assess(&self.names, &s.delivered, self.started.elapsed(), self.grace)
+        };
         (s.contributions.values().cloned().collect(), readiness)
     }
 
