@@ -16,6 +16,7 @@ pub(super) fn media_base(mt: &str) -> &str {
     mt.split(';').next().unwrap_or(mt).trim()
 }
 
+/// A v3 media type object, with its `schema` and `encoding` where given.
 pub(super) fn media_type<'a>(schema: Option<Node<'a>>, encoding: Option<Object<'a>>) -> Node<'a> {
     let mut m = Object::new();
     if let Some(s) = schema {
