@@ -106,7 +106,8 @@ pub use discovery::types::{
 };
 pub use discovery::version::preference;
 pub use discovery::{
-    DownstreamDiscovery, Merged, Source, merge, render as render_discovery, synthesized_legacy,
+    DownstreamDiscovery, Merged, RankedDiscovery, merge, render as render_discovery,
+    synthesized_legacy,
 };
 
 /// An error and its causes on one line (`a: b: c`), for log fields.

@@ -24,7 +24,7 @@ use libfuzzer_sys::fuzz_target;
 
 use openapi_proxy::{
     APIGroupDiscovery, APIGroupDiscoveryList, APIResourceList, DownstreamDiscovery, GroupVersion,
-    Merged, Source, merge, render_discovery as render, synthesized_legacy, to_aggregated,
+    Merged, RankedDiscovery, merge, render_discovery as render, synthesized_legacy, to_aggregated,
     to_legacy,
 };
 
@@ -92,9 +92,9 @@ fn check_merge(items: Vec<APIGroupDiscovery>) {
     let b = downstream(reversed, false);
     let c = downstream(half, true);
     let sources = [
-        Source { name: "a", priority: 10, order: 0, discovery: &a },
-        Source { name: "b", priority: 20, order: 1, discovery: &b },
-        Source { name: "c", priority: 10, order: 2, discovery: &c },
+        RankedDiscovery { name: "a", priority: 10, order: 0, discovery: &a },
+        RankedDiscovery { name: "b", priority: 20, order: 1, discovery: &b },
+        RankedDiscovery { name: "c", priority: 10, order: 2, discovery: &c },
     ];
     let forward = merge(&sources);
     let mut backwards_sources = sources;

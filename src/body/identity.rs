@@ -53,7 +53,7 @@ pub enum IdentityError {
 
 /// How a plain answer was had, for `openapi_proxy_identity_bodies_total`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
+pub enum PlainOrigin {
     /// The plain bytes were held: nothing to do.
     Held,
     /// Inflated earlier and still kept.
@@ -129,13 +129,13 @@ impl IdentityCache {
     /// [`IdentityError::Busy`] when inflating would pass the limit even
     /// after every kept body was let go; [`IdentityError::Corrupt`] when
     /// the gzip rendition does not inflate to the document.
-    pub fn plain(&self, rendered: &Rendered) -> Result<(Bytes, Source), IdentityError> {
+    pub fn plain(&self, rendered: &Rendered) -> Result<(Bytes, PlainOrigin), IdentityError> {
         if let Some(plain) = rendered.held() {
-            return Ok((plain.clone(), Source::Held));
+            return Ok((plain.clone(), PlainOrigin::Held));
         }
         let Some(gz) = &rendered.gzip else {
             // Neither rendition: only an empty body is made that way.
-            return Ok((Bytes::new(), Source::Held));
+            return Ok((Bytes::new(), PlainOrigin::Held));
         };
         let wanted = rendered.len();
         {
@@ -144,7 +144,7 @@ impl IdentityCache {
             let now = kept.clock;
             if let Some((bytes, used)) = kept.entries.get_mut(&rendered.hash) {
                 *used = now;
-                return Ok((bytes.clone(), Source::Kept));
+                return Ok((bytes.clone(), PlainOrigin::Kept));
             }
             self.admit(&mut kept, wanted)?;
         }
@@ -161,7 +161,7 @@ impl IdentityCache {
         let mut kept = self.lock();
         let now = kept.clock;
         kept.entries.insert(rendered.hash.clone(), (body.clone(), now));
-        Ok((body, Source::Inflated))
+        Ok((body, PlainOrigin::Inflated))
     }
 
     /// Counts `wanted` more bytes, letting kept bodies go (least recently
@@ -208,8 +208,8 @@ mod tests {
     fn held_bodies_are_given_as_they_are() {
         let cache = IdentityCache::new(1);
         let r = Rendered::json(&b"{}"[..]);
-        let (body, source) = cache.plain(&r).unwrap();
-        assert_eq!((&body[..], source), (&b"{}"[..], Source::Held));
+        let (body, origin) = cache.plain(&r).unwrap();
+        assert_eq!((&body[..], origin), (&b"{}"[..], PlainOrigin::Held));
         assert_eq!(cache.live(), 0);
     }
 
@@ -217,11 +217,11 @@ mod tests {
     fn a_document_is_inflated_once_then_kept() {
         let cache = IdentityCache::new(1 << 20);
         let r = document(1, 100_000);
-        let (a, source) = cache.plain(&r).unwrap();
-        assert_eq!(source, Source::Inflated);
+        let (a, origin) = cache.plain(&r).unwrap();
+        assert_eq!(origin, PlainOrigin::Inflated);
         assert_eq!(a, r.plain().unwrap());
-        let (b, source) = cache.plain(&r).unwrap();
-        assert_eq!(source, Source::Kept);
+        let (b, origin) = cache.plain(&r).unwrap();
+        assert_eq!(origin, PlainOrigin::Kept);
         assert_eq!(a.as_ptr(), b.as_ptr(), "the same bytes, not a second copy");
         assert_eq!(cache.live(), 100_000);
     }
@@ -233,11 +233,11 @@ mod tests {
         drop(cache.plain(&one).unwrap());
         drop(cache.plain(&two).unwrap());
         drop(cache.plain(&one).unwrap()); // one is now the most recent
-        let (_, source) = cache.plain(&three).unwrap();
-        assert_eq!(source, Source::Inflated);
+        let (_, origin) = cache.plain(&three).unwrap();
+        assert_eq!(origin, PlainOrigin::Inflated);
         assert_eq!(cache.live(), 200_000, "two was let go");
-        assert_eq!(cache.plain(&one).unwrap().1, Source::Kept);
-        assert_eq!(cache.plain(&two).unwrap().1, Source::Inflated);
+        assert_eq!(cache.plain(&one).unwrap().1, PlainOrigin::Kept);
+        assert_eq!(cache.plain(&two).unwrap().1, PlainOrigin::Inflated);
     }
 
     /// Answers still being written hold their bytes: a crowd of them is
@@ -257,7 +257,7 @@ mod tests {
         assert_eq!(cache.live(), 200_000, "a refusal holds nothing");
         drop(first);
         let third = cache.plain(&docs[2]).unwrap();
-        assert_eq!(third.1, Source::Inflated);
+        assert_eq!(third.1, PlainOrigin::Inflated);
         assert_eq!(&third.0[..], &docs[2].plain().unwrap()[..]);
         drop((second, third));
         assert!(cache.live() <= 250_000);

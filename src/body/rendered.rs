@@ -303,55 +303,54 @@ impl Rendered {
 
 impl Rendered {
     /// As [`Rendered::from_segments_tree`] of each of `heads` followed by
-    /// the same `rest`: the renditions of one list that differ only in
-    /// their head (the v2 and v2beta1 aggregated discovery lists, 2.4 MB
-    /// each at 5,000 CRDs). `rest` is gathered and checksummed once; each
-    /// further rendition copies it from the first in one piece and
-    /// combines its head's CRC-32 with the one of `rest`. Gathering and
-    /// checksumming every rendition on its own was a seventh of a
-    /// one-change rebuild, and needed a second thread to keep up (issue
+    /// the same `tail`: the variants of one list that differ only in their
+    /// head (the v2 and v2beta1 aggregated discovery lists, 2.4 MB each at
+    /// 5,000 CRDs). `tail` is gathered and checksummed once; each further
+    /// variant copies it from the first in one piece and combines its
+    /// head's CRC-32 with the one of `tail`. Gathering and checksumming
+    /// every variant on its own was a seventh of a one-change rebuild, and needed a second thread to keep up (issue
     /// 16). The result is the same, byte for byte and hash for hash.
     #[must_use]
-    pub fn from_segments_tree_headed<'a, const N: usize>(
+    pub fn variants_sharing_tail<'a, const N: usize>(
         heads: [(&'a Segment, HeaderValue); N],
-        rest: impl IntoIterator<Item = &'a Segment> + Clone,
+        tail: impl IntoIterator<Item = &'a Segment> + Clone,
     ) -> [Self; N] {
-        let rest_len: usize = rest.clone().into_iter().map(|s| s.plain.len()).sum();
-        // The first rendition's body and where its `rest` starts.
+        let tail_len: usize = tail.clone().into_iter().map(|s| s.plain.len()).sum();
+        // The first variant's body and where its `tail` starts.
         let mut first: Option<(Bytes, usize)> = None;
-        let mut rest_crc: Option<Crc> = None;
+        let mut tail_crc: Option<Crc> = None;
         heads.map(|(head, content_type)| {
-            let mut body = Vec::with_capacity(head.plain.len() + rest_len);
+            let mut body = Vec::with_capacity(head.plain.len() + tail_len);
             body.extend_from_slice(&head.plain);
             match &first {
                 Some((earlier, at)) => {
                     body.extend_from_slice(earlier.get(*at..).unwrap_or_default())
                 }
                 None => {
-                    for s in rest.clone() {
+                    for s in tail.clone() {
                         body.extend_from_slice(&s.plain);
                     }
                 }
             }
             let body = Bytes::from(body);
-            let tail = body.get(head.plain.len()..).unwrap_or_default();
-            let rest_crc = rest_crc.get_or_insert_with(|| {
+            let tail_bytes = body.get(head.plain.len()..).unwrap_or_default();
+            let tail_crc = tail_crc.get_or_insert_with(|| {
                 let mut crc = Crc::new();
-                crc.update(tail);
+                crc.update(tail_bytes);
                 crc
             });
             let mut crc = Crc::new();
             crc.update(&head.plain);
-            crc.combine(rest_crc);
+            crc.combine(tail_crc);
             let mut tree = Sha512::new();
-            for s in std::iter::once(head).chain(rest.clone()) {
+            for s in std::iter::once(head).chain(tail.clone()) {
                 tree.update(s.digest);
             }
             let hash = upper_hex(&tree.finalize());
             let etag = HeaderValue::from_str(&quoted(&hash))
                 .expect("a quoted hex string is a valid header value");
             let gzip = (body.len() >= GZIP_MIN)
-                .then(|| gzip_joined(body.len(), &crc, std::iter::once(head).chain(rest.clone())))
+                .then(|| gzip_joined(body.len(), &crc, std::iter::once(head).chain(tail.clone())))
                 .flatten();
             if first.is_none() {
                 first = Some((body.clone(), head.plain.len()));
@@ -549,16 +548,16 @@ mod tests {
     }
 
     #[test]
-    fn headed_renditions_are_each_head_joined_with_the_rest() {
-        let rest: Vec<Segment> = (0..40)
+    fn variants_are_each_head_joined_with_the_shared_tail() {
+        let tail: Vec<Segment> = (0..40)
             .map(|i| segment(&format!("{{\"item\":{i},\"text\":\"{}\"}},", "xyz".repeat(i * 5))))
             .chain([segment("]}")])
             .collect();
         let ct = |t: &'static str| HeaderValue::from_static(t);
         let (a, b) = (segment("{\"v\":\"a\",\"items\":["), segment("{\"v\":\"bbbb\",\"items\":["));
-        let [ra, rb] = Rendered::from_segments_tree_headed([(&a, ct("a")), (&b, ct("b"))], &rest);
+        let [ra, rb] = Rendered::variants_sharing_tail([(&a, ct("a")), (&b, ct("b"))], &tail);
         for (head, r, t) in [(&a, ra, "a"), (&b, rb, "b")] {
-            let parts: Vec<&Segment> = std::iter::once(head).chain(&rest).collect();
+            let parts: Vec<&Segment> = std::iter::once(head).chain(&tail).collect();
             let whole = Rendered::from_segments_tree(parts.iter().copied(), ct(t));
             assert_eq!(r.plain().unwrap(), whole.plain().unwrap());
             assert_eq!(
@@ -568,7 +567,7 @@ mod tests {
             assert_eq!(r.gzip, whole.gzip, "the same gzip bytes, checksum included");
             assert!(r.gzip.is_some());
         }
-        let [small] = Rendered::from_segments_tree_headed([(&a, ct("a"))], &rest[..1]);
+        let [small] = Rendered::variants_sharing_tail([(&a, ct("a"))], &tail[..1]);
         assert!(small.gzip.is_none(), "under 1 KiB");
     }
 

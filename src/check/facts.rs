@@ -91,7 +91,7 @@ impl BodyFacts {
             Ok(tree) => {
                 let mut facts = walk(&tree);
                 drop(tree);
-                facts.invalid = super::verdict::openapi(body).err().map(|e| truncate(&e));
+                facts.invalid = super::parse::openapi(body).err().map(|e| truncate(&e));
                 Ok(facts)
             }
             Err(e) if e.kind == crate::json::tree::SyntaxErrorKind::TooManyValues => Err(format!(
@@ -109,7 +109,8 @@ impl BodyFacts {
     }
 }
 
-/// Everything but the `openapiv3` verdict, in one walk.
+/// Everything but whether `openapiv3` parses the document ([`super::parse`]),
+/// in one walk.
 fn walk(doc: &Node<'_>) -> DocumentFacts {
     let mut facts = DocumentFacts {
         openapi: doc.get("openapi").and_then(Node::as_str).unwrap_or_default().to_owned(),

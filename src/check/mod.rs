@@ -15,9 +15,9 @@
 pub mod evidence;
 pub mod facts;
 pub mod fetch;
+pub mod parse;
 pub mod report;
 pub mod rules;
-pub mod verdict;
 
 use std::fmt;
 

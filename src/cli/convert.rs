@@ -34,7 +34,9 @@ pub struct ConvertArgs {
     /// Indent the JSON output (compact by default, as Kubernetes serves it).
     #[arg(long)]
     pub pretty: bool,
-    /// List every note on stderr, not only the count per kind.
+    /// List every conversion note on stderr with its JSON pointer, not
+    /// only the count per kind. This is not the log level: that is -v N,
+    /// which every subcommand takes.
     #[arg(long)]
     pub verbose: bool,
     /// Refuse inputs larger than this many bytes (read no further). The
@@ -160,6 +162,10 @@ pub struct ConvertSummary {
     pub unplaced: Vec<String>,
     /// Where the whole document was written (`--whole`), as given.
     pub whole: Option<String>,
+    /// `--whole -`'s reader closed standard output before the document
+    /// was all written (`convert --whole - | head`): it had what it
+    /// wanted, and nothing more is said.
+    pub stdout_closed: bool,
     /// How the input was read: JSON that had to be read as YAML is
     /// reported, since a stricter tool would refuse it.
     pub reading: document::Reading,
@@ -209,11 +215,12 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
         notes: Vec::new(),
         unplaced: Vec::new(),
         whole: args.whole.as_ref().map(|w| w.display().to_string()),
+        stdout_closed: false,
         reading,
         files_read,
     };
     if let Some(whole) = &args.whole {
-        write_whole(&converted.document, whole, args.pretty, bytes.len())?;
+        summary.stdout_closed = write_whole(&converted.document, whole, args.pretty, bytes.len())?;
     }
     let ConvertedTree { document, notes } = converted;
     let Some(dir) = &args.out else {
@@ -239,7 +246,7 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
         let written = if args.pretty {
             serde_json::from_slice::<serde_json::Value>(rendered)
                 .map_err(|e| io_error("re-reading", &path, std::io::Error::other(e)))
-                .and_then(|doc| write_json(&path, &doc, true))
+                .and_then(|doc| write_pretty(&path, &doc))
         } else {
             make_parent(&path, &mut made_dirs).and_then(|()| replace_file(&path, rendered))
         };
@@ -286,25 +293,53 @@ fn bundle_files(
         .map_err(|source| ConvertCommandError::Bundle { input, source })
 }
 
-/// `--whole`: the converted document in one piece, unsplit.
+/// `--whole`: the converted document in one piece, unsplit, and a newline
+/// (a text file's last line ends with one, and a shell prompt after
+/// `--whole -` starts on its own line). Returns whether standard output's
+/// reader left before the document was all written.
 fn write_whole(
     document: &Node<'_>,
     whole: &Path,
     pretty: bool,
     size_hint: usize,
-) -> Result<(), ConvertCommandError> {
-    if pretty {
-        write_json(whole, &document.to_value(), true)
+) -> Result<bool, ConvertCommandError> {
+    let mut out = if pretty {
+        serde_json::to_vec_pretty(&document.to_value())
+            .map_err(|e| io_error("serializing", whole, std::io::Error::other(e)))?
     } else {
         // Sized up front: a doubling buffer leaves its smaller copies
         // behind, pages the kernel has to zero for nothing.
-        let mut out = Vec::with_capacity(size_hint);
+        let mut out = Vec::with_capacity(size_hint + 1);
         document.render(&mut out);
-        write_bytes(whole, &out)
+        out
+    };
+    out.push(b'\n');
+    if whole.as_os_str() == "-" {
+        return write_stdout(&out);
+    }
+    make_parent(whole, &mut BTreeSet::new())?;
+    replace_file(whole, &out)?;
+    Ok(false)
+}
+
+/// Writes `bytes` to standard output. A reader that closes the pipe early
+/// (`| head`) is no failure: it had what it wanted, and the command ends
+/// quietly, as `yes | head` does (Rust ignores `SIGPIPE`, so the write
+/// fails with `EPIPE` instead of ending the process). Returns whether that
+/// happened.
+fn write_stdout(bytes: &[u8]) -> Result<bool, ConvertCommandError> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => Ok(false),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(true),
+        Err(e) => Err(io_error("writing", Path::new("standard output"), e)),
     }
 }
 
-/// Writes the summary of a conversion to `w` (stderr in practice).
+/// Writes the summary of a conversion to `w` (stderr in practice):
+/// nothing when standard output's reader left early
+/// ([`ConvertSummary::stdout_closed`]), since the summary would land
+/// among the lines that reader shows.
 ///
 /// # Errors
 /// When writing to `w` fails.
@@ -313,6 +348,9 @@ pub fn write_summary(
     summary: &ConvertSummary,
     verbose: bool,
 ) -> std::io::Result<()> {
+    if summary.stdout_closed {
+        return Ok(());
+    }
     let gv = summary.keys.iter().filter(|k| k.is_group_version()).count();
     let mut written = Vec::new();
     if let Some(whole) = &summary.whole {
@@ -467,26 +505,12 @@ fn io_error(action: &'static str, path: &Path, source: std::io::Error) -> Conver
     ConvertCommandError::Io { action, path: path.display().to_string(), source }
 }
 
-fn write_json(
-    path: &Path,
-    value: &serde_json::Value,
-    pretty: bool,
-) -> Result<(), ConvertCommandError> {
-    let bytes = if pretty { serde_json::to_vec_pretty(value) } else { serde_json::to_vec(value) }
+/// `--out --pretty`: one per-key document, indented.
+fn write_pretty(path: &Path, value: &serde_json::Value) -> Result<(), ConvertCommandError> {
+    let bytes = serde_json::to_vec_pretty(value)
         .map_err(|e| io_error("serializing", path, std::io::Error::other(e)))?;
-    write_bytes(path, &bytes)
-}
-
-fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), ConvertCommandError> {
-    if path.as_os_str() == "-" {
-        let mut out = std::io::stdout().lock();
-        return out
-            .write_all(bytes)
-            .and_then(|()| out.flush())
-            .map_err(|e| io_error("writing", Path::new("standard output"), e));
-    }
     make_parent(path, &mut BTreeSet::new())?;
-    replace_file(path, bytes)
+    replace_file(path, &bytes)
 }
 
 /// Creates the directory `path` goes in, unless `made` says it was already

@@ -32,7 +32,7 @@ pub struct Cli {
     /// Log verbosity, as Kubernetes components take it: 0 (default) the
     /// proxy's information and warnings; 4 each poll's requests and
     /// results; 6 and more, debug from every library. RUST_LOG, when set,
-    /// wins.
+    /// wins. Not convert's --verbose, which lists conversion notes.
     #[arg(short = 'v', long = "v", value_name = "N", default_value_t = 0, global = true)]
     pub verbosity: u8,
     /// The subcommand.
@@ -63,6 +63,10 @@ pub enum Command {
     /// are followed: what they point at is copied into the document, so
     /// the output stands alone. Files are read only under the input's
     /// directory (--refs-root widens it) and only .json, .yaml and .yml.
+    ///
+    /// --verbose and -v differ: --verbose lists each conversion note (what
+    /// OpenAPI 3.0 could not carry exactly, with its JSON pointer); -v N
+    /// sets the log level, as for every subcommand.
     ///
     /// Exit status: 0 converted; 3 the input is not a usable Swagger 2.0
     /// document (not JSON/YAML, not Swagger 2.0, a $ref to nothing); 4

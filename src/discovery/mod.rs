@@ -61,7 +61,7 @@ pub struct DownstreamDiscovery {
 
 /// One downstream's discovery with what ranks it.
 #[derive(Debug, Clone, Copy)]
-pub struct Source<'a> {
+pub struct RankedDiscovery<'a> {
     /// The downstream's name.
     pub name: &'a str,
     /// Larger wins.
@@ -110,7 +110,7 @@ struct Candidate<'a> {
 /// - A downstream that is not `fresh` has its versions marked `Stale`,
 ///   keeping their last known resources.
 #[must_use]
-pub fn merge(sources: &[Source<'_>]) -> Merged {
+pub fn merge(sources: &[RankedDiscovery<'_>]) -> Merged {
     plan(sources).to_merged()
 }
 
@@ -246,8 +246,8 @@ impl<'a> Plan<'a> {
 /// Merges every downstream's discovery by the rules of [`merge`], borrowing
 /// from `sources`.
 #[must_use]
-pub fn plan<'a>(sources: &[Source<'a>]) -> Plan<'a> {
-    let mut ranked: Vec<&Source<'a>> = sources.iter().collect();
+pub fn plan<'a>(sources: &[RankedDiscovery<'a>]) -> Plan<'a> {
+    let mut ranked: Vec<&RankedDiscovery<'a>> = sources.iter().collect();
     ranked.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.order.cmp(&b.order)));
 
     let mut core: BTreeMap<&str, Candidate<'a>> = BTreeMap::new();
@@ -304,7 +304,7 @@ pub fn plan<'a>(sources: &[Source<'a>]) -> Plan<'a> {
 }
 
 fn candidate<'a>(
-    s: &Source<'a>,
+    s: &RankedDiscovery<'a>,
     version: &'a APIVersionDiscovery,
     origin: Option<&'a Arc<APIGroupDiscovery>>,
     group: &str,
@@ -558,23 +558,23 @@ const AGGREGATED_V2BETA1: &str = "{\"kind\":\"APIGroupDiscoveryList\",\"apiVersi
 /// `{"kind":"APIGroupDiscoveryList","apiVersion":…,"metadata":{},"items":[…]}`
 /// around items serialized once, as v2 and as v2beta1: the two differ only
 /// in their `apiVersion`, so everything after it is joined once
-/// ([`Rendered::from_segments_tree_headed`]). Their ETags are hashes of
+/// ([`Rendered::variants_sharing_tail`]). Their ETags are hashes of
 /// their parts: hashing all of `/apis` twice was most of a one-change
 /// rebuild at 5,000 CRDs.
 fn aggregated_lists<'a>(
     items: impl IntoIterator<Item = &'a Segment>,
     comma: &'a Segment,
 ) -> [Rendered; 2] {
-    let tail = Segment::fixed("]}\n");
-    let mut rest: Vec<&Segment> = Vec::new();
+    let close = Segment::fixed("]}\n");
+    let mut tail: Vec<&Segment> = Vec::new();
     for (i, item) in items.into_iter().enumerate() {
         if i > 0 {
-            rest.push(comma);
+            tail.push(comma);
         }
-        rest.push(item);
+        tail.push(item);
     }
-    rest.push(&tail);
-    Rendered::from_segments_tree_headed(
+    tail.push(&close);
+    Rendered::variants_sharing_tail(
         [
             (&Segment::fixed(AGGREGATED_V2), HeaderValue::from_static(DISCOVERY_V2_CONTENT_TYPE)),
             (
@@ -582,7 +582,7 @@ fn aggregated_lists<'a>(
                 HeaderValue::from_static(DISCOVERY_V2BETA1_CONTENT_TYPE),
             ),
         ],
-        rest.iter().copied(),
+        tail.iter().copied(),
     )
 }
 

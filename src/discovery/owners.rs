@@ -112,7 +112,7 @@ pub fn group_version_of(path: &str) -> Option<&str> {
 mod tests {
     use super::*;
     use crate::discovery::types::{APIGroupDiscovery, APIVersionDiscovery, ObjectMeta};
-    use crate::discovery::{DownstreamDiscovery, Source, plan};
+    use crate::discovery::{DownstreamDiscovery, RankedDiscovery, plan};
 
     #[test]
     fn paths_name_their_group_version() {
@@ -157,8 +157,8 @@ mod tests {
         let kube = downstream(&["v1"], &[("apps", &["v1"]), ("example.com", &["v1"])]);
         let extra = downstream(&["v1"], &[("example.com", &["v1", "v2"])]);
         let sources = [
-            Source { name: "kube", priority: 10, order: 0, discovery: &kube },
-            Source { name: "extra", priority: 20, order: 1, discovery: &extra },
+            RankedDiscovery { name: "kube", priority: 10, order: 0, discovery: &kube },
+            RankedDiscovery { name: "extra", priority: 20, order: 1, discovery: &extra },
         ];
         let owners = Owners::of(&plan(&sources));
         let owner = |k| owners.owner(k).map(|o| o.to_string());
@@ -171,15 +171,15 @@ mod tests {
         assert!(owners.same_as(&plan(&sources)));
         // The other priority order: two versions change hands.
         let swapped = [
-            Source { name: "kube", priority: 30, order: 0, discovery: &kube },
-            Source { name: "extra", priority: 20, order: 1, discovery: &extra },
+            RankedDiscovery { name: "kube", priority: 30, order: 0, discovery: &kube },
+            RankedDiscovery { name: "extra", priority: 20, order: 1, discovery: &extra },
         ];
         assert!(!owners.same_as(&plan(&swapped)));
         // One version fewer.
         let fewer = downstream(&["v1"], &[("example.com", &["v1"])]);
         let less = [
-            Source { name: "kube", priority: 10, order: 0, discovery: &kube },
-            Source { name: "extra", priority: 20, order: 1, discovery: &fewer },
+            RankedDiscovery { name: "kube", priority: 10, order: 0, discovery: &kube },
+            RankedDiscovery { name: "extra", priority: 20, order: 1, discovery: &fewer },
         ];
         assert!(!owners.same_as(&plan(&less)));
         assert!(Owners::of(&plan(&less)).same_as(&plan(&less)));

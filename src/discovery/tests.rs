@@ -57,8 +57,8 @@ fn apiregistration_first_then_groups_by_priority_then_name_and_versions_kube_ord
     );
     let b = downstream(vec![group("low.io", vec![version("v1", &[])])], true);
     let m = merge(&[
-        Source { name: "b", priority: 1, order: 1, discovery: &b },
-        Source { name: "a", priority: 2, order: 0, discovery: &a },
+        RankedDiscovery { name: "b", priority: 1, order: 1, discovery: &b },
+        RankedDiscovery { name: "a", priority: 2, order: 0, discovery: &a },
     ]);
     assert_eq!(
         names(&m),
@@ -73,8 +73,8 @@ fn duplicate_group_version_goes_to_the_higher_priority_whatever_the_order() {
         downstream(vec![group("g.io", vec![version("v1", &["from-b"]), version("v2", &[])])], true);
     for order in [[0, 1], [1, 0]] {
         let mut s = vec![
-            Source { name: "a", priority: 5, order: 0, discovery: &a },
-            Source { name: "b", priority: 1, order: 1, discovery: &b },
+            RankedDiscovery { name: "a", priority: 5, order: 0, discovery: &a },
+            RankedDiscovery { name: "b", priority: 1, order: 1, discovery: &b },
         ];
         if order[0] == 1 {
             s.reverse();
@@ -89,7 +89,7 @@ fn duplicate_group_version_goes_to_the_higher_priority_whatever_the_order() {
 #[test]
 fn an_unreachable_downstream_is_stale_with_its_last_resources() {
     let down = downstream(vec![group("g.io", vec![version("v1", &["things"])])], false);
-    let m = merge(&[Source { name: "d", priority: 1, order: 0, discovery: &down }]);
+    let m = merge(&[RankedDiscovery { name: "d", priority: 1, order: 0, discovery: &down }]);
     let v = &m.groups[0].versions[0];
     assert_eq!(v.freshness, STALE);
     assert_eq!(v.resources[0].resource, "things");
@@ -103,7 +103,7 @@ fn rendered_bodies_have_the_upstream_shapes() {
         fresh: true,
         ..Default::default()
     };
-    let m = merge(&[Source { name: "d", priority: 1, order: 0, discovery: &d }]);
+    let m = merge(&[RankedDiscovery { name: "d", priority: 1, order: 0, discovery: &d }]);
     let r = render(&m);
     let api: serde_json::Value = serde_json::from_slice(&r.api_v2.plain().unwrap()).unwrap();
     assert_eq!(api["kind"], "APIGroupDiscoveryList");
@@ -173,7 +173,7 @@ fn many_groups(n: usize, extra: Option<usize>) -> DownstreamDiscovery {
 fn joined_lists_are_the_bytes_serde_writes_whole() {
     for n in [0, 1, 40] {
         let d = many_groups(n, None);
-        let m = merge(&[Source { name: "d", priority: 1, order: 0, discovery: &d }]);
+        let m = merge(&[RankedDiscovery { name: "d", priority: 1, order: 0, discovery: &d }]);
         let r = render(&m);
         let (aggregated, legacy) = serialized_whole(&m, "apidiscovery.k8s.io/v2");
         assert_eq!(r.apis_v2.plain().unwrap(), aggregated, "{n} groups");
@@ -193,8 +193,8 @@ fn joined_lists_are_the_bytes_serde_writes_whole() {
 fn rendering_again_reuses_every_unchanged_group() {
     let before = many_groups(30, None);
     let after = many_groups(30, Some(7));
-    let m0 = merge(&[Source { name: "d", priority: 1, order: 0, discovery: &before }]);
-    let m1 = merge(&[Source { name: "d", priority: 1, order: 0, discovery: &after }]);
+    let m0 = merge(&[RankedDiscovery { name: "d", priority: 1, order: 0, discovery: &before }]);
+    let m1 = merge(&[RankedDiscovery { name: "d", priority: 1, order: 0, discovery: &after }]);
     let r0 = render(&m0);
     assert_eq!(r0.rendered_groups, 31, "a first rendering makes every group and the core");
     let r1 = render_reusing(&Plan::of(&m1), Some(&r0));
@@ -220,8 +220,9 @@ fn rendering_again_reuses_every_unchanged_group() {
 fn a_group_turning_stale_is_rendered_again() {
     let fresh = many_groups(3, None);
     let stale = DownstreamDiscovery { fresh: false, ..many_groups(3, None) };
-    let r0 = render(&merge(&[Source { name: "d", priority: 1, order: 0, discovery: &fresh }]));
-    let m1 = merge(&[Source { name: "d", priority: 1, order: 0, discovery: &stale }]);
+    let r0 =
+        render(&merge(&[RankedDiscovery { name: "d", priority: 1, order: 0, discovery: &fresh }]));
+    let m1 = merge(&[RankedDiscovery { name: "d", priority: 1, order: 0, discovery: &stale }]);
     let r1 = render_reusing(&Plan::of(&m1), Some(&r0));
     assert_eq!(r1.rendered_groups, 4);
     assert_eq!(r1.apis_v2.plain().unwrap(), render(&m1).apis_v2.plain().unwrap());
@@ -232,8 +233,8 @@ fn a_plan_renders_as_the_merged_model_does() {
     let a = many_groups(5, None);
     let b = DownstreamDiscovery { fresh: false, ..many_groups(8, Some(2)) };
     let sources = [
-        Source { name: "a", priority: 2, order: 0, discovery: &a },
-        Source { name: "b", priority: 1, order: 1, discovery: &b },
+        RankedDiscovery { name: "a", priority: 2, order: 0, discovery: &a },
+        RankedDiscovery { name: "b", priority: 1, order: 1, discovery: &b },
     ];
     let from_plan = render_reusing(&plan(&sources), None);
     let from_merged = render(&merge(&sources));
@@ -251,11 +252,11 @@ fn runs_of_groups_keep_apis_gzip_close_to_compressing_it_whole() {
     // segment per group made its gzip 13 times what compressing the body
     // whole gives (465 KB against 35 KB).
     let fleet = crate::testing::fleet::contributions(50, 30, 2);
-    let sources: Vec<Source<'_>> = fleet
+    let sources: Vec<RankedDiscovery<'_>> = fleet
         .iter()
         .filter_map(|c| {
             let discovery = c.discovery.as_deref()?;
-            Some(Source { name: &c.name, priority: c.priority, order: c.order, discovery })
+            Some(RankedDiscovery { name: &c.name, priority: c.priority, order: c.order, discovery })
         })
         .collect();
     let r = render(&merge(&sources));
@@ -269,8 +270,9 @@ fn runs_of_groups_keep_apis_gzip_close_to_compressing_it_whole() {
 fn changing_one_group_makes_one_run_again() {
     let before = many_groups(400, None);
     let after = many_groups(400, Some(77));
-    let r0 = render(&merge(&[Source { name: "d", priority: 1, order: 0, discovery: &before }]));
-    let m1 = merge(&[Source { name: "d", priority: 1, order: 0, discovery: &after }]);
+    let r0 =
+        render(&merge(&[RankedDiscovery { name: "d", priority: 1, order: 0, discovery: &before }]));
+    let m1 = merge(&[RankedDiscovery { name: "d", priority: 1, order: 0, discovery: &after }]);
     let r1 = render_reusing(&Plan::of(&m1), Some(&r0));
     assert!(r0.runs.len() > 10, "{} runs", r0.runs.len());
     let remade: Vec<&String> =
@@ -284,7 +286,7 @@ fn changing_one_group_makes_one_run_again() {
 #[test]
 fn the_legacy_group_list_tag_names_its_content() {
     let rendered = |d: &DownstreamDiscovery| {
-        render(&merge(&[Source { name: "d", priority: 1, order: 0, discovery: d }]))
+        render(&merge(&[RankedDiscovery { name: "d", priority: 1, order: 0, discovery: d }]))
     };
     let before = many_groups(100, None);
     let mut after = before.clone();
@@ -309,7 +311,7 @@ fn groups_of(n: usize, resources: usize) -> DownstreamDiscovery {
 
 /// Each run's members, by name.
 fn run_members(d: &DownstreamDiscovery) -> Vec<Vec<String>> {
-    let r = render(&merge(&[Source { name: "d", priority: 1, order: 0, discovery: d }]));
+    let r = render(&merge(&[RankedDiscovery { name: "d", priority: 1, order: 0, discovery: d }]));
     r.runs
         .values()
         .map(|run| run.members.iter().map(|m| m.model.metadata.name.clone()).collect())
@@ -346,7 +348,8 @@ fn runs_are_bounded_and_their_boundaries_follow_the_names() {
 fn runs_hold_about_run_bytes_whatever_the_group_size() {
     for resources in [20, 40, 160] {
         let d = groups_of(600, resources);
-        let r = render(&merge(&[Source { name: "d", priority: 1, order: 0, discovery: &d }]));
+        let r =
+            render(&merge(&[RankedDiscovery { name: "d", priority: 1, order: 0, discovery: &d }]));
         let bytes: usize = r.runs.values().map(|run| run.items.plain.len()).sum();
         let mean = bytes / r.runs.len();
         assert!(
@@ -365,7 +368,7 @@ fn issue_16_groups_shared_with_the_last_rendering_are_not_compared() {
     let before = many_groups(30, None);
     let mut after = before.clone();
     after.groups[7] = Arc::clone(&many_groups(30, Some(7)).groups[7]);
-    let source = |d| [Source { name: "d", priority: 1, order: 0, discovery: d }];
+    let source = |d| [RankedDiscovery { name: "d", priority: 1, order: 0, discovery: d }];
     let r0 = render_reusing(&plan(&source(&before)), None);
     let r1 = render_reusing(&plan(&source(&after)), Some(&r0));
     assert_eq!(r1.rendered_groups, 1, "only the changed group is made again");

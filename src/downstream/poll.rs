@@ -191,6 +191,7 @@ impl Poller {
         let over_share = over.is_some();
         errors.extend(over);
         let ok = errors.is_empty();
+        self.hub.poll_outcome(&self.name, ok);
         // The outcome first, then the reasons: whoever reads /metrics in
         // between never sees more errors than failed polls.
         self.metrics.poll_outcome(&self.name, ok);
@@ -217,7 +218,11 @@ impl Poller {
                     url = %self.client.base(),
                     error = %crate::error_chain(first),
                     reason = first.reason(),
-                    errors = errors.len(),
+                    // How many parts of the round failed, each once however
+                    // many of its requests did: the OpenAPI v3 documents,
+                    // /openapi/v2, /version, discovery, and the share;
+                    // `error` and `reason` are the first's.
+                    failed_parts = errors.len(),
                     "{message}"
                 );
             }
@@ -495,14 +500,24 @@ impl Poller {
         let etag = self.v2_protobuf.as_ref().and_then(|c| c.etag.clone());
         let result =
             self.client.get("/openapi/v2", media::OPENAPI_V2_PROTOBUF_ACCEPT, etag.as_ref()).await;
-        self.count("openapi_v2_protobuf", &result);
+        let is_protobuf = |content_type: &Option<HeaderValue>| {
+            content_type
+                .as_ref()
+                .and_then(|c| c.to_str().ok())
+                .is_some_and(|c| c.contains("protobuf"))
+        };
+        // A body that is not protobuf (JSON, from a server without the
+        // rendition) is not kept, so it counts as the rendition not served.
+        let counted = match &result {
+            Ok(Fetched::Body { content_type, .. }) if !is_protobuf(content_type) => {
+                FetchResult::NotServed
+            }
+            other => Fetched::result(other),
+        };
+        self.metrics.fetch(&self.name, "openapi_v2_protobuf", counted);
         match result {
             Ok(Fetched::Body { body, etag, content_type }) => {
-                let is_protobuf = content_type
-                    .as_ref()
-                    .and_then(|c| c.to_str().ok())
-                    .is_some_and(|c| c.contains("protobuf"));
-                self.v2_protobuf = is_protobuf.then(|| Cached {
+                self.v2_protobuf = is_protobuf(&content_type).then(|| Cached {
                     etag,
                     rendered: Arc::new(Rendered::document_as(
                         body,

@@ -26,6 +26,11 @@ use crate::json::yaml::{self, YamlError};
 /// Why bytes could not be read as a document.
 #[derive(Debug, thiserror::Error)]
 pub enum ParseError {
+    /// Nothing but blanks (or nothing at all): said as such, rather than
+    /// as a syntax error at line 1, column 1 or a top level that is no
+    /// object.
+    #[error("empty document")]
+    Empty,
     /// Not JSON (and the bytes were to be JSON: from a downstream, or
     /// starting with `{` or `[`).
     #[error("not JSON: {kind} at line {line}, column {column}")]
@@ -74,9 +79,13 @@ pub const BYTES_PER_VALUE: usize = 128;
 /// values is refused as it is read, before its tree outgrows the budget.
 ///
 /// # Errors
-/// [`ParseError::Json`]; [`ParseError::TooLarge`] past the budget.
+/// [`ParseError::Empty`] for blanks only; [`ParseError::Json`];
+/// [`ParseError::TooLarge`] past the budget.
 pub fn parse_json_tree_within(bytes: &[u8], budget_bytes: usize) -> Result<Node<'_>, ParseError> {
     let bytes = without_bom(bytes);
+    if bytes.trim_ascii().is_empty() {
+        return Err(ParseError::Empty);
+    }
     let limit = budget_bytes / BYTES_PER_VALUE;
     tree::parse_within(bytes, limit).map_err(|e| ParseError::json(bytes, &e, limit))
 }
@@ -141,6 +150,9 @@ pub fn parse_tree_within(
     bytes: &[u8],
     budget_bytes: usize,
 ) -> Result<(Node<'_>, Reading), ParseError> {
+    if without_bom(bytes).trim_ascii().is_empty() {
+        return Err(ParseError::Empty);
+    }
     let read_yaml = |bytes| yaml::from_slice(bytes, yaml::budget_for(bytes.len()));
     if !looks_like_json(bytes) {
         let bytes = without_bom(bytes);
@@ -162,6 +174,15 @@ pub fn parse_tree_within(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_document_is_called_empty() {
+        for bytes in [&b""[..], b"  \n\t", b"\xEF\xBB\xBF\n"] {
+            assert!(matches!(parse(bytes), Err(ParseError::Empty)), "{bytes:?}");
+            let e = parse_json_tree_within(bytes, 1 << 20).unwrap_err();
+            assert_eq!(e.to_string(), "empty document");
+        }
+    }
 
     #[test]
     fn json_keeps_key_order() {

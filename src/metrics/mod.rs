@@ -136,8 +136,8 @@ impl Metrics {
     }
 
     /// Counts an uncompressed answer of a document kept gzipped only.
-    pub fn identity_body(&self, source: crate::body::identity::Source) {
-        self.requests.identity(Some(source));
+    pub fn identity_body(&self, origin: crate::body::identity::PlainOrigin) {
+        self.requests.identity(Some(origin));
     }
 
     /// Counts a refused uncompressed answer (a 429 or a 500).

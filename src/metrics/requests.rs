@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use prometheus::{Histogram, HistogramVec, IntCounter, Registry};
 
-use crate::body::identity::Source;
+use crate::body::identity::PlainOrigin;
 
 use super::family;
 
@@ -156,11 +156,11 @@ impl Requests {
 
     /// Counts an uncompressed answer of a document; one whose plain bytes
     /// are held is not counted (every small body is one).
-    pub(super) fn identity(&self, source: Option<Source>) {
-        let at = match source {
-            Some(Source::Held) => return,
-            Some(Source::Kept) => 0,
-            Some(Source::Inflated) => 1,
+    pub(super) fn identity(&self, origin: Option<PlainOrigin>) {
+        let at = match origin {
+            Some(PlainOrigin::Held) => return,
+            Some(PlainOrigin::Kept) => 0,
+            Some(PlainOrigin::Inflated) => 1,
             None => 2,
         };
         self.identity[at].inc();

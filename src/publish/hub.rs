@@ -14,7 +14,7 @@ use tracing::{info, warn};
 
 use crate::body::rendered::Rendered;
 use crate::metrics::Metrics;
-use crate::publish::readiness::{Readiness, Standing};
+use crate::publish::readiness::{PollFailures, Readiness, Standing};
 use crate::publish::snapshot::{Conflict, Contribution, Snapshot, Store, rebuild};
 
 /// Where pollers leave their contributions and the builder picks them up.
@@ -32,6 +32,8 @@ pub struct Hub {
     /// How long readiness waits for a downstream that has not delivered,
     /// once another has.
     grace: Duration,
+    /// Which downstreams' polls fail now, for `/readyz?verbose`.
+    failures: Arc<PollFailures>,
 }
 
 #[derive(Debug, Default)]
@@ -52,6 +54,7 @@ impl Hub {
             names,
             started: Instant::now(),
             grace,
+            failures: Arc::default(),
         }
     }
 
@@ -72,6 +75,12 @@ impl Hub {
         self.changed.notify_one();
     }
 
+    /// Records how a downstream's poll ended, for `/readyz?verbose`. It
+    /// wakes nothing: the answer reads it when asked.
+    pub fn poll_outcome(&self, name: &str, ok: bool) {
+        self.failures.record(name, ok, Instant::now());
+    }
+
     /// Waits until some contribution changed since the last call.
     pub async fn changed(&self) {
         self.changed.notified().await;
@@ -81,8 +90,10 @@ impl Hub {
     #[must_use]
     pub fn current(&self) -> (Vec<Arc<Contribution>>, Readiness) {
         let s = self.lock();
-        let readiness =
-            Readiness::assess(&self.names, &s.delivered, self.started.elapsed(), self.grace);
+        let readiness = Readiness {
+            failures: Arc::clone(&self.failures),
+            ..Readiness::assess(&self.names, &s.delivered, self.started.elapsed(), self.grace)
+        };
         (s.contributions.values().cloned().collect(), readiness)
     }
 
@@ -185,13 +196,24 @@ pub async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>)
             rendered_groups,
             compared_groups,
             ready,
-            elapsed_ms = started.elapsed().as_secs_f64() * 1e3,
-            rebuild_ms = rebuilding.as_secs_f64() * 1e3,
+            elapsed_ms = millis(started.elapsed()),
+            rebuild_ms = millis(rebuilding),
             // Until the blocking pool started the build (issue 16).
-            waited_ms = start.duration_since(started).saturating_sub(taking).as_secs_f64() * 1e3,
+            waited_ms = millis(start.duration_since(started).saturating_sub(taking)),
             "snapshot published"
         );
     }
+}
+
+/// `d` in milliseconds for a log field, to the microsecond: `0.019`, not
+/// the `0.019173000000000003` that multiplying seconds by 1000 gives.
+fn millis(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
+}
+
+/// `d` in seconds for a log field, to the millisecond.
+fn seconds(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e3).round() / 1e3
 }
 
 /// What the blocking build hands back to the loop.
@@ -224,7 +246,7 @@ fn announce(readiness: &Readiness) {
         warn!(
             delivered,
             without_documents = %excused.join(","),
-            grace_period_s = readiness.grace.as_secs_f64(),
+            grace_period_s = seconds(readiness.grace),
             "ready without some downstreams: they delivered nothing within the grace period; their documents appear when they do"
         );
     }
@@ -266,6 +288,16 @@ fn same_content(a: &Snapshot, b: &Snapshot) -> bool {
 mod tests {
     use super::*;
     use crate::publish::snapshot::tests::contribution;
+
+    /// Durations in log fields are rounded: the builder's `waited_ms` read
+    /// `0.019173000000000003`.
+    #[test]
+    fn durations_in_log_fields_are_rounded() {
+        assert_eq!(millis(Duration::from_nanos(19_173)).to_string(), "0.019");
+        assert_eq!(millis(Duration::from_micros(1_500_250)).to_string(), "1500.25");
+        assert_eq!(seconds(Duration::from_secs(60)).to_string(), "60");
+        assert_eq!(seconds(Duration::from_nanos(1_500_000_001)).to_string(), "1.5");
+    }
 
     #[test]
     fn hub_is_ready_when_every_downstream_has_delivered_data() {

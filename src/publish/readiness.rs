@@ -11,11 +11,14 @@
 //!
 //! Readiness only ever goes from not ready to ready: a downstream that
 //! delivered once has last good documents whatever it does next, and the
-//! grace period only passes.
+//! grace period only passes. Such a downstream whose polls now fail stays
+//! `[+]` in the verbose answer, marked stale with the age of its last
+//! failed poll ([`PollFailures`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 /// Where one downstream stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,15 +33,52 @@ pub enum Standing {
     Excused,
 }
 
+/// When each downstream's last poll failed, while its polls fail. Read
+/// live by the verbose answer: the poll loops write it every round, and a
+/// failing downstream's later rounds change nothing a snapshot holds, so
+/// no snapshot would carry the time of its last failure.
+#[derive(Debug, Default)]
+pub struct PollFailures(Mutex<BTreeMap<String, Instant>>);
+
+impl PollFailures {
+    /// Records how `name`'s poll ended, `at` that time.
+    pub fn record(&self, name: &str, ok: bool, at: Instant) {
+        let mut failed = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if ok {
+            failed.remove(name);
+        } else {
+            failed.insert(name.to_owned(), at);
+        }
+    }
+
+    /// When `name`'s last poll failed, if its last poll did.
+    #[must_use]
+    pub fn last(&self, name: &str) -> Option<Instant> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).get(name).copied()
+    }
+}
+
 /// Readiness as of one snapshot: every downstream's standing, in
 /// configuration order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Readiness {
     /// Each downstream by name.
     pub downstreams: Vec<(String, Standing)>,
     /// The grace period, for the verbose answer.
     pub grace: Duration,
+    /// Which downstreams' polls fail now, for the verbose answer.
+    pub failures: Arc<PollFailures>,
 }
+
+/// Equal when the standings and the grace period are: `failures` is read
+/// live, the same for every snapshot, and changes no snapshot.
+impl PartialEq for Readiness {
+    fn eq(&self, other: &Self) -> bool {
+        self.downstreams == other.downstreams && self.grace == other.grace
+    }
+}
+
+impl Eq for Readiness {}
 
 impl Readiness {
     /// Judges `names` (configuration order) given which have delivered and
@@ -64,7 +104,7 @@ impl Readiness {
                 (name.clone(), standing)
             })
             .collect();
-        Self { downstreams, grace }
+        Self { downstreams, grace, failures: Arc::default() }
     }
 
     /// Ready: at least one downstream delivered and none is waited for.
@@ -81,13 +121,26 @@ impl Readiness {
     /// downstream fails).
     #[must_use]
     pub fn verbose(&self, endpoint: &str) -> String {
+        self.verbose_at(endpoint, Instant::now())
+    }
+
+    /// [`Readiness::verbose`] as of `now`.
+    #[must_use]
+    pub fn verbose_at(&self, endpoint: &str, now: Instant) -> String {
         let mut out = String::from("[+]ping ok\n");
         let grace = self.grace.as_secs_f64();
         let nobody = !self.downstreams.iter().any(|(_, s)| *s == Standing::Delivered);
         for (name, standing) in &self.downstreams {
             // Writing to a String cannot fail.
             let _ = match standing {
-                Standing::Delivered => writeln!(out, "[+]downstream/{name} ok"),
+                Standing::Delivered => match self.failures.last(name) {
+                    Some(at) => writeln!(
+                        out,
+                        "[+]downstream/{name} ok (stale: last poll failed {}s ago)",
+                        now.saturating_duration_since(at).as_secs()
+                    ),
+                    None => writeln!(out, "[+]downstream/{name} ok"),
+                },
                 Standing::Excused => writeln!(
                     out,
                     "[+]downstream/{name} ok: no documents yet, not waited for past the {grace}s grace period"
@@ -154,6 +207,27 @@ mod tests {
         let after = Readiness::assess(&all, &delivered(&["a"]), GRACE, GRACE);
         assert!(after.ready());
         assert_eq!(standings(&after), [Standing::Delivered, Standing::Excused]);
+    }
+
+    /// A downstream that delivered and then failed is still `[+]` (its
+    /// last good documents are served), and says so.
+    #[test]
+    fn a_delivered_downstream_that_fails_is_ok_and_stale() {
+        let all = names(&["kube", "metrics"]);
+        let mut r = Readiness::assess(&all, &delivered(&["kube", "metrics"]), GRACE, GRACE);
+        let failures = Arc::new(PollFailures::default());
+        r.failures = Arc::clone(&failures);
+        let start = Instant::now();
+        failures.record("metrics", false, start);
+        let text = r.verbose_at("readyz", start + Duration::from_millis(7_400));
+        assert_eq!(
+            text,
+            "[+]ping ok\n[+]downstream/kube ok\n\
+             [+]downstream/metrics ok (stale: last poll failed 7s ago)\n\
+             readyz check passed\n"
+        );
+        failures.record("metrics", true, start + Duration::from_secs(8));
+        assert!(r.verbose("readyz").contains("[+]downstream/metrics ok\n"));
     }
 
     #[test]

@@ -24,7 +24,7 @@ use arc_swap::ArcSwap;
 
 use crate::body::rendered::{Rendered, Segment};
 use crate::discovery::owners::Owners;
-use crate::discovery::{self, DownstreamDiscovery, Rendering, Source};
+use crate::discovery::{self, DownstreamDiscovery, RankedDiscovery, Rendering};
 use crate::publish::readiness::Readiness;
 use crate::wire::key::DocumentKey;
 
@@ -227,10 +227,10 @@ fn assemble(
         }
     }
     let root_entries = root_entries(&openapi, previous);
-    let sources: Vec<Source<'_>> = ordered
+    let sources: Vec<RankedDiscovery<'_>> = ordered
         .iter()
         .filter_map(|c| {
-            c.discovery.as_deref().map(|d| Source {
+            c.discovery.as_deref().map(|d| RankedDiscovery {
                 name: &c.name,
                 priority: c.priority,
                 order: c.order,

@@ -463,3 +463,87 @@ fn references_to_other_files_are_followed_under_the_allowed_directory() {
     assert!(!said.contains("other file"), "{said}");
     assert!(said.contains("note external-ref: 3"), "{said}");
 }
+
+/// A Swagger 2.0 document whose conversion is far larger than a pipe's
+/// buffer (64 KiB on Linux), so writing it must meet a closed reader.
+fn large_swagger() -> Vec<u8> {
+    let defs: Vec<String> = (0..2_000)
+        .map(|i| format!(r#""D{i}": {{"type": "object", "description": "definition number {i}"}}"#))
+        .collect();
+    format!(r#"{{"swagger": "2.0", "paths": {{}}, "definitions": {{{}}}}}"#, defs.join(","))
+        .into_bytes()
+}
+
+/// `convert --whole - | head`: the reader takes what it wants and closes
+/// the pipe; the command then ends quietly, as `yes | head` does, instead
+/// of reporting a broken pipe as a failed write (exit 4).
+#[test]
+fn a_reader_that_stops_early_ends_convert_quietly() {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
+        .args(["convert", "-", "--whole", "-"])
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    child.stdin.take().expect("stdin").write_all(&large_swagger()).expect("write stdin");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut head = [0u8; 16];
+    stdout.read_exact(&mut head).expect("the document starts");
+    assert_eq!(&head[..], b"{\"openapi\":\"3.0.");
+    drop(stdout);
+    let o = child.wait_with_output().expect("binary finishes");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "", "nothing on stderr");
+}
+
+/// `-v` (log level, global) and `--verbose` (each conversion note) are
+/// told apart where people look for them.
+#[test]
+fn help_tells_the_log_level_from_the_notes() {
+    let o = Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
+        .args(["convert", "--help"])
+        .output()
+        .expect("runs");
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success());
+    // Each option's text, its lines joined, after the option's own line.
+    let option = |line: &str| -> String {
+        let start = help.find(&format!("\n{line}\n")).expect("the option is listed");
+        let rest = &help[start + line.len() + 2..];
+        let end = rest.find("\n\n").unwrap_or(rest.len());
+        rest[..end].split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let verbose = option("      --verbose");
+    assert!(verbose.contains("not the log level: that is -v N"), "{verbose}");
+    let v = option("  -v, --v <N>");
+    assert!(v.contains("Not convert's --verbose"), "{v}");
+    let about = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(about.contains("--verbose and -v differ"), "{help}");
+}
+
+/// An empty input (or one of blanks only) is called what it is, not a
+/// parse error at line 1, column 1.
+#[test]
+fn an_empty_input_says_empty_document() {
+    for input in [&b""[..], b" \n\t\n"] {
+        let o = convert(&["-", "--whole", "/dev/null"], Some(input));
+        assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+        assert!(stderr(&o).contains("empty document"), "{}", stderr(&o));
+    }
+}
+
+/// `--whole -` ends with a newline, as text on a terminal should.
+#[test]
+fn whole_dash_ends_with_a_newline() {
+    for extra in [&[][..], &["--pretty"][..]] {
+        let mut args = vec![SAMPLE, "--whole", "-"];
+        args.extend_from_slice(extra);
+        let o = convert(&args, None);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(o.stdout.last(), Some(&b'\n'), "{extra:?}");
+        assert_ne!(o.stdout.get(o.stdout.len().saturating_sub(2)), Some(&b'\n'), "{extra:?}");
+    }
+}

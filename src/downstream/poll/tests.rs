@@ -178,3 +178,103 @@ async fn a_failing_document_among_many_keeps_the_others() {
     assert!(now.0 == kept.0 && Arc::ptr_eq(&now.1, &kept.1));
     assert_eq!(poller.v3.len(), 30);
 }
+
+/// The value of `openapi_proxy_downstream_fetches_total` for `document`
+/// with `result`.
+fn fetches(poller: &Poller, document: &str, result: &str) -> Option<u64> {
+    poller.metrics.render().lines().find_map(|line| {
+        let series = line.starts_with("openapi_proxy_downstream_fetches_total{")
+            && line.contains(&format!(r#"document="{document}""#))
+            && line.contains(&format!(r#"result="{result}""#));
+        series.then(|| line.rsplit(' ').next().and_then(|n| n.parse().ok())).flatten()
+    })
+}
+
+/// A downstream without a protobuf rendition answers the protobuf request
+/// with JSON: nothing is kept, so the fetch is not counted `ok`.
+#[actix_web::test]
+async fn a_json_answer_to_the_protobuf_request_is_not_counted_ok() {
+    let site = start_site(Default::default()).expect("site");
+    site.routes.set("/openapi/v2", Route::json(crate::testing::demo::WIDGETS_V2));
+    let mut poller = poller(&site);
+    poller.round().await;
+    assert_eq!(poller.failures, 0);
+    assert!(poller.v2.is_some() && poller.v2_protobuf.is_none());
+    assert_eq!(fetches(&poller, "openapi_v2", "ok"), Some(1));
+    assert_eq!(fetches(&poller, "openapi_v2_protobuf", "ok"), None);
+    assert_eq!(fetches(&poller, "openapi_v2_protobuf", "not_served"), Some(1));
+}
+
+/// A downstream that delivered and then fails stays ready (its last good
+/// documents are served) and `/readyz?verbose` says it is stale.
+#[actix_web::test]
+async fn readyz_shows_a_delivered_downstream_that_fails_as_stale() {
+    let site = start_site(Default::default()).expect("site");
+    let docs = documents(2);
+    serve(&site, &docs, Duration::ZERO);
+    let mut poller = poller(&site);
+    poller.round().await;
+    assert_eq!(poller.failures, 0);
+    let (_, readiness) = poller.hub.current();
+    assert!(readiness.verbose("readyz").contains("[+]downstream/d ok\n"));
+
+    site.routes.set("/openapi/v3", Route::status(awc::http::StatusCode::INTERNAL_SERVER_ERROR));
+    poller.round().await;
+    assert_eq!(poller.failures, 1);
+    let (_, readiness) = poller.hub.current();
+    let text = readiness.verbose("readyz");
+    assert!(readiness.ready(), "{text}");
+    assert!(text.contains("[+]downstream/d ok (stale: last poll failed 0s ago)\n"), "{text}");
+
+    serve(&site, &docs, Duration::ZERO);
+    poller.round().await;
+    assert!(poller.hub.current().1.verbose("readyz").contains("[+]downstream/d ok\n"));
+}
+
+/// The fields of each event logged on this thread while captured, by
+/// message.
+#[derive(Clone, Default)]
+struct EventFields(Arc<std::sync::Mutex<Vec<BTreeMap<String, String>>>>);
+
+struct Fields<'a>(&'a mut BTreeMap<String, String>);
+
+impl tracing::field::Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for EventFields {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        let mut fields = BTreeMap::new();
+        event.record(&mut Fields(&mut fields));
+        self.0.lock().expect("events").push(fields);
+    }
+}
+
+/// The warning of a failing downstream names what its count counts: the
+/// parts of the round that failed (here all four), not "errors".
+#[actix_web::test]
+async fn the_poll_warning_counts_the_parts_that_failed() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    // As in the exec plugin's tests: a subscriber that always exists, so
+    // that a test without one cannot turn the callsite off for this one.
+    static ALWAYS: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
+    ALWAYS.get_or_init(|| tracing::Dispatch::new(tracing_subscriber::registry()));
+    let events = EventFields::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(events.clone()));
+    let site = start_site(Default::default()).expect("site");
+    for path in ["/openapi/v3", "/openapi/v2", "/version", "/api", "/apis"] {
+        site.routes.set(path, Route::status(awc::http::StatusCode::INTERNAL_SERVER_ERROR));
+    }
+    let mut poller = poller(&site);
+    poller.round().await;
+    let events = events.0.lock().expect("events").clone();
+    let warning = events
+        .iter()
+        .find(|e| e.get("message").is_some_and(|m| m.starts_with("poll failed")))
+        .unwrap_or_else(|| panic!("no poll warning: {events:?}"));
+    assert_eq!(warning.get("failed_parts").map(String::as_str), Some("4"), "{warning:?}");
+    assert!(!warning.contains_key("errors"), "{warning:?}");
+}

@@ -31,8 +31,12 @@
 //! crate enables `serde_json/preserve_order`), and nothing depends on a
 //! hash map's iteration order, a clock or randomness.
 
+mod media;
 mod operation;
+mod parameter;
 mod refs;
+mod request_body;
+mod response;
 mod schema;
 mod security;
 
@@ -528,6 +532,11 @@ impl<'a> Context<'a> {
         if self.noted.insert(note.clone()) {
             self.notes.push(note);
         }
+    }
+
+    /// Notes that member `key` of the object at `at` was dropped.
+    fn dropped_field(&mut self, key: &str, at: &Location<'_>) {
+        self.note(&at.key(key), NoteKind::DroppedField { field: key.to_owned() });
     }
 
     /// Counts `node`'s values as copied, refusing the document once the

@@ -41,7 +41,9 @@ use crate::json::pointer::{
 };
 use crate::json::tree::{Node, Object, Text};
 
-use super::operation::{METHODS, SIMPLE_SCHEMA_FIELDS, media_or_default};
+use super::media::media_or_default;
+use super::operation::METHODS;
+use super::parameter::SIMPLE_SCHEMA_FIELDS;
 use super::{Context, ConvertError, Note, NoteKind};
 
 /// The Swagger 2.0 sections whose members become components.
@@ -586,6 +588,14 @@ fn child<'n, 'a>(node: &'n Node<'a>, token: &str) -> Option<&'n Node<'a>> {
         Node::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
         other => other.get(token),
     }
+}
+
+/// `{"$ref": reference}`: a reference object, where v3 allows one in place
+/// of the object it refers to.
+pub(super) fn ref_object_value<'a>(reference: Node<'a>) -> Node<'a> {
+    let mut m = Object::new();
+    m.insert("$ref", reference);
+    Node::Object(m)
 }
 
 #[cfg(test)]

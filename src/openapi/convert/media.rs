@@ -1,0 +1,29 @@
+//! Media types of converted content: which ones a request body or a
+//! response is written under, and the v3 media type object.
+
+use crate::json::tree::{Node, Object};
+use crate::wire::media::ANY_MEDIA_TYPE;
+
+/// The media types a body or response is written under: those declared,
+/// else `*/*` (docs/wire.md#a-5 says why not `application/json`).
+pub(super) fn media_or_default<'m>(types: &[&'m str]) -> Vec<&'m str> {
+    if types.is_empty() { vec![ANY_MEDIA_TYPE] } else { types.to_vec() }
+}
+
+/// The media type without parameters (`multipart/form-data; boundary=x` →
+/// `multipart/form-data`).
+pub(super) fn media_base(mt: &str) -> &str {
+    mt.split(';').next().unwrap_or(mt).trim()
+}
+
+/// A v3 media type object, with its `schema` and `encoding` where given.
+pub(super) fn media_type<'a>(schema: Option<Node<'a>>, encoding: Option<Object<'a>>) -> Node<'a> {
+    let mut m = Object::new();
+    if let Some(s) = schema {
+        m.insert("schema", s);
+    }
+    if let Some(e) = encoding {
+        m.insert("encoding", Node::Object(e));
+    }
+    Node::Object(m)
+}

@@ -1,0 +1,141 @@
+//! Responses and their headers.
+//!
+//! A response's `schema` and `examples` become `content`, one entry per
+//! media type the operation produces (examples under a media type nothing
+//! produces get an entry of their own); a header's type and validation
+//! fields move into its `schema`, as a simple parameter's do.
+
+use crate::json::pointer::Location;
+use crate::json::tree::{Node, Object};
+
+use super::media::{media_or_default, media_type};
+use super::parameter::moves_into_schema;
+use super::refs::ref_object_value;
+use super::{Context, ConvertError, NoteKind, as_object};
+
+impl<'a> Context<'a> {
+    pub(super) fn responses(
+        &mut self,
+        responses: &Node<'a>,
+        produces: &[&'a str],
+        at: &Location<'_>,
+    ) -> Result<Node<'a>, ConvertError> {
+        let responses = as_object(responses, at, "an object of responses")?;
+        let mut out = Object::with_capacity(responses.len());
+        for (code, r) in responses {
+            let converted = if code.starts_with("x-") {
+                self.extension(r, &at.key(code))
+            } else {
+                self.response(r, produces, &at.key(code))?
+            };
+            out.push_new(code.clone(), converted);
+        }
+        Ok(Node::Object(out))
+    }
+
+    /// One response: schema and examples become `content` per produced
+    /// media type; headers get their schema.
+    pub(super) fn response(
+        &mut self,
+        r: &Node<'a>,
+        produces: &[&'a str],
+        at: &Location<'_>,
+    ) -> Result<Node<'a>, ConvertError> {
+        let r = as_object(r, at, "a response object")?;
+        if let Some(reference) = r.get("$ref") {
+            return Ok(ref_object_value(self.rewrite_ref(reference, at)?));
+        }
+        let schema = match r.get("schema") {
+            Some(s) => Some(self.schema(s, &at.key("schema"))?),
+            None => None,
+        };
+        let examples = match r.get("examples") {
+            Some(e) => Some(as_object(e, &at.key("examples"), "an object of examples")?),
+            None => None,
+        };
+        let mut out = Object::new();
+        match r.get("description") {
+            Some(d) => {
+                out.insert("description", d.clone());
+            }
+            None => {
+                self.note(at, NoteKind::MissingDescription);
+                out.insert("description", Node::string(""));
+            }
+        }
+        if let Some(headers) = r.get("headers") {
+            let at = at.key("headers");
+            let headers = as_object(headers, &at, "an object of headers")?;
+            let mut converted = Object::new();
+            for (name, h) in headers {
+                converted.insert(name.clone(), self.header(h, &at.key(name))?);
+            }
+            out.insert("headers", Node::Object(converted));
+        }
+        let mut content = Object::new();
+        if let Some(schema) = &schema {
+            for mt in media_or_default(produces) {
+                let example = examples.and_then(|e| e.get(mt)).cloned();
+                let mut m = media_type(Some(schema.clone()), None);
+                if let (Some(ex), Node::Object(m)) = (example, &mut m) {
+                    m.insert("example", ex);
+                }
+                content.insert(mt, m);
+            }
+        }
+        if let Some(examples) = examples {
+            for (mt, ex) in examples {
+                if !content.contains_key(mt) {
+                    let mut m = Object::new();
+                    if let Some(schema) = &schema {
+                        m.insert("schema", schema.clone());
+                    }
+                    m.insert("example", ex.clone());
+                    content.insert(mt.clone(), Node::Object(m));
+                }
+            }
+        }
+        if !content.is_empty() {
+            out.insert("content", Node::Object(content));
+        }
+        for (k, v) in r {
+            match k.as_str() {
+                x if x.starts_with("x-") => {
+                    let converted = self.extension(v, &at.key(k));
+                    out.insert(k.clone(), converted);
+                }
+                "description" | "schema" | "examples" | "headers" => {}
+                _ => self.dropped_field(k, at),
+            }
+        }
+        Ok(Node::Object(out))
+    }
+
+    fn header(&mut self, h: &Node<'a>, at: &Location<'_>) -> Result<Node<'a>, ConvertError> {
+        let h = as_object(h, at, "a header object")?;
+        let mut out = Object::new();
+        if let Some(d) = h.get("description") {
+            out.insert("description", d.clone());
+        }
+        if let Some((style, explode)) = self.collection_style(h, "header", at)? {
+            out.insert("style", Node::String(style.into()));
+            out.insert("explode", Node::Bool(explode));
+        }
+        out.insert("schema", self.simple_schema(h, at)?);
+        for (k, v) in h {
+            match k.as_str() {
+                "example" => {
+                    out.insert(k.clone(), v.clone());
+                }
+                x if x.starts_with("x-") && x != "x-nullable" => {
+                    let converted = self.extension(v, &at.key(k));
+                    out.insert(k.clone(), converted);
+                }
+                "description" => {}
+                x if moves_into_schema(x) => {}
+                _ => self.dropped_field(k, at),
+            }
+        }
+        Ok(Node::Object(out))
+    }
+}
