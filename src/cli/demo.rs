@@ -4,8 +4,8 @@
 use clap::Args;
 
 use crate::config::{Config, RawConfig, RawDownstream};
+use crate::demo;
 use crate::proxy;
-use crate::testing::demo;
 
 /// Arguments of `demo`.
 #[derive(Debug, Args)]

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use super::*;
 use crate::config::DownstreamConfig;
+use crate::demo::{Route, Site, start_site, v3_routes};
 use crate::outbound::tls::TlsConfig;
-use crate::testing::demo::{Route, Site, start_site, v3_routes};
 
 #[test]
 fn root_entries_must_point_under_openapi_v3_at_their_own_key() {
