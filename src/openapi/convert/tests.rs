@@ -619,6 +619,20 @@ fn refs_inside_vendor_extensions_follow_their_targets() {
     assert_eq!(kinds(&c.notes), Vec::<&str>::new());
 }
 
+/// A `$ref` in a keyword copied as it is (here a `description` that is
+/// not a string, as the property tests generate) follows its target too:
+/// left as `#/definitions/A` it would point to nothing in the output.
+#[test]
+fn refs_inside_keywords_copied_as_they_are_follow_their_targets() {
+    let v2 = json!({"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {},
+        "definitions": {"A": {"type": "array", "items": {"$ref": "#/definitions/A"},
+                              "description": {"$ref": "#/definitions/A"}}}});
+    let c = convert_ok(&v2);
+    let a = &c.document["components"]["schemas"]["A"];
+    assert_eq!(a["description"], json!({"$ref": "#/components/schemas/A"}));
+    assert_valid_v3_refs_and_names(&c.document);
+}
+
 #[test]
 fn security_definition_refs_in_extensions_become_security_scheme_refs() {
     let mut v2 = doc(json!({}), json!({}));
