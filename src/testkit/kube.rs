@@ -254,11 +254,11 @@ mod tests {
     }
 
     /// Derived from 1.27's Swagger document, every resource Kubernetes'
-    /// captured discovery also lists is the same in kind, scope, verbs and
-    /// (for subresources of another group) group-version. The captured
-    /// files come from several commits (see their SOURCE.md); the two from
-    /// commit 7c66d0f8 lack `watch` everywhere, so `watch` is not compared
-    /// there.
+    /// captured discovery also lists is the same in kind, scope, verbs,
+    /// singular name and (for subresources of another group) group-version.
+    /// The captured files are pinned at several commits
+    /// (scripts/testdata.manifest); the two pinned at 7c66d0f8 lack `watch`
+    /// everywhere, so `watch` is not compared there.
     #[test]
     fn derived_discovery_matches_what_kube_apiserver_wrote() {
         let derived = discovery_1_27();
