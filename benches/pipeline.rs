@@ -58,7 +58,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const INPUT: &str = "kube-openapi/pkg/schemaconv/testdata/swagger.json";
 
 fn input() -> Vec<u8> {
-    let path = op::testing::testdata::path(INPUT);
+    let path = op::testkit::testdata::path(INPUT);
     std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 

@@ -8,7 +8,7 @@
 //! gzipped.
 //!
 //! The second group is issue 16's scale: 5,000 CRD kinds in 1,000
-//! group-versions served by one downstream (`testing::crd`), one
+//! group-versions served by one downstream (`testkit::crd`), one
 //! group-version changing between rebuilds.
 //!
 //! Run: `cargo bench --bench rebuild`.
@@ -18,8 +18,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode};
-use openapi_proxy::testing::crd::CrdFleet;
-use openapi_proxy::testing::fleet;
+use openapi_proxy::testkit::crd::CrdFleet;
+use openapi_proxy::testkit::fleet;
 use openapi_proxy::{Contribution, Readiness, build_snapshot, rebuild_snapshot};
 
 #[global_allocator]

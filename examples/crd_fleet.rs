@@ -1,10 +1,11 @@
 //! One downstream serving a cluster of CRDs beside the Kubernetes
 //! built-ins, for issue 16's scale measurements (`benches/load/crds.sh`):
 //! `KINDS` CRD kinds in `GVS` group-versions with about `KIND_BYTES` of
-//! OpenAPI schema per kind (`openapi_proxy::testing::crd`), plus the
-//! Kubernetes 1.27 built-ins read from the shared test data at run time
-//! (its Swagger 2.0 document converted by the proxy's own pipeline, its
-//! legacy discovery turned into aggregated discovery).
+//! OpenAPI schema per kind (`openapi_proxy::testkit::crd`), plus the
+//! Kubernetes 1.27 built-ins read from the test data at run time (its
+//! Swagger 2.0 document converted by the proxy's own pipeline, and the
+//! legacy discovery derived from it, `openapi_proxy::testkit::kube`,
+//! turned into aggregated discovery).
 //!
 //! Serves OpenAPI v3 (root and documents), aggregated `/api` and `/apis`,
 //! and every legacy group-version list. Prints its base URL, then `ready`,
@@ -18,20 +19,15 @@
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
-use openapi_proxy::testing::crd::CrdFleet;
-use openapi_proxy::testing::demo::{
+use openapi_proxy::demo::{
     Route, Routes, openapi_v3_documents, start_site, v3_routes, version_body,
 };
-use openapi_proxy::testing::{fleet, testdata};
+use openapi_proxy::testkit::crd::CrdFleet;
+use openapi_proxy::testkit::{fleet, kube, testdata};
 use openapi_proxy::{
     APIGroupDiscovery, APIResourceList, APIVersionDiscovery, CURRENT, DocumentKey,
     DownstreamDiscovery, GroupVersion, ObjectMeta, media, to_aggregated,
 };
-
-/// The built-ins of Kubernetes 1.27: its Swagger 2.0 document and its
-/// discovery, both in the shared test data.
-const SWAGGER: &str = "kube-openapi/pkg/schemaconv/testdata/swagger.json";
-const DISCOVERY: &str = "discovery/k8s-1.27-from-openapi";
 
 type Error = Box<dyn std::error::Error>;
 
@@ -39,14 +35,14 @@ fn arg<T: std::str::FromStr>(args: &[String], i: usize, default: T) -> T {
     args.get(i).and_then(|a| a.parse().ok()).unwrap_or(default)
 }
 
-fn read_json(rel: &str) -> Result<serde_json::Value, Error> {
-    Ok(serde_json::from_slice(&std::fs::read(testdata::path(rel))?)?)
-}
-
 /// One built-in group-version's resources, from its legacy list.
-fn builtin_version(file: &str, version: &str) -> Result<APIVersionDiscovery, Error> {
+fn builtin_version(
+    lists: &BTreeMap<String, serde_json::Value>,
+    path: &str,
+    version: &str,
+) -> Result<APIVersionDiscovery, Error> {
     let list: APIResourceList =
-        serde_json::from_slice(&std::fs::read(testdata::path(&format!("{DISCOVERY}/{file}")))?)?;
+        serde_json::from_value(lists.get(path).cloned().ok_or(format!("no {path}"))?)?;
     Ok(APIVersionDiscovery {
         version: version.to_owned(),
         resources: to_aggregated(&list)?,
@@ -55,9 +51,11 @@ fn builtin_version(file: &str, version: &str) -> Result<APIVersionDiscovery, Err
 }
 
 /// The built-ins' core version and groups, aggregated.
-fn builtin_discovery() -> Result<(APIVersionDiscovery, Vec<APIGroupDiscovery>), Error> {
-    let core = builtin_version("api__v1.json", "v1")?;
-    let apis = read_json(&format!("{DISCOVERY}/apis.json"))?;
+fn builtin_discovery(
+    lists: &BTreeMap<String, serde_json::Value>,
+) -> Result<(APIVersionDiscovery, Vec<APIGroupDiscovery>), Error> {
+    let core = builtin_version(lists, "/api/v1", "v1")?;
+    let apis = lists.get("/apis").ok_or("no /apis")?;
     let mut groups = Vec::new();
     for g in apis["groups"].as_array().into_iter().flatten() {
         let name = g["name"].as_str().unwrap_or_default().to_owned();
@@ -72,7 +70,7 @@ fn builtin_discovery() -> Result<(APIVersionDiscovery, Vec<APIGroupDiscovery>), 
         let mut entry =
             APIGroupDiscovery { metadata: ObjectMeta { name: name.clone() }, versions: Vec::new() };
         for v in versions {
-            entry.versions.push(builtin_version(&format!("apis__{name}__{v}.json"), v)?);
+            entry.versions.push(builtin_version(lists, &format!("/apis/{name}/{v}"), v)?);
         }
         groups.push(entry);
     }
@@ -92,7 +90,7 @@ fn aggregated_route(items: &[APIGroupDiscovery]) -> Route {
 /// revision.
 fn routes(fleet: &CrdFleet, changed: Option<(usize, u64)>) -> Result<Vec<(String, Route)>, Error> {
     let mut documents: BTreeMap<DocumentKey, Bytes> =
-        openapi_v3_documents(&std::fs::read(testdata::path(SWAGGER))?)?;
+        openapi_v3_documents(&std::fs::read(testdata::path(kube::SWAGGER_1_27))?)?;
     for index in 0..fleet.group_versions {
         let (group, version) = fleet.group_version(index);
         if let Some(key) = DocumentKey::parse(&GroupVersion::key_of(&group, &version)) {
@@ -100,13 +98,14 @@ fn routes(fleet: &CrdFleet, changed: Option<(usize, u64)>) -> Result<Vec<(String
             documents.insert(key, fleet.openapi_document(index, revision));
         }
     }
-    let (core, builtins) = builtin_discovery()?;
+    let lists = kube::discovery_1_27();
+    let (core, builtins) = builtin_discovery(&lists)?;
     let mut out = Vec::new();
     for g in &builtins {
         for v in &g.versions {
             let path = format!("/{}", GroupVersion::key_of(&g.metadata.name, &v.version));
-            let file = format!("{DISCOVERY}/apis__{}__{}.json", g.metadata.name, v.version);
-            out.push((path, Route::json(std::fs::read(testdata::path(&file))?)));
+            let list = lists.get(&path).ok_or(format!("no {path}"))?;
+            out.push((path, Route::json(serde_json::to_vec(list)?)));
         }
     }
     let crds = fleet.discovery(changed);
@@ -121,8 +120,8 @@ fn routes(fleet: &CrdFleet, changed: Option<(usize, u64)>) -> Result<Vec<(String
             versions: vec![core],
         }]),
     ));
-    let core_list = std::fs::read(testdata::path(&format!("{DISCOVERY}/api__v1.json")))?;
-    out.push(("/api/v1".to_owned(), Route::json(core_list)));
+    let core_list = lists.get("/api/v1").ok_or("no /api/v1")?;
+    out.push(("/api/v1".to_owned(), Route::json(serde_json::to_vec(core_list)?)));
     let total: usize = documents.values().map(Bytes::len).sum();
     eprintln!("crd_fleet: {} OpenAPI documents, {total} bytes", documents.len());
     out.extend(v3_routes(&documents));

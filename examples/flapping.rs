@@ -22,8 +22,8 @@ use actix_web::http::StatusCode;
 use bytes::Bytes;
 use openapi_proxy::DocumentKey;
 use openapi_proxy::GroupVersion;
-use openapi_proxy::testing::demo::{Route, Routes, start_site, v3_routes, version_body};
-use openapi_proxy::testing::fleet;
+use openapi_proxy::demo::{Route, Routes, start_site, v3_routes, version_body};
+use openapi_proxy::testkit::fleet;
 
 /// Aggregated discovery (and legacy lists) of a synthetic downstream.
 fn discovery_routes(downstream: usize, groups: usize, versions: usize) -> Vec<(String, Route)> {

@@ -27,8 +27,12 @@
 //!   Kubernetes vocabulary (keys, group-versions, media types, negotiation).
 //! - Beside the layers: `config` (file + flags → validated configuration,
 //!   read by the edges), `metrics` (the Prometheus exposition) and
-//!   [`testing`] (demo downstreams, synthetic fleets, where the test data
-//!   is).
+//!   [`demo`] (the demo's built-in downstream servers, which the
+//!   integration tests script as fakes too).
+//! - `testkit` — synthetic fleets, CRD generators and where the test data
+//!   is: compiled only for tests and under the dev-only feature `testkit`
+//!   (which benches, examples and integration tests get through the
+//!   crate's dev-dependency on itself), so none of it is in the binary.
 //!
 //! Converting, splitting, merging and negotiating are pure functions from
 //! values to values, which is what lets the test suite run them on real
@@ -40,6 +44,7 @@ mod body;
 pub mod check;
 pub mod cli;
 mod config;
+pub mod demo;
 mod discovery;
 mod downstream;
 mod front_door;
@@ -50,7 +55,8 @@ mod openapi;
 mod outbound;
 mod publish;
 mod serve;
-pub mod testing;
+#[cfg(any(test, feature = "testkit"))]
+pub mod testkit;
 mod wire;
 mod wiring;
 

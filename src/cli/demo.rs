@@ -4,7 +4,7 @@
 use clap::Args;
 
 use crate::config::{Config, RawConfig, RawDownstream};
-use crate::testing::demo;
+use crate::demo;
 use crate::wiring;
 
 /// Arguments of `demo`.

@@ -227,7 +227,7 @@ mod tests {
     #[test]
     fn real_kubernetes_lists_convert_and_round_trip_their_resources() {
         let dir =
-            std::fs::read_dir(crate::testing::testdata::path("discovery/kubernetes-api-discovery"))
+            std::fs::read_dir(crate::testkit::testdata::path("discovery/kubernetes-api-discovery"))
                 .expect("the test data folder is readable");
         let mut seen = 0;
         for entry in dir {

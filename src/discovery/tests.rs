@@ -251,7 +251,7 @@ fn runs_of_groups_keep_apis_gzip_close_to_compressing_it_whole() {
     // The 3,000 one-resource group-versions of the older fleet: one
     // segment per group made its gzip 13 times what compressing the body
     // whole gives (465 KB against 35 KB).
-    let fleet = crate::testing::fleet::contributions(50, 30, 2);
+    let fleet = crate::testkit::fleet::contributions(50, 30, 2);
     let sources: Vec<RankedDiscovery<'_>> = fleet
         .iter()
         .filter_map(|c| {

@@ -578,8 +578,8 @@ mod tests {
 
     /// A legacy `/apis` listing `n` groups of one version each, every
     /// `APIResourceList` answered after `delay`.
-    fn legacy_site(n: usize, delay: std::time::Duration) -> crate::testing::demo::Site {
-        use crate::testing::demo::{Route, Routes, start_site};
+    fn legacy_site(n: usize, delay: std::time::Duration) -> crate::demo::Site {
+        use crate::demo::{Route, Routes, start_site};
         let routes = Routes::default();
         let groups: Vec<serde_json::Value> = (0..n)
             .map(|i| {
@@ -604,7 +604,7 @@ mod tests {
         start_site(routes).expect("site")
     }
 
-    fn client(site: &crate::testing::demo::Site) -> DownstreamClient {
+    fn client(site: &crate::demo::Site) -> DownstreamClient {
         let tls = crate::outbound::tls::TlsConfig::default();
         let timeout = std::time::Duration::from_secs(5);
         DownstreamClient::new("d", &site.url(), &tls, None, timeout, 1 << 20).expect("client")
@@ -636,7 +636,7 @@ mod tests {
         // resources, the others current, the round failed with it.
         site.routes.set(
             "/apis/g5.example.com/v1",
-            crate::testing::demo::Route::status(awc::http::StatusCode::SERVICE_UNAVAILABLE),
+            crate::demo::Route::status(awc::http::StatusCode::SERVICE_UNAVAILABLE),
         );
         let e = fetcher
             .fetch(&client, &Metrics::default(), "d", usize::MAX)

@@ -522,8 +522,8 @@ pub(crate) mod tests {
         out
     }
 
-    const FLEET: crate::testing::crd::CrdFleet =
-        crate::testing::crd::CrdFleet { seed: 3, kinds: 60, group_versions: 24, kind_bytes: 300 };
+    const FLEET: crate::testkit::crd::CrdFleet =
+        crate::testkit::crd::CrdFleet { seed: 3, kinds: 60, group_versions: 24, kind_bytes: 300 };
 
     #[test]
     fn rebuilding_after_several_changes_gives_the_bytes_of_a_full_build() {

@@ -1,5 +1,5 @@
 """Strictly validates Kubernetes manifests against the OpenAPI v3 documents
-an openapi-proxy serves (tests/integration/deploy.rs).
+an openapi-proxy serves (tests/integration/repository/deploy.rs).
 
 Usage: validate_manifests.py PROXY_BASE_URL FILE...
 

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use super::*;
 use crate::config::DownstreamConfig;
+use crate::demo::{Route, Site, start_site, v3_routes};
 use crate::outbound::tls::TlsConfig;
-use crate::testing::demo::{Route, Site, start_site, v3_routes};
 
 #[test]
 fn root_entries_must_point_under_openapi_v3_at_their_own_key() {
@@ -195,7 +195,7 @@ fn fetches(poller: &Poller, document: &str, result: &str) -> Option<u64> {
 #[actix_web::test]
 async fn a_json_answer_to_the_protobuf_request_is_not_counted_ok() {
     let site = start_site(Default::default()).expect("site");
-    site.routes.set("/openapi/v2", Route::json(crate::testing::demo::WIDGETS_V2));
+    site.routes.set("/openapi/v2", Route::json(crate::demo::WIDGETS_V2));
     let mut poller = poller(&site);
     poller.round().await;
     assert_eq!(poller.failures, 0);

@@ -169,8 +169,11 @@ impl<'a> Context<'a> {
                     let converted = self.extension(value, &at.key(key));
                     out.insert(key.clone(), converted);
                 }
+                // As they are, but a `$ref` inside (`description: {$ref}`
+                // in a careless document) follows its target like any other.
                 k if copied_as_is(k) => {
-                    out.insert(key.clone(), value.clone());
+                    let converted = self.extension(value, &at.key(key));
+                    out.insert(key.clone(), converted);
                 }
                 _ => self.note(
                     &at.key(key),

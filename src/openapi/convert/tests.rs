@@ -560,13 +560,13 @@ fn conversion_does_not_mutate_and_is_deterministic() {
     assert_eq!(a, b);
 }
 
-// Issue 14: references and component names that made outputs invalid on
-// real-world Swagger. The inputs are the minimal documents in
-// `testdata/issue14/`, which `tests/integration/validators.rs` also feeds
-// through swagger-parser.
+// References and component names that made outputs invalid on real-world
+// Swagger. The inputs are the minimal documents in `testdata/references/`,
+// which tests/integration/harness/validators.rs also feeds through
+// swagger-parser.
 
-fn issue14(name: &str) -> Converted {
-    let path = format!("{}/testdata/issue14/{name}.v2.json", env!("CARGO_MANIFEST_DIR"));
+fn references_case(name: &str) -> Converted {
+    let path = format!("{}/testdata/references/{name}.v2.json", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     convert_ok(&serde_json::from_str(&text).unwrap())
 }
@@ -576,7 +576,7 @@ fn refs_in(doc: &Value) -> Vec<String> {
     crate::json::refs::all_refs(doc).into_iter().map(|(_, r)| r).collect()
 }
 
-/// What every issue-14 output must be: no Swagger 2.0 reference left, no
+/// What every `testdata/references/` output must be: no Swagger 2.0 reference left, no
 /// reference dangling, every component name valid.
 fn assert_valid_v3_refs_and_names(doc: &Value) {
     for r in refs_in(doc) {
@@ -595,8 +595,8 @@ fn assert_valid_v3_refs_and_names(doc: &Value) {
 }
 
 #[test]
-fn issue14_refs_inside_vendor_extensions_follow_their_targets() {
-    let c = issue14("extension-refs");
+fn refs_inside_vendor_extensions_follow_their_targets() {
+    let c = references_case("extension-refs");
     let d = &c.document;
     assert_eq!(
         d["x-ms-parameterized-host"]["parameters"],
@@ -619,8 +619,22 @@ fn issue14_refs_inside_vendor_extensions_follow_their_targets() {
     assert_eq!(kinds(&c.notes), Vec::<&str>::new());
 }
 
+/// A `$ref` in a keyword copied as it is (here a `description` that is
+/// not a string, as the property tests generate) follows its target too:
+/// left as `#/definitions/A` it would point to nothing in the output.
 #[test]
-fn issue14_security_definition_refs_in_extensions_become_security_scheme_refs() {
+fn refs_inside_keywords_copied_as_they_are_follow_their_targets() {
+    let v2 = json!({"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {},
+        "definitions": {"A": {"type": "array", "items": {"$ref": "#/definitions/A"},
+                              "description": {"$ref": "#/definitions/A"}}}});
+    let c = convert_ok(&v2);
+    let a = &c.document["components"]["schemas"]["A"];
+    assert_eq!(a["description"], json!({"$ref": "#/components/schemas/A"}));
+    assert_valid_v3_refs_and_names(&c.document);
+}
+
+#[test]
+fn security_definition_refs_in_extensions_become_security_scheme_refs() {
     let mut v2 = doc(json!({}), json!({}));
     v2["securityDefinitions"] = json!({"k": {"type": "apiKey", "name": "k", "in": "header"}});
     v2["x-auth"] = json!({"$ref": "#/securityDefinitions/k"});
@@ -629,7 +643,7 @@ fn issue14_security_definition_refs_in_extensions_become_security_scheme_refs() 
 }
 
 #[test]
-fn issue14_dangling_ref_in_an_extension_is_kept_with_a_note_not_refused() {
+fn dangling_ref_in_an_extension_is_kept_with_a_note_not_refused() {
     let mut v2 = doc(json!({}), json!({}));
     v2["x-links"] = json!([{"$ref": "#/definitions/Nope"}, {"$ref": "other.json#/x"}]);
     let c = convert_ok(&v2);
@@ -647,7 +661,7 @@ fn issue14_dangling_ref_in_an_extension_is_kept_with_a_note_not_refused() {
 }
 
 #[test]
-fn issue14_extension_ref_to_a_form_parameter_is_unmapped_with_a_note() {
+fn extension_ref_to_a_form_parameter_is_unmapped_with_a_note() {
     let mut v2 = doc(json!({}), json!({}));
     v2["parameters"] = json!({"f": {"name": "f", "in": "formData", "type": "string"}});
     v2["x-form"] = json!({"$ref": "#/parameters/f"});
@@ -658,8 +672,8 @@ fn issue14_extension_ref_to_a_form_parameter_is_unmapped_with_a_note() {
 }
 
 #[test]
-fn issue14_percent_encoded_fragments_are_decoded_and_written_back_encoded() {
-    let c = issue14("percent-encoded-refs");
+fn percent_encoded_fragments_are_decoded_and_written_back_encoded() {
+    let c = references_case("percent-encoded-refs");
     let d = &c.document;
     let get = &d["paths"]["/transactions/{id}"]["get"];
     assert_eq!(
@@ -682,7 +696,7 @@ fn issue14_percent_encoded_fragments_are_decoded_and_written_back_encoded() {
 }
 
 #[test]
-fn issue14_malformed_percent_encoding_is_a_dangling_ref() {
+fn malformed_percent_encoding_is_a_dangling_ref() {
     let v2 = doc(json!({}), json!({"A": {"$ref": "#/definitions/B%2"}, "B": {}}));
     assert_eq!(
         convert(&v2),
@@ -694,8 +708,8 @@ fn issue14_malformed_percent_encoding_is_a_dangling_ref() {
 }
 
 #[test]
-fn issue14_invalid_component_names_are_renamed_without_collisions() {
-    let c = issue14("component-names");
+fn invalid_component_names_are_renamed_without_collisions() {
+    let c = references_case("component-names");
     let d = &c.document;
     let comp = &d["components"];
     let keys = |section: &str| -> Vec<String> {
@@ -748,7 +762,7 @@ fn issue14_invalid_component_names_are_renamed_without_collisions() {
 }
 
 #[test]
-fn issue14_renamed_body_parameter_is_referenced_under_its_new_name() {
+fn renamed_body_parameter_is_referenced_under_its_new_name() {
     let mut v2 = doc(
         json!({"/a": {"post": {"parameters": [{"$ref": "#/parameters/new%20item"}],
                                "responses": {"200": {"description": "OK"}}}}}),
@@ -767,8 +781,8 @@ fn issue14_renamed_body_parameter_is_referenced_under_its_new_name() {
 }
 
 #[test]
-fn issue14_split_keeps_the_targets_of_refs_in_extensions() {
-    let c = issue14("extension-refs");
+fn split_keeps_the_targets_of_refs_in_extensions() {
+    let c = references_case("extension-refs");
     let split = crate::openapi::split::split(&c.document).unwrap();
     assert!(!split.documents.is_empty());
     for (key, part) in &split.documents {
@@ -788,8 +802,8 @@ fn issue14_split_keeps_the_targets_of_refs_in_extensions() {
 // Issue 14, cause 6: a `$ref` to a schema inside `paths` (swagger2openapi's
 // issue51c/d) used to stay at its v2 place, where v3 has no schema.
 #[test]
-fn issue14_refs_to_schemas_inside_paths_point_to_hoisted_components() {
-    let c = issue14("path-schema-refs");
+fn refs_to_schemas_inside_paths_point_to_hoisted_components() {
+    let c = references_case("path-schema-refs");
     let d = &c.document;
     let response = "paths._test.get.responses.200.schema.properties.default";
     let body = "paths._test.post.parameters.0.schema";
@@ -841,7 +855,7 @@ fn issue14_refs_to_schemas_inside_paths_point_to_hoisted_components() {
 }
 
 #[test]
-fn issue14_hoisted_names_do_not_take_a_definitions_name() {
+fn hoisted_names_do_not_take_a_definitions_name() {
     let taken = "paths._a.get.responses.200.schema";
     let v2 = doc(
         json!({"/a": {"get": {"responses": {"200": {"description": "OK",
@@ -862,7 +876,7 @@ fn issue14_hoisted_names_do_not_take_a_definitions_name() {
 }
 
 #[test]
-fn issue14_hoisted_schemas_chain_and_get_components_when_there_were_none() {
+fn hoisted_schemas_chain_and_get_components_when_there_were_none() {
     let v2 = json!({"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {"/a": {
         "parameters": [{"name": "b", "in": "body", "schema": {"type": "object",
             "properties": {"x": {"$ref": "#/paths/~1a/get/responses/200/schema/items"}}}}],
@@ -883,7 +897,7 @@ fn issue14_hoisted_schemas_chain_and_get_components_when_there_were_none() {
 }
 
 #[test]
-fn issue14_refs_to_what_is_no_schema_inside_paths_stay_unmapped() {
+fn refs_to_what_is_no_schema_inside_paths_stay_unmapped() {
     for reference in [
         "#/paths/~1a/get/responses/200",
         "#/paths/~1a/get/responses/200/schema/properties",
@@ -906,8 +920,8 @@ fn issue14_refs_to_what_is_no_schema_inside_paths_stay_unmapped() {
 }
 
 #[test]
-fn issue14_split_keeps_hoisted_schemas() {
-    let c = issue14("path-schema-refs");
+fn split_keeps_hoisted_schemas() {
+    let c = references_case("path-schema-refs");
     let split = crate::openapi::split::split(&c.document).unwrap();
     assert!(!split.documents.is_empty());
     for (key, part) in &split.documents {
@@ -919,7 +933,7 @@ fn issue14_split_keeps_hoisted_schemas() {
 // is inside to its v3 place, rather than keeping the v2 inner path, which
 // dangles (a v3 response has no `schema`, a v3 parameter no `type`).
 #[test]
-fn issue14_refs_inside_responses_follow_to_their_v3_inner_place() {
+fn refs_inside_responses_follow_to_their_v3_inner_place() {
     let mut v2 = doc(json!({}), json!({}));
     v2["produces"] = json!(["application/yaml", "application/json"]);
     v2["responses"] = json!({"R": {"description": "d", "x-r": 1,
@@ -950,7 +964,7 @@ fn issue14_refs_inside_responses_follow_to_their_v3_inner_place() {
 }
 
 #[test]
-fn issue14_refs_inside_parameters_follow_to_their_v3_inner_place() {
+fn refs_inside_parameters_follow_to_their_v3_inner_place() {
     let mut v2 = doc(json!({}), json!({"T": {"type": "object"}}));
     v2["consumes"] = json!(["application/merge-patch+json"]);
     v2["parameters"] = json!({
@@ -980,7 +994,7 @@ fn issue14_refs_inside_parameters_follow_to_their_v3_inner_place() {
 }
 
 #[test]
-fn issue14_a_schema_ref_to_a_shared_responses_schema_resolves() {
+fn a_schema_ref_to_a_shared_responses_schema_resolves() {
     let mut v2 = doc(
         json!({"/a": {"get": {"responses": {"200": {"description": "OK",
             "schema": {"$ref": "#/responses/R/schema"}}}}}}),
@@ -997,8 +1011,8 @@ fn issue14_a_schema_ref_to_a_shared_responses_schema_resolves() {
 }
 
 #[test]
-fn issue14_inner_refs_case_has_only_v3_refs_that_resolve() {
-    let c = issue14("inner-refs");
+fn inner_refs_case_has_only_v3_refs_that_resolve() {
+    let c = references_case("inner-refs");
     assert_valid_v3_refs_and_names(&c.document);
     assert_eq!(
         c.document["paths"]["/things"]["get"]["x-paging"]["limit"],
@@ -1008,7 +1022,7 @@ fn issue14_inner_refs_case_has_only_v3_refs_that_resolve() {
 }
 
 #[test]
-fn issue14_refs_inside_to_what_v3_has_no_place_for_stay_unmapped() {
+fn refs_inside_to_what_v3_has_no_place_for_stay_unmapped() {
     let mut v2 = doc(json!({}), json!({}));
     v2["parameters"] = json!({
         "B": {"name": "b", "in": "body", "schema": {"type": "object"}},

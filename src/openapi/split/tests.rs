@@ -497,7 +497,7 @@ fn top_level_members_are_kept_in_input_order() {
 /// itself publishes, each self-contained.
 #[test]
 fn kubernetes_1_27_splits_into_48_closed_documents() {
-    let path = crate::testing::testdata::path("kube-openapi/pkg/schemaconv/testdata/swagger.json");
+    let path = crate::testkit::testdata::path("kube-openapi/pkg/schemaconv/testdata/swagger.json");
     let bytes = std::fs::read(&path).expect("the test data is readable");
     let doc: Value = serde_json::from_slice(&bytes).expect("valid JSON");
     let split = split_ok(&doc);

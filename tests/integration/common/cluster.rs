@@ -3,7 +3,7 @@
 //! against something that answers like kube-apiserver.
 //!
 //! Why by hand, on raw tokio TCP, and not on actix like the other fakes
-//! ([`openapi_proxy::testing::demo::start_site`]): the point of this fake is
+//! ([`openapi_proxy::demo::start_site`]): the point of this fake is
 //! the parts of HTTP that a framework hides and that the front door in
 //! front of it must carry — responses streamed chunk by chunk for as long
 //! as the client stays (watch, `logs -f`), and a connection upgraded to
@@ -26,7 +26,7 @@
 //! `Authorization: Bearer <token>` or gets kube's 401 Status. Mind that
 //! kubectl sends `--token` only to an `https://` server (client-go drops all
 //! user credentials over plain HTTP), so kubectl straight at [`Cluster::url`]
-//! is always unauthenticated; `tests/integration/cluster.rs` puts TLS in
+//! is always unauthenticated; `tests/integration/harness/fake_cluster.rs` puts TLS in
 //! front. Serving only widgets, there is no core group: aggregated `/api`
 //! lists no items and legacy `/api` and `/api/v1` are 404s.
 //!

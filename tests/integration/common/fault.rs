@@ -1,5 +1,5 @@
 //! A misbehaving downstream at the TCP level: a [`Gate`] listens on its own
-//! port in front of a well-behaved fake ([`openapi_proxy::testing::demo::Site`]) and,
+//! port in front of a well-behaved fake ([`openapi_proxy::demo::Site`]) and,
 //! for the requests a fault applies to, does what actix cannot be scripted
 //! to do — refuse connections, accept and never answer, send headers and
 //! stall, cut a body short, stream an endless body, answer in HTTP/1.0 with

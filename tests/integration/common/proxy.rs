@@ -8,7 +8,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::HeaderMap;
 use bytes::Bytes;
 use openapi_proxy::Running;
-use openapi_proxy::testing::demo::{Route, Routes, Site, start_site};
+use openapi_proxy::demo::{Route, Routes, Site, start_site};
 use openapi_proxy::{Config, DownstreamConfig, TlsConfig};
 
 /// Poll interval used by tests: short, so changes show quickly.

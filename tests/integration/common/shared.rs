@@ -1,5 +1,5 @@
 //! Reading the real Kubernetes documents the tests use (found by
-//! `openapi_proxy::testing::testdata`; a missing file fails the test,
+//! `openapi_proxy::testkit::testdata`; a missing file fails the test,
 //! naming `scripts/testdata.sh`).
 
 use std::path::PathBuf;
@@ -9,7 +9,7 @@ use std::path::PathBuf;
 /// # Panics
 /// When it is missing, naming the script that gets it.
 pub fn shared_testdata(rel: &str) -> PathBuf {
-    openapi_proxy::testing::testdata::path(rel)
+    openapi_proxy::testkit::testdata::path(rel)
 }
 
 /// Reads and parses a JSON document from the test data folder.

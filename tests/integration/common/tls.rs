@@ -1,5 +1,5 @@
 //! TLS for the fake downstreams: certificates made at test time and an
-//! HTTPS site in front of a [`demo`](openapi_proxy::testing::demo) site.
+//! HTTPS site in front of a [`demo`](openapi_proxy::demo) site.
 //!
 //! [`Pki::generate`] makes two CAs that sign (one for servers, one for
 //! clients), one that signs nothing, a server certificate for `127.0.0.1`
@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use actix_web::http::header;
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
-use openapi_proxy::testing::demo::{Routes, start_site};
+use openapi_proxy::demo::{Routes, start_site};
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
     KeyUsagePurpose,

@@ -448,7 +448,7 @@ pub fn validators_dir() -> PathBuf {
 
 /// Cargo's target directory: `CARGO_TARGET_DIR` when set (at run time, else
 /// at build time), relative to the crate root; otherwise `<crate>/target`.
-fn target_dir() -> PathBuf {
+pub fn target_dir() -> PathBuf {
     let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)

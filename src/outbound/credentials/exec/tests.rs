@@ -19,11 +19,11 @@ use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 use super::cache::ExecTokenCache;
 use super::run::ExecError;
 use super::*;
+use crate::demo::{Route, Routes, start_site};
 use crate::outbound::client::{DownstreamClient, Fetched};
 use crate::outbound::credentials::TokenSource;
 use crate::outbound::credentials::kubeconfig::resolve;
 use crate::outbound::tls::TlsConfig;
-use crate::testing::demo::{Route, Routes, start_site};
 
 const STANDARD: &str = r#"#!/bin/sh
 echo run >> "$PLUGIN_DIR/runs"
@@ -346,14 +346,14 @@ async fn a_missing_command_shows_the_install_hint() {
 }
 
 /// A downstream that takes only the plugin's second token.
-fn site_accepting(authorization: &str) -> crate::testing::demo::Site {
+fn site_accepting(authorization: &str) -> crate::demo::Site {
     let routes = Routes::default();
     routes.set("/openapi/v2", Route::json(&b"{}"[..]));
     routes.require_authorization(Some(authorization));
     start_site(routes).expect("site")
 }
 
-fn client_for(site: &crate::testing::demo::Site, f: &Fixture) -> DownstreamClient {
+fn client_for(site: &crate::demo::Site, f: &Fixture) -> DownstreamClient {
     DownstreamClient::new(
         "kube",
         &site.url(),
@@ -365,7 +365,7 @@ fn client_for(site: &crate::testing::demo::Site, f: &Fixture) -> DownstreamClien
     .expect("client")
 }
 
-fn authorizations(site: &crate::testing::demo::Site) -> Vec<String> {
+fn authorizations(site: &crate::demo::Site) -> Vec<String> {
     site.routes
         .seen()
         .iter()

@@ -5,9 +5,9 @@
 
 use actix_web::http::StatusCode;
 use bytes::Bytes;
+use openapi_proxy::demo::{Route, Site};
 use openapi_proxy::media::{DISCOVERY_V2_CONTENT_TYPE, DISCOVERY_V2BETA1_CONTENT_TYPE};
 use openapi_proxy::sha512_hex;
-use openapi_proxy::testing::demo::{Route, Site};
 use openapi_proxy::{Config, DownstreamConfig};
 use serde_json::{Value, json};
 

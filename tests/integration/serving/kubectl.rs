@@ -16,10 +16,10 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 use openapi_proxy::DocumentKey;
 use openapi_proxy::DownstreamConfig;
+use openapi_proxy::demo::{self, Route, Site, v3_routes, version_body};
 use openapi_proxy::media::CLIENT_GO_DISCOVERY_ACCEPT as CLIENT_GO_ACCEPT;
 use openapi_proxy::media::DISCOVERY_V2_CONTENT_TYPE;
 use openapi_proxy::preference;
-use openapi_proxy::testing::demo::{self, Route, Site, v3_routes, version_body};
 use openapi_proxy::to_aggregated;
 use openapi_proxy::{
     APIGroupDiscovery, APIResourceList, APIVersionDiscovery, CURRENT, ObjectMeta, STALE,

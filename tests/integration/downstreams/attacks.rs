@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use actix_web::http::StatusCode;
 use bytes::Bytes;
-use openapi_proxy::testing::demo::{Route, Routes, start_site, version_body};
+use openapi_proxy::demo::{Route, Routes, start_site, version_body};
 use openapi_proxy::{Budget, swagger_to_openapi};
 use serde_json::Value;
 

@@ -3,7 +3,7 @@
 //! group-versions, all served by one downstream, as kube-apiserver serves
 //! its CRDs.
 //!
-//! Unlike [`crate::testing::fleet`] (many downstreams, tiny documents),
+//! Unlike [`crate::testkit::fleet`] (many downstreams, tiny documents),
 //! the documents here are sized like real CRD documents: structural
 //! schemas inlined (no `$ref` between kinds), deep, with long
 //! descriptions — sized by [`CrdFleet::kind_bytes`] per kind. Every

@@ -11,8 +11,8 @@ use std::time::{Duration, SystemTime};
 use actix_web::http::StatusCode;
 use actix_web::http::header::{AUTHORIZATION, COOKIE};
 use openapi_proxy::DownstreamClient;
+use openapi_proxy::demo::{Route, SeenRequest};
 use openapi_proxy::error_chain;
-use openapi_proxy::testing::demo::{Route, SeenRequest};
 use openapi_proxy::{DEFAULT_MAX_DOCUMENT_BYTES, DownstreamConfig};
 
 use crate::common::proxy::{TestProxy, downstream, site, testdata, widgets_routes};

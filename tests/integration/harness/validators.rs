@@ -307,14 +307,14 @@ fn only_zero_value_defaults_that_do_not_fit_are_tolerated() {
     assert_eq!(tolerant[1].tolerated, 0);
 }
 
-/// The minimal documents of issue 14 (references inside vendor extensions,
-/// percent-encoded reference fragments, component names outside the
+/// The minimal documents of `testdata/references/` (references inside
+/// vendor extensions, percent-encoded reference fragments, component names outside the
 /// OpenAPI 3.0 pattern, references to schemas inside `paths` and inside
 /// shared parameters and responses), converted by the real converter.
-fn issue14_outputs() -> Vec<(String, Value)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/issue14");
+fn references_outputs() -> Vec<(String, Value)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/references");
     let mut names: Vec<String> = fs::read_dir(&dir)
-        .expect("testdata/issue14 is readable")
+        .expect("testdata/references is readable")
         .map(|entry| entry.expect("directory entries are readable").file_name())
         .filter_map(|name| name.to_str()?.strip_suffix(".v2.json").map(str::to_owned))
         .collect();
@@ -347,9 +347,9 @@ fn issue14_outputs() -> Vec<(String, Value)> {
 // do not check the component-name pattern OpenAPI 3.0 requires (cause 7),
 // so it is checked here.
 #[test]
-fn issue14_converted_documents_pass_swagger_parser() {
-    let dir = validators::scratch_dir("issue14");
-    let outputs = issue14_outputs();
+fn converted_references_cases_pass_swagger_parser() {
+    let dir = validators::scratch_dir("references");
+    let outputs = references_outputs();
     for (name, document) in &outputs {
         let components = document["components"].as_object().expect("components is an object");
         for (section, members) in components {
@@ -374,9 +374,9 @@ fn issue14_converted_documents_pass_swagger_parser() {
 // vendor extensions, so the v2 reference the converter used to leave there
 // fails it.
 #[test]
-fn issue14_a_v2_ref_left_in_an_extension_fails_swagger_parser() {
-    let dir = validators::scratch_dir("issue14-control");
-    let (_, converted) = issue14_outputs()
+fn a_v2_ref_left_in_an_extension_fails_swagger_parser() {
+    let dir = validators::scratch_dir("references-control");
+    let (_, converted) = references_outputs()
         .into_iter()
         .find(|(name, _)| name == "extension-refs.v3.json")
         .expect("the extension-refs case exists");
@@ -399,9 +399,9 @@ fn issue14_a_v2_ref_left_in_an_extension_fails_swagger_parser() {
 // put back where the converter now points at the hoisted copy, swagger-parser
 // refuses the document (the response schema moved under `content`).
 #[test]
-fn issue14_a_v2_ref_into_paths_fails_swagger_parser() {
-    let dir = validators::scratch_dir("issue14-path-control");
-    let (_, converted) = issue14_outputs()
+fn a_v2_ref_into_paths_fails_swagger_parser() {
+    let dir = validators::scratch_dir("references-path-control");
+    let (_, converted) = references_outputs()
         .into_iter()
         .find(|(name, _)| name == "path-schema-refs.v3.json")
         .expect("the path-schema-refs case exists");
@@ -423,9 +423,9 @@ fn issue14_a_v2_ref_into_paths_fails_swagger_parser() {
 // And the inner references: the v2 inner path the converter used to keep
 // (`#/components/responses/Things/schema`) fails swagger-parser.
 #[test]
-fn issue14_a_v2_inner_path_in_a_component_ref_fails_swagger_parser() {
-    let dir = validators::scratch_dir("issue14-inner-control");
-    let (_, converted) = issue14_outputs()
+fn a_v2_inner_path_in_a_component_ref_fails_swagger_parser() {
+    let dir = validators::scratch_dir("references-inner-control");
+    let (_, converted) = references_outputs()
         .into_iter()
         .find(|(name, _)| name == "inner-refs.v3.json")
         .expect("the inner-refs case exists");

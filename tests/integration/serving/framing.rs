@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use openapi_proxy::testing::demo::{DemoSites, Routes, start_demo_sites, start_site, v3_routes};
+use openapi_proxy::demo::{DemoSites, Routes, start_demo_sites, start_site, v3_routes};
 use openapi_proxy::{Config, DocumentKey, ServingTls};
 
 use crate::common::http1::{self, Conn, Ending, Response, head};

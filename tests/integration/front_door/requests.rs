@@ -2,13 +2,13 @@
 //! metadata reach the downstream that owns their group-version, with the
 //! client's credentials only, within the in-flight bound; upgrades are
 //! piped; off, nothing is passed on. The kubectl tests, against a fake
-//! cluster, are in `front_door_kubectl`.
+//! cluster, are in `front_door::kubectl`.
 
 use std::io::{Read, Write};
 use std::time::Duration;
 
 use actix_web::http::StatusCode;
-use openapi_proxy::testing::demo::{Route, Routes};
+use openapi_proxy::demo::{Route, Routes};
 use openapi_proxy::{Config, RawConfig};
 
 use crate::common::proxy::{POLL, TestProxy, config, downstream, request, site};
@@ -119,7 +119,7 @@ async fn requests_reach_the_owner_with_the_clients_credentials_only() {
     assert!(nobody.json()["message"].as_str().expect("message").contains("no downstream serves"));
 
     let seen: Vec<_> = kube.routes.seen().into_iter().chain(extra.routes.seen()).collect();
-    let auth = |s: &openapi_proxy::testing::demo::SeenRequest| {
+    let auth = |s: &openapi_proxy::demo::SeenRequest| {
         s.headers.get("authorization").map(|v| v.to_str().expect("text").to_owned())
     };
     let passed: Vec<_> = seen
@@ -578,7 +578,7 @@ async fn a_client_that_stops_reading_holds_the_downstream_back() {
     let written = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let (tx, _heads) = std::sync::mpsc::channel();
     let owner = raw_downstream(tx, std::sync::Arc::clone(&written));
-    let served = crate::front_door_kubectl::serve_front_door("slow", &format!("http://{owner}"));
+    let served = crate::front_door::kubectl::serve_front_door("slow", &format!("http://{owner}"));
     let base = served.base().await;
     let addr: std::net::SocketAddr = base.trim_start_matches("http://").parse().expect("address");
     crate::common::proxy::eventually("the core group is routed", || {
@@ -623,8 +623,8 @@ async fn a_client_that_stops_reading_holds_the_downstream_back() {
 async fn the_request_timeout_does_not_cut_a_slow_answer_or_a_quiet_watch() {
     use std::io::BufRead;
 
-    use crate::cluster::TOKEN;
     use crate::common::cluster::{Cluster, Serves};
+    use crate::harness::fake_cluster::TOKEN;
 
     let kube = site();
     discovery(&kube.routes, true, &[]);
@@ -645,7 +645,7 @@ async fn the_request_timeout_does_not_cut_a_slow_answer_or_a_quiet_watch() {
     routed(&proxy, "api/v1", "core").await;
     let addr = proxy.running.addr;
     let watching = actix_web::rt::task::spawn_blocking(move || {
-        let mut r = crate::front_door_kubectl::watch_pods(addr, Duration::from_secs(15));
+        let mut r = crate::front_door::kubectl::watch_pods(addr, Duration::from_secs(15));
         let mut seen = Vec::new();
         let mut line = String::new();
         while !seen.iter().any(|l: &String| l.contains("\"late\"")) {
@@ -681,9 +681,9 @@ async fn the_request_timeout_does_not_cut_a_slow_answer_or_a_quiet_watch() {
 /// connection closes.
 #[actix_web::test]
 async fn a_refused_upgrade_is_passed_back_whole() {
-    use crate::cluster::TOKEN;
     use crate::common::cluster::{Cluster, Serves};
     use crate::common::http1::Conn;
+    use crate::harness::fake_cluster::TOKEN;
 
     let cluster = Cluster::start(TOKEN, Serves::Core);
     let proxy = TestProxy::start_config(&front_door(vec![downstream("core", &cluster.url(), 10)]));

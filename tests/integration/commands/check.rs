@@ -13,7 +13,8 @@ use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use bytes::Bytes;
 use openapi_proxy::check::rules::RULES;
 use openapi_proxy::check::{self, Area, CheckOptions, FetchOptions, Outcome, Profile, Report};
-use openapi_proxy::testing::demo::{self, Route};
+use openapi_proxy::demo::{self, Route};
+use openapi_proxy::testkit::kube;
 use openapi_proxy::{quoted, sha512_hex};
 use serde_json::Value;
 
@@ -98,67 +99,23 @@ async fn the_kube_apiserver_profile_expects_protobuf_and_the_core_group() {
 }
 
 /// The proxy in front of a v2-only "kube-apiserver 1.27" (the whole
-/// cluster's Swagger 2.0, converted by the proxy) with the 1.27 legacy
-/// discovery derived from the same API.
+/// cluster's Swagger 2.0, converted by the proxy) with the legacy
+/// discovery that goes with it (derived from the same document,
+/// `openapi_proxy::testkit::kube`).
 #[actix_web::test]
 async fn every_rule_passes_against_the_proxy_in_front_of_kubernetes_1_27() {
-    let swagger = shared_testdata("kube-openapi/pkg/schemaconv/testdata/swagger.json");
-    let dir = shared_testdata("discovery/k8s-1.27-from-openapi");
-    // The two real sources do not cover the same group-versions (the
-    // discovery was derived from 1.27's v3 documents, alpha groups included;
-    // the Swagger document has no alpha groups but has storage.k8s.io/v1beta1):
-    // serve only what both have, as one real server would.
-    let mut v2: Value =
-        serde_json::from_slice(&std::fs::read(&swagger).expect("reads swagger.json"))
-            .expect("JSON");
-    let mut lists = std::collections::BTreeMap::new();
-    for entry in std::fs::read_dir(&dir).expect("discovery dir") {
-        let path = entry.expect("entry").path();
-        let name = path.file_name().and_then(|n| n.to_str()).expect("name").to_owned();
-        let Some(stem) = name.strip_suffix(".json") else { continue };
-        lists.insert(format!("/{}", stem.replace("__", "/")), std::fs::read(&path).expect("reads"));
-    }
-    let gv_of_path = |p: &str| -> Option<String> {
-        let parts: Vec<&str> = p.split('/').collect();
-        match parts.as_slice() {
-            ["", "api", v, ..] => Some(format!("/api/{v}")),
-            ["", "apis", g, v, ..] => Some(format!("/apis/{g}/{v}")),
-            _ => None,
-        }
-    };
-    let paths = v2["paths"].as_object_mut().expect("paths");
-    let in_swagger: std::collections::BTreeSet<String> =
-        paths.keys().filter_map(|p| gv_of_path(p)).collect();
-    paths.retain(|p, _| gv_of_path(p).is_none_or(|gv| lists.contains_key(&gv)));
-    let mut apis: Value = serde_json::from_slice(&lists["/apis"]).expect("apis.json");
-    for g in apis["groups"].as_array_mut().expect("groups") {
-        let name = g["name"].as_str().expect("name").to_owned();
-        g["versions"].as_array_mut().expect("versions").retain(|v| {
-            in_swagger
-                .contains(&format!("/apis/{name}/{}", v["version"].as_str().unwrap_or_default()))
-        });
-        g["preferredVersion"] = g["versions"][0].clone();
-    }
-    apis["groups"]
-        .as_array_mut()
-        .expect("groups")
-        .retain(|g| !g["versions"].as_array().expect("versions").is_empty());
+    let swagger = shared_testdata(kube::SWAGGER_1_27);
+    let lists = kube::discovery_1_27();
     let kube = site();
-    kube.routes.set("/openapi/v2", Route::json(serde_json::to_vec(&v2).expect("serializes")));
+    kube.routes
+        .set("/openapi/v2", Route::json(std::fs::read(&swagger).expect("reads swagger.json")));
     kube.routes.set("/version", Route::json(demo::version_body(27)));
-    kube.routes.set("/apis", Route::json(serde_json::to_vec(&apis).expect("serializes")));
     let mut group_versions = 0;
     for (route, body) in lists {
-        if route == "/apis" {
-            continue;
-        }
         if route.matches('/').count() >= 2 {
-            if !in_swagger.contains(&route) {
-                continue;
-            }
             group_versions += 1;
         }
-        kube.routes.set(&route, Route::json(body));
+        kube.routes.set(&route, Route::json(serde_json::to_vec(&body).expect("serializes")));
     }
     let proxy = TestProxy::start(vec![downstream("kube", &kube.url(), 1)]);
     proxy

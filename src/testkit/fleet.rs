@@ -90,8 +90,8 @@ pub fn discovery(downstream: usize, groups: usize, versions: usize) -> Downstrea
 /// fake site (`demo::start_site`): aggregated `/apis` (v2) and every
 /// legacy group-version list. The load scripts' downstreams serve these.
 #[must_use]
-pub fn discovery_routes(d: &DownstreamDiscovery) -> Vec<(String, crate::testing::demo::Route)> {
-    use crate::testing::demo::Route;
+pub fn discovery_routes(d: &DownstreamDiscovery) -> Vec<(String, crate::demo::Route)> {
+    use crate::demo::Route;
     let groups: Vec<&APIGroupDiscovery> = d.groups.iter().map(|g| &**g).collect();
     let items = serde_json::to_vec(&groups).expect("discovery types always serialize");
     let mut list = br#"{"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","metadata":{},"items":"#.to_vec();

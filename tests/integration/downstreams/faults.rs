@@ -24,12 +24,12 @@ use std::time::Duration;
 use actix_web::http::StatusCode;
 use bytes::Bytes;
 use openapi_proxy::DownstreamConfig;
-use openapi_proxy::media::CLIENT_GO_DISCOVERY_ACCEPT as CLIENT_GO_ACCEPT;
-use openapi_proxy::media::DISCOVERY_V2_CONTENT_TYPE;
-use openapi_proxy::testing::demo::{
+use openapi_proxy::demo::{
     GADGETS_DISCOVERY, GADGETS_V2, Route, Routes, Site, WIDGETS_APIS, WIDGETS_RESOURCES,
     WIDGETS_V2, openapi_v3_documents, start_site, v3_routes,
 };
+use openapi_proxy::media::CLIENT_GO_DISCOVERY_ACCEPT as CLIENT_GO_ACCEPT;
+use openapi_proxy::media::DISCOVERY_V2_CONTENT_TYPE;
 use serde_json::Value;
 use tracing::Level;
 

@@ -5,8 +5,9 @@
 //!   `deploy/sidecar`) render with kubectl's kustomize; every rendered
 //!   object, and the sidecar's static pod, is validated through
 //!   openapi-proxy itself, in front of a fake kube-apiserver serving
-//!   Kubernetes 1.27's own Swagger 2.0 document (converted by the proxy)
-//!   and discovery, both from the test data (`scripts/testdata.sh`):
+//!   Kubernetes 1.27's own Swagger 2.0 document from the test data
+//!   (`scripts/testdata.sh`), converted by the proxy, and the discovery
+//!   derived from it:
 //!   strictly against the schema of its kind in the OpenAPI v3 the proxy
 //!   serves (openapi-schema-validator), and the real kubectl 1.32 resolves
 //!   every kind through the proxy's discovery. A misspelt field and an
@@ -24,18 +25,14 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use openapi_proxy::Environment;
-use openapi_proxy::testing::demo::{Route, version_body};
+use openapi_proxy::demo::{Route, version_body};
+use openapi_proxy::testkit::kube;
 use openapi_proxy::{Config, RawConfig};
 use serde_yaml_ng::Value;
 
 use crate::common::kubectl::Run;
 use crate::common::proxy::{TestProxy, downstream, site};
 use crate::common::shared::shared_testdata;
-
-/// Kubernetes 1.27's whole-cluster Swagger 2.0 document.
-const KUBE_1_27_V2: &str = "kube-openapi/pkg/schemaconv/testdata/swagger.json";
-/// Legacy discovery of the same release's built-in groups.
-const KUBE_1_27_DISCOVERY: &str = "discovery/k8s-1.27-from-openapi";
 
 /// The kustomize overlays under `deploy/`, each rendered by the tests.
 const OVERLAYS: &[&str] = &["sidecar", "standalone", "front-door"];
@@ -231,23 +228,6 @@ fn every_proxy_container_states_its_resources_and_sets_no_rust_log() {
 }
 
 /// The discovery files at the paths a kube-apiserver serves them.
-fn discovery_routes(dir: &Path) -> Vec<(String, Route)> {
-    let mut routes = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("discovery dir") {
-        let path = entry.expect("entry").path();
-        let Some(name) =
-            path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".json"))
-        else {
-            continue;
-        };
-        routes.push((
-            format!("/{}", name.replace("__", "/")),
-            Route::json(std::fs::read(&path).expect("read")),
-        ));
-    }
-    routes
-}
-
 /// `kubectl create --dry-run=client --validate=strict -f FILE` against
 /// `server`.
 async fn kubectl_dry_run(server: &str, file: &Path) -> Run {
@@ -292,10 +272,13 @@ async fn validate_through(base: &str, files: &[PathBuf]) -> Vec<Checked> {
 /// A fake Kubernetes 1.27 that publishes only Swagger 2.0 (converted by
 /// the proxy) and legacy discovery, and the proxy in front of it once the
 /// group-versions the manifests use are published.
-async fn proxy_for_kubernetes_1_27() -> (TestProxy, openapi_proxy::testing::demo::Site) {
-    let (v2, discovery) = (shared_testdata(KUBE_1_27_V2), shared_testdata(KUBE_1_27_DISCOVERY));
+async fn proxy_for_kubernetes_1_27() -> (TestProxy, openapi_proxy::demo::Site) {
+    let v2 = shared_testdata(kube::SWAGGER_1_27);
+    let mut routes: Vec<(String, Route)> = kube::discovery_1_27()
+        .into_iter()
+        .map(|(path, list)| (path, Route::json(serde_json::to_vec(&list).expect("serializes"))))
+        .collect();
     let kube = site();
-    let mut routes = discovery_routes(&discovery);
     routes.push(("/openapi/v2".to_owned(), Route::json(std::fs::read(&v2).expect("read"))));
     routes.push(("/version".to_owned(), Route::json(version_body(27))));
     kube.routes.replace(routes);

@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime};
 use actix_web::http::StatusCode;
 use bytes::Bytes;
 use openapi_proxy::DocumentKey;
+use openapi_proxy::demo::{Route, Site, v3_routes, version_body};
 use openapi_proxy::sha512_hex;
-use openapi_proxy::testing::demo::{Route, Site, v3_routes, version_body};
 
 use openapi_proxy::{Config, DownstreamConfig};
 

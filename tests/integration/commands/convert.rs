@@ -278,7 +278,7 @@ fn help_explains_the_command() {
 /// serves under the same key, and the proxy serves no other key.
 async fn convert_out_matches_what_the_proxy_serves(input: &Path, name: &str) {
     use crate::common::proxy::{TestProxy, downstream, site};
-    use openapi_proxy::testing::demo::Route;
+    use openapi_proxy::demo::Route;
 
     let out = scratch_dir(name);
     let o = convert(&[input.to_str().expect("utf-8"), "--out", out.to_str().expect("utf-8")], None);

@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime};
 use actix_web::http::header::AUTHORIZATION;
 use base64::Engine as _;
 use openapi_proxy::Environment;
-use openapi_proxy::testing::demo::Routes;
+use openapi_proxy::demo::Routes;
 use openapi_proxy::{Config, DownstreamConfig, RawConfig};
 
 use crate::common::proxy::{TestProxy, WIDGETS, eventually, request, widgets_routes};
@@ -280,7 +280,7 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredent
 async fn serve_polls_a_downstream_with_the_token_of_a_kubeconfig_exec_plugin() {
     let routes = widgets_routes();
     routes.require_authorization(Some("Bearer exec-SECRET-token-9f8e"));
-    let ds = openapi_proxy::testing::demo::start_site(routes).expect("site");
+    let ds = openapi_proxy::demo::start_site(routes).expect("site");
     let dir = crate::common::validators::scratch_dir("exec-plugin-serve");
     std::fs::create_dir_all(dir.join("plugins")).expect("plugins dir");
     let plugin = dir.join("plugins/get-token");

@@ -8,7 +8,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use actix_web::http::StatusCode;
-use openapi_proxy::testing::demo::{Route, Site};
+use openapi_proxy::demo::{Route, Site};
 use openapi_proxy::{Config, DownstreamConfig};
 
 use crate::common::proxy::{TestProxy, WIDGETS, config, downstream, request, site, widgets_site};
@@ -775,7 +775,7 @@ fn the_demo_examples_work_when_pasted() {
 #[actix_web::test]
 async fn documents_a_downstream_does_not_offer_are_not_counted_as_errors() {
     use crate::common::proxy::{TestProxy, downstream};
-    let sites = openapi_proxy::testing::demo::start_demo_sites().expect("demo sites");
+    let sites = openapi_proxy::demo::start_demo_sites().expect("demo sites");
     let proxy = TestProxy::start(vec![
         downstream("gadgets", &sites.gadgets.url(), 2),
         downstream("widgets", &sites.widgets.url(), 1),

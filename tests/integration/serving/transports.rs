@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use openapi_proxy::Config;
 use openapi_proxy::Serving;
-use openapi_proxy::testing::demo::{DemoSites, start_demo_sites};
+use openapi_proxy::demo::{DemoSites, start_demo_sites};
 
 use crate::common::proxy::{TestProxy, config, downstream};
 use crate::common::raw;

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use actix_web::http::StatusCode;
 use openapi_proxy::ServingTls;
+use openapi_proxy::demo::Site;
 use openapi_proxy::error_chain;
-use openapi_proxy::testing::demo::Site;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 

@@ -13,10 +13,10 @@ use std::time::Duration;
 use actix_web::http::StatusCode;
 use openapi_proxy::{Config, RawConfig, ServingTls};
 
-use crate::cluster::{TOKEN, TlsFront, logs_exec_and_watch, manifest, ok, run_as};
 use crate::common::cluster::{Cluster, Serves};
 use crate::common::proxy::{POLL, TestProxy};
 use crate::common::tls::Pki;
+use crate::harness::fake_cluster::{TOKEN, TlsFront, logs_exec_and_watch, manifest, ok, run_as};
 
 /// The proxy's own token for its polls: it must reach no resource request.
 const PROXY_TOKEN: &str = "proxy-own-token-5d1c";

@@ -5,7 +5,7 @@
 //! invariants run longer under cargo-fuzz (`fuzz/`).
 
 use crate::common::refs::dangling_refs;
-use openapi_proxy::{convert, convert_tree};
+use openapi_proxy::{NoteKind, convert, convert_tree};
 use openapi_proxy::{parse_document, parse_tree};
 use openapi_proxy::{split, split_rendered, split_rendered_tree, split_tree};
 use proptest::prelude::*;
@@ -60,6 +60,41 @@ fn any_json() -> impl Strategy<Value = Value> {
     })
 }
 
+/// Any JSON value half the time; the other half an object of arbitrary
+/// top-level members that declares `swagger: "2.0"`, with definitions `A`
+/// and `B` that are arbitrary or refer to each other, so that a good share
+/// gets past the version check and converts, `$ref`s included (a value
+/// from [`any_json`] alone almost never has a top-level `swagger` key, and
+/// its `$ref`s almost never resolve).
+fn any_json_document() -> impl Strategy<Value = Value> {
+    let member = prop_oneof![
+        Just("paths"),
+        Just("parameters"),
+        Just("responses"),
+        Just("securityDefinitions"),
+        Just("info"),
+        Just("x-ext"),
+    ];
+    let schema = prop_oneof![
+        any_json(),
+        Just(json!({"$ref": "#/definitions/B"})),
+        any_json().prop_map(|v| json!({"type": "object", "properties": {"a": {"$ref": "#/definitions/A"}}, "x-v": v})),
+        any_json().prop_map(|v| json!({"type": "array", "items": {"$ref": "#/definitions/A"}, "description": v})),
+    ];
+    let definitions = prop::collection::vec((prop_oneof![Just("A"), Just("B")], schema), 0..3);
+    let declared = (prop::collection::vec((member, any_json()), 0..3), definitions).prop_map(
+        |(members, definitions)| {
+            let mut doc: Map<_, _> = members.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+            doc.insert("swagger".to_owned(), json!("2.0"));
+            let definitions: Map<_, _> =
+                definitions.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+            doc.insert("definitions".to_owned(), Value::Object(definitions));
+            Value::Object(doc)
+        },
+    );
+    prop_oneof![any_json(), declared]
+}
+
 /// A document shaped like Swagger 2.0 whose insides are arbitrary.
 fn swaggerish() -> impl Strategy<Value = Value> {
     let path = prop_oneof![
@@ -94,11 +129,22 @@ fn check(input: &Value) -> Result<(), TestCaseError> {
     let a = serde_json::to_vec(&converted.document).expect("serializes");
     let b = serde_json::to_vec(&second.expect("same as first").document).expect("serializes");
     prop_assert!(a == b, "serialized conversions differ");
-    prop_assert_eq!(
-        dangling_refs(&converted.document),
-        Vec::<String>::new(),
-        "converted document dangles"
-    );
+    // A reference that pointed to nothing in the input and stands where
+    // the input is not refused for it (a vendor extension) is kept, with a
+    // note; any other dangling reference is the converter's doing.
+    let noted: Vec<&str> = converted
+        .notes
+        .iter()
+        .filter_map(|n| match &n.kind {
+            NoteKind::DanglingRef { reference } => Some(reference.as_str()),
+            _ => None,
+        })
+        .collect();
+    let unnoted: Vec<String> = dangling_refs(&converted.document)
+        .into_iter()
+        .filter(|r| !noted.contains(&r.as_str()))
+        .collect();
+    prop_assert_eq!(unnoted, Vec::<String>::new(), "converted document dangles");
     if let Ok(parts) = split(&converted.document) {
         for (key, doc) in &parts.documents {
             prop_assert_eq!(
@@ -157,6 +203,56 @@ fn same_bytes_both_ways(input: &Value) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// The share of [`any_json_document`]'s documents that must convert, and
+/// convert to a document holding a `$ref`, in percent. Over runs of 512
+/// cases 14–20 % converted and 7–9 % with a `$ref`; one run's share varies
+/// by about ±2 points, so these floors fail only when the generator stops
+/// reaching the converter or its references, which is when the `$ref`
+/// assertions of [`check`] stop running.
+const MIN_CONVERTED_PERCENT: usize = 8;
+const MIN_WITH_REFS_PERCENT: usize = 3;
+
+/// Anything JSON converts or fails with an error, deterministically, and
+/// what converts is closed under `$ref`; enough of it converts for that to
+/// mean something.
+#[test]
+fn any_json_converts_or_fails_cleanly() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let config =
+        ProptestConfig { cases: 512, source_file: Some(file!()), ..ProptestConfig::default() };
+    let cases = config.cases as usize;
+    let (tried, converted, with_refs) =
+        (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
+    let mut runner = proptest::test_runner::TestRunner::new(config);
+    let result = runner.run(&any_json_document(), |v| {
+        tried.fetch_add(1, Ordering::Relaxed);
+        if let Ok(c) = convert(&v) {
+            converted.fetch_add(1, Ordering::Relaxed);
+            if !openapi_proxy::all_refs(&c.document).is_empty() {
+                with_refs.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        check(&v)
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    let (tried, converted, with_refs) =
+        (tried.into_inner(), converted.into_inner(), with_refs.into_inner());
+    // The cases, and before them the saved regressions (tests/proptest-regressions/).
+    assert!(tried >= cases, "{tried} of {cases} cases ran");
+    assert!(
+        converted * 100 >= MIN_CONVERTED_PERCENT * tried,
+        "only {converted} of {tried} generated documents converted (at least \
+         {MIN_CONVERTED_PERCENT} % must, or the `$ref` checks barely run)"
+    );
+    assert!(
+        with_refs * 100 >= MIN_WITH_REFS_PERCENT * tried,
+        "only {with_refs} of {tried} generated documents converted to one with a `$ref` (at \
+         least {MIN_WITH_REFS_PERCENT} % must)"
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
@@ -168,11 +264,6 @@ proptest! {
     #[test]
     fn tree_path_gives_the_value_path_bytes_on_swagger_shaped_documents(v in swaggerish()) {
         same_bytes_both_ways(&v)?;
-    }
-
-    #[test]
-    fn any_json_converts_or_fails_cleanly(v in any_json()) {
-        check(&v)?;
     }
 
     #[test]

@@ -1,0 +1,18 @@
+//! What the proxy serves to clients, black-box, in front of fake downstreams.
+
+/// Hostile and careless clients: odd headers and paths, other methods, slow and many clients.
+mod clients;
+/// Discovery (aggregated and legacy) through the proxy.
+mod discovery;
+/// HTTP/1.1 framing on every transport: pipelined HEADs and GETs, `Connection: close`, idle connections at the limit.
+mod framing;
+/// The real kubectl sees the same API through the proxy as against the downstream directly.
+mod kubectl;
+/// `/metrics` of the real binary: a valid text exposition, every family typed, requests timed by route and code.
+mod metrics;
+/// The proxy's OpenAPI v3 surface.
+mod openapi_v3;
+/// Serving HTTPS: trust, plain HTTP refused, kubectl, bad files, certificate rotation.
+mod tls;
+/// Plain HTTP's two transports, the direct writer and actix-http: same answers, HTTP/1.1 framing, hand-over.
+mod transports;
