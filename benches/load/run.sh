@@ -23,6 +23,8 @@
 #                'open_file_cache max=16;'              []
 #   KEEP         1: keep the work directory            [0]
 #   RESULTS      also append the table to this file    []
+#   BIN          the proxy binary to measure, e.g. an older build for a
+#                side-by-side run  [built from this tree]
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -59,9 +61,11 @@ fi
 [[ -r $SWAGGER ]] || die "cannot read $SWAGGER (set SWAGGER=FILE)"
 
 # 2. Build.
-say "cargo build --release"
-(cd "$ROOT" && cargo build --release --quiet)
-BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/openapi-proxy
+if [[ -z ${BIN:-} ]]; then
+    say "cargo build --release"
+    (cd "$ROOT" && cargo build --release --quiet)
+    BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/openapi-proxy
+fi
 [[ -x $BIN ]] || die "no binary at $BIN"
 
 start_work load
