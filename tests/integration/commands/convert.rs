@@ -260,14 +260,19 @@ fn hostile_paths_never_write_outside_the_output_directory() {
     assert!(stderr(&o).contains("belongs to no document key"), "{}", stderr(&o));
 }
 
-#[test]
-fn help_explains_the_command() {
+/// `openapi-proxy convert --help`, which must succeed.
+fn convert_help() -> String {
     let o = Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
         .args(["convert", "--help"])
         .output()
         .expect("runs");
-    let help = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success());
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn help_explains_the_command() {
+    let help = convert_help();
     for needle in ["--out", "--whole", "Exit status", "YAML"] {
         assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
     }
@@ -503,12 +508,7 @@ fn a_reader_that_stops_early_ends_convert_quietly() {
 /// told apart where people look for them.
 #[test]
 fn help_tells_the_log_level_from_the_notes() {
-    let o = Command::new(env!("CARGO_BIN_EXE_openapi-proxy"))
-        .args(["convert", "--help"])
-        .output()
-        .expect("runs");
-    let help = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success());
+    let help = convert_help();
     // Each option's text, its lines joined, after the option's own line.
     let option = |line: &str| -> String {
         let start = help.find(&format!("\n{line}\n")).expect("the option is listed");
