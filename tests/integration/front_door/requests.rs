@@ -224,6 +224,60 @@ async fn past_the_in_flight_bound_a_request_gets_429() {
     assert_eq!(request("GET", &url, &[]).await.status, StatusCode::OK, "the places came back");
 }
 
+/// A watch is long-running however its query is spelled (`?%77atch=1`
+/// is `?watch=1` to the downstream): forty of them, held open by the
+/// downstream, take none of the two in-flight places, and another
+/// client's GET is served meanwhile.
+#[actix_web::test]
+async fn an_encoded_watch_takes_no_in_flight_place() {
+    const WATCHES: usize = 40;
+    let kube = site();
+    discovery(&kube.routes, true, &[]);
+    kube.routes.set("/api/v1/pods", Route::json("{}").delayed(Duration::from_secs(4)));
+    kube.routes.set("/api/v1/namespaces/default/pods", Route::json(r#"{"kind":"PodList"}"#));
+    let mut cfg = front_door(vec![downstream("kube", &kube.url(), 10)]);
+    cfg.serving.limits.max_requests_inflight = 2;
+    let proxy = TestProxy::start_config(&cfg);
+    routed(&proxy, "api/v1", "kube").await;
+    let spellings = ["?%77atch=1", "?watch=%31", "?%77atch=%74rue", "?watch", "?watch=yes"];
+    let done = std::cell::Cell::new(0usize);
+    let watches = futures_util::future::join_all((0..WATCHES).map(|i| {
+        let url = format!("{}/api/v1/pods{}", proxy.base, spellings[i % spellings.len()]);
+        let done = &done;
+        async move {
+            let answer = request("GET", &url, &[]).await;
+            done.set(done.get() + 1);
+            answer.status
+        }
+    }));
+    let other = async {
+        // Every watch open at the downstream, or one already answered
+        // (refused).
+        crate::common::proxy::eventually("the watches open or refused", || {
+            kube.routes.most_in_flight() >= WATCHES || done.get() > 0
+        })
+        .await;
+        let metrics = proxy.running.state.metrics.render();
+        let get = proxy.get("/api/v1/namespaces/default/pods", &[]).await;
+        (get.status, metrics)
+    };
+    let (watches, (other, metrics)) = futures_util::future::join(watches, other).await;
+    assert_eq!(other, StatusCode::OK, "another client's GET while the watches are open");
+    assert!(watches.iter().all(|s| *s == StatusCode::OK), "{watches:?}");
+    assert!(
+        metrics.contains(&format!(
+            r#"openapi_proxy_front_door_inflight{{class="long_running"}} {WATCHES}"#
+        )),
+        "{metrics}"
+    );
+    let short = r#"openapi_proxy_front_door_inflight{class="short"}"#;
+    assert!(metrics.lines().all(|l| !l.starts_with(short) || l.ends_with(" 0")), "{metrics}");
+    let passed: Vec<_> =
+        kube.routes.seen().into_iter().filter(|s| s.uri.starts_with("/api/v1/pods?")).collect();
+    assert_eq!(passed.len(), WATCHES, "each passed on once");
+    assert!(passed.iter().any(|s| s.uri == "/api/v1/pods?%77atch=1"), "the query crosses as sent");
+}
+
 /// An owner that cannot be reached is a 503 `Status`, and the metadata
 /// already published is still served.
 #[actix_web::test]
