@@ -105,7 +105,16 @@ async fn requests_reach_the_owner_with_the_clients_credentials_only() {
     routed(&proxy, "apis/example.com/v1", "extra").await;
     routed(&proxy, "api/v1", "kube").await;
 
-    let client = [("Authorization", "Bearer CLIENT"), ("X-Forwarded-For", "192.0.2.1")];
+    // The request-header authentication headers a downstream trusting them
+    // (kube-aggregator's way) would take as the caller's identity.
+    let client = [
+        ("Authorization", "Bearer CLIENT"),
+        ("X-Forwarded-For", "192.0.2.1"),
+        ("X-Remote-User", "admin"),
+        ("x-remote-group", "system:masters"),
+        ("X-Remote-Uid", "0"),
+        ("X-REMOTE-EXTRA-Scopes", "all"),
+    ];
     let pods = proxy.get("/api/v1/namespaces/default/pods?limit=5", &client).await;
     assert_eq!(pods.status, StatusCode::OK);
     assert_eq!(pods.json()["from"], "kube");
@@ -134,6 +143,9 @@ async fn requests_reach_the_owner_with_the_clients_credentials_only() {
         let xff =
             s.headers.get("x-forwarded-for").expect("x-forwarded-for").to_str().expect("text");
         assert_eq!(xff, "192.0.2.1, 127.0.0.1", "the client appended");
+        let claims: Vec<_> =
+            s.headers.keys().filter(|n| n.as_str().starts_with("x-remote-")).collect();
+        assert!(claims.is_empty(), "{}: {claims:?}", s.uri);
     }
     assert_eq!(passed[0].uri, "/api/v1/namespaces/default/pods?limit=5", "the query crosses");
     let polls = kube.routes.seen().into_iter().filter(|s| s.uri.starts_with("/api")).count();
@@ -479,7 +491,8 @@ async fn upgrade_piped(direct_writes: bool) {
         c.write_all(
             b"POST /api/v1/namespaces/default/pods/p/exec?command=sh HTTP/1.1\r\nHost: proxy\r\n\
               Authorization: Bearer CLIENT\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\
-              X-Stream-Protocol-Version: v4.channel.k8s.io\r\nContent-Length: 0\r\n\r\n",
+              X-Stream-Protocol-Version: v4.channel.k8s.io\r\nX-Remote-User: admin\r\n\
+              X-Remote-Group: system:masters\r\nX-Remote-Extra-Scopes: all\r\nContent-Length: 0\r\n\r\n",
         )
         .expect("request");
         let mut got = Vec::new();
@@ -511,6 +524,7 @@ async fn upgrade_piped(direct_writes: bool) {
     assert!(lower.contains("connection: upgrade") && lower.contains("upgrade: spdy/3.1"), "{sent}");
     assert!(lower.contains("x-stream-protocol-version: v4.channel.k8s.io"), "{sent}");
     assert!(lower.contains(&format!("host: {owner}")), "{sent}");
+    assert!(!lower.contains("x-remote-"), "identity claims stay behind: {sent}");
     let metrics = proxy.get("/metrics", &[]).await;
     let text = String::from_utf8_lossy(&metrics.body);
     assert!(
