@@ -290,6 +290,31 @@ async fn an_encoded_watch_takes_no_in_flight_place() {
     assert!(passed.iter().any(|s| s.uri == "/api/v1/pods?%77atch=1"), "the query crosses as sent");
 }
 
+/// A downstream reached over plain `http://` gets the clients' bearer
+/// tokens in clear text: the front door warns at start, once for each
+/// such downstream; off, nothing is passed on and nothing is said.
+#[actix_web::test]
+async fn a_clear_text_downstream_is_warned_about_at_start() {
+    let (plain, other) = (site(), site());
+    discovery(&plain.routes, true, &[]);
+    discovery(&other.routes, false, &[("apps", "v1")]);
+    let (logs, _guard) = crate::common::logs::capture();
+    let _proxy = TestProxy::start_config(&front_door(vec![
+        downstream("plain", &plain.url(), 10),
+        downstream("other", &other.url(), 20),
+    ]));
+    let warned = |d: &str| logs.count(tracing::Level::WARN, d, "front door: passed-on requests");
+    assert_eq!(
+        (warned("plain"), warned("other")),
+        (1, 1),
+        "{:?}",
+        logs.about(tracing::Level::WARN, "plain")
+    );
+    let off = crate::common::logs::capture();
+    let _quiet = TestProxy::start(vec![downstream("plain", &plain.url(), 10)]);
+    assert_eq!(off.0.count(tracing::Level::WARN, "plain", "front door: passed-on requests"), 0);
+}
+
 /// An owner that cannot be reached is a 503 `Status`, and the metadata
 /// already published is still served.
 #[actix_web::test]
