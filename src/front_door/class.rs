@@ -207,6 +207,8 @@ mod tests {
     fn logs_exec_and_proxy_are_long_running() {
         assert!(class(Method::GET, "/api/v1/namespaces/a/pods/p/log?follow=true").1);
         assert!(class(Method::GET, "/api/v1/namespaces/a/pods/p/log").1);
+        // `follow` does not decide it, however spelled: every log is long-running.
+        assert!(class(Method::GET, "/api/v1/namespaces/a/pods/p/log?%66ollow=%30").1);
         assert!(class(Method::POST, "/api/v1/namespaces/a/pods/p/exec").1);
         assert!(class(Method::GET, "/api/v1/namespaces/a/services/s/proxy/x/y").1);
         assert!(class(Method::GET, "/api/v1/nodes/n/proxy/metrics").1);
