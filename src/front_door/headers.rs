@@ -7,7 +7,9 @@
 //! impersonation headers (`Impersonate-*`) are the client's and reach the
 //! downstream as sent, `Content-Encoding` and `Content-Type` keep their
 //! bodies' meaning, a downstream's `WWW-Authenticate` and `Status` bodies
-//! reach the client.
+//! reach the client. One exception, on requests only: the request-header
+//! authentication headers (`X-Remote-User`, …) stay behind, as
+//! kube-aggregator removes them.
 
 use std::net::IpAddr;
 
@@ -62,6 +64,26 @@ pub(crate) fn end_to_end(headers: &HeaderMap) -> Vec<(&HeaderName, &HeaderValue)
             !stays_behind(name.as_str(), &connection) && name.as_str() != X_FORWARDED_FOR
         })
         .collect()
+}
+
+/// The headers of a client's request its downstream gets: the
+/// [`end_to_end`] ones but the identity claims of [`claims_identity`].
+pub(crate) fn to_downstream(headers: &HeaderMap) -> Vec<(&HeaderName, &HeaderValue)> {
+    let mut out = end_to_end(headers);
+    out.retain(|(name, _)| !claims_identity(name.as_str()));
+    out
+}
+
+/// The request-header authentication headers (kube-apiserver's
+/// `--requestheader-*-headers` as kube-aggregator sets them): a downstream
+/// that trusts them, when the connection comes from a front proxy it
+/// trusts, takes them as the caller's identity. kube-aggregator deletes
+/// the client's before proxying (client-go's `SetAuthProxyHeaders`); the
+/// front door sends none of its own, so a client's are claims nobody
+/// vouched for. `name` is lower-case, as header maps keep names.
+fn claims_identity(name: &str) -> bool {
+    matches!(name, "x-remote-user" | "x-remote-group" | "x-remote-uid")
+        || name.starts_with("x-remote-extra-")
 }
 
 /// `X-Forwarded-For` as the downstream gets it: the client's list with the
@@ -143,6 +165,40 @@ mod tests {
                 "content-encoding: gzip",
                 "impersonate-user: jane",
             ]
+        );
+    }
+
+    /// A client's claim to an identity in the request-header
+    /// authentication headers never reaches a downstream, whatever the
+    /// case of their names; other `X-Remote`-like names cross.
+    #[test]
+    fn identity_headers_sent_by_a_client_stay_behind() {
+        let m = map(&[
+            ("X-Remote-User", "admin"),
+            ("x-remote-group", "system:masters"),
+            ("X-REMOTE-GROUP", "system:nodes"),
+            ("X-Remote-Uid", "0"),
+            ("X-Remote-Extra-Scopes", "all"),
+            ("x-remote-extra-acme.com%2fproject", "x"),
+            ("authorization", "Bearer client"),
+            ("x-remote-users", "kept"),
+            ("x-remoteuser", "kept"),
+        ]);
+        let forwarded: Vec<String> = to_downstream(&m)
+            .into_iter()
+            .map(|(n, v)| format!("{n}: {}", v.to_str().unwrap_or("?")))
+            .collect();
+        let mut forwarded = forwarded;
+        forwarded.sort();
+        assert_eq!(
+            forwarded,
+            ["authorization: Bearer client", "x-remote-users: kept", "x-remoteuser: kept"]
+        );
+        let answer = map(&[("x-remote-user", "from the downstream")]);
+        assert_eq!(
+            names(&answer),
+            ["x-remote-user: from the downstream"],
+            "answers are not filtered"
         );
     }
 

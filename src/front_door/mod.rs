@@ -142,6 +142,15 @@ impl Target {
     }
 }
 
+impl Target {
+    /// Whether passed-on requests cross to it unencrypted: an `http://`
+    /// URL. Each carries the client's `Authorization`, which anyone on the
+    /// path can then read and replay against the downstream.
+    fn in_clear_text(&self) -> bool {
+        self.tls.is_none()
+    }
+}
+
 impl FrontDoor {
     /// The front door of `config`, or `None` when it is off.
     ///
@@ -155,11 +164,16 @@ impl FrontDoor {
         if !config.front_door {
             return Ok(None);
         }
-        let targets = config
+        let targets: BTreeMap<Arc<str>, Arc<Target>> = config
             .downstreams
             .iter()
             .map(|d| Target::new(d).map(|t| (Arc::clone(&t.name), Arc::new(t))))
             .collect::<Result<_, _>>()?;
+        for target in targets.values().filter(|t| t.in_clear_text()) {
+            tracing::warn!(downstream = %target.name, url = %target.base,
+                "front door: passed-on requests to this downstream go over plain HTTP, \
+                 the clients' bearer tokens in clear text; use an https:// URL");
+        }
         Ok(Some(Arc::new(Self {
             targets,
             max_inflight: config.serving.limits.max_requests_inflight,
@@ -241,5 +255,27 @@ fn client(target: &Target) -> awc::Client {
 impl std::fmt::Debug for Clients {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Clients").field("downstreams", &self.clients.len()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::RawConfig;
+
+    /// An `http://` downstream is the one whose passed-on requests (and
+    /// the tokens on them) cross in clear text.
+    #[test]
+    fn only_http_downstreams_are_in_clear_text() {
+        let yaml = "frontDoor: true\ndownstreams:\n\
+                    - {name: plain, url: 'http://10.0.0.1:8080'}\n\
+                    - {name: tls, url: 'https://10.0.0.2:6443'}\n";
+        let config = Config::from_raw(RawConfig::from_yaml(yaml).expect("yaml")).expect("config");
+        let clear: Vec<bool> = config
+            .downstreams
+            .iter()
+            .map(|d| Target::new(d).expect("target").in_clear_text())
+            .collect();
+        assert_eq!(clear, [true, false]);
     }
 }

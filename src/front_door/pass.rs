@@ -49,7 +49,7 @@ pub(crate) async fn pass(
     let target_path = req.uri().path_and_query().map_or(req.path(), |pq| pq.as_str());
     let url = format!("{}{target_path}", target.base);
     let mut out = client.request(req.method().clone(), url);
-    for (name, value) in headers::end_to_end(req.headers()) {
+    for (name, value) in headers::to_downstream(req.headers()) {
         out.headers_mut().append(name.clone(), value.clone());
     }
     let peer = req.peer_addr().map(|a| a.ip());

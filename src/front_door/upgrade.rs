@@ -282,7 +282,7 @@ fn request_head(upgrade: &UpgradeRequest, target: &Target) -> Vec<u8> {
         head.extend_from_slice(value);
         head.extend_from_slice(b"\r\n");
     };
-    for (name, value) in headers::end_to_end(&upgrade.headers) {
+    for (name, value) in headers::to_downstream(&upgrade.headers) {
         line(&mut head, name.as_str().as_bytes(), value.as_bytes());
     }
     for value in upgrade.headers.get_all(header::UPGRADE) {

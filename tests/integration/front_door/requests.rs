@@ -105,7 +105,16 @@ async fn requests_reach_the_owner_with_the_clients_credentials_only() {
     routed(&proxy, "apis/example.com/v1", "extra").await;
     routed(&proxy, "api/v1", "kube").await;
 
-    let client = [("Authorization", "Bearer CLIENT"), ("X-Forwarded-For", "192.0.2.1")];
+    // The request-header authentication headers a downstream trusting them
+    // (kube-aggregator's way) would take as the caller's identity.
+    let client = [
+        ("Authorization", "Bearer CLIENT"),
+        ("X-Forwarded-For", "192.0.2.1"),
+        ("X-Remote-User", "admin"),
+        ("x-remote-group", "system:masters"),
+        ("X-Remote-Uid", "0"),
+        ("X-REMOTE-EXTRA-Scopes", "all"),
+    ];
     let pods = proxy.get("/api/v1/namespaces/default/pods?limit=5", &client).await;
     assert_eq!(pods.status, StatusCode::OK);
     assert_eq!(pods.json()["from"], "kube");
@@ -134,6 +143,9 @@ async fn requests_reach_the_owner_with_the_clients_credentials_only() {
         let xff =
             s.headers.get("x-forwarded-for").expect("x-forwarded-for").to_str().expect("text");
         assert_eq!(xff, "192.0.2.1, 127.0.0.1", "the client appended");
+        let claims: Vec<_> =
+            s.headers.keys().filter(|n| n.as_str().starts_with("x-remote-")).collect();
+        assert!(claims.is_empty(), "{}: {claims:?}", s.uri);
     }
     assert_eq!(passed[0].uri, "/api/v1/namespaces/default/pods?limit=5", "the query crosses");
     let polls = kube.routes.seen().into_iter().filter(|s| s.uri.starts_with("/api")).count();
@@ -222,6 +234,85 @@ async fn past_the_in_flight_bound_a_request_gets_429() {
     let watches = futures_util::future::join_all((0..3).map(|_| request("GET", &watch, &[]))).await;
     assert!(watches.iter().all(|a| a.status == StatusCode::OK));
     assert_eq!(request("GET", &url, &[]).await.status, StatusCode::OK, "the places came back");
+}
+
+/// A watch is long-running however its query is spelled (`?%77atch=1`
+/// is `?watch=1` to the downstream): forty of them, held open by the
+/// downstream, take none of the two in-flight places, and another
+/// client's GET is served meanwhile.
+#[actix_web::test]
+async fn an_encoded_watch_takes_no_in_flight_place() {
+    const WATCHES: usize = 40;
+    let kube = site();
+    discovery(&kube.routes, true, &[]);
+    kube.routes.set("/api/v1/pods", Route::json("{}").delayed(Duration::from_secs(4)));
+    kube.routes.set("/api/v1/namespaces/default/pods", Route::json(r#"{"kind":"PodList"}"#));
+    let mut cfg = front_door(vec![downstream("kube", &kube.url(), 10)]);
+    cfg.serving.limits.max_requests_inflight = 2;
+    let proxy = TestProxy::start_config(&cfg);
+    routed(&proxy, "api/v1", "kube").await;
+    let spellings = ["?%77atch=1", "?watch=%31", "?%77atch=%74rue", "?watch", "?watch=yes"];
+    let done = std::cell::Cell::new(0usize);
+    let watches = futures_util::future::join_all((0..WATCHES).map(|i| {
+        let url = format!("{}/api/v1/pods{}", proxy.base, spellings[i % spellings.len()]);
+        let done = &done;
+        async move {
+            let answer = request("GET", &url, &[]).await;
+            done.set(done.get() + 1);
+            answer.status
+        }
+    }));
+    let other = async {
+        // Every watch open at the downstream, or one already answered
+        // (refused).
+        crate::common::proxy::eventually("the watches open or refused", || {
+            kube.routes.most_in_flight() >= WATCHES || done.get() > 0
+        })
+        .await;
+        let metrics = proxy.running.state.metrics.render();
+        let get = proxy.get("/api/v1/namespaces/default/pods", &[]).await;
+        (get.status, metrics)
+    };
+    let (watches, (other, metrics)) = futures_util::future::join(watches, other).await;
+    assert_eq!(other, StatusCode::OK, "another client's GET while the watches are open");
+    assert!(watches.iter().all(|s| *s == StatusCode::OK), "{watches:?}");
+    assert!(
+        metrics.contains(&format!(
+            r#"openapi_proxy_front_door_inflight{{class="long_running"}} {WATCHES}"#
+        )),
+        "{metrics}"
+    );
+    let short = r#"openapi_proxy_front_door_inflight{class="short"}"#;
+    assert!(metrics.lines().all(|l| !l.starts_with(short) || l.ends_with(" 0")), "{metrics}");
+    let passed: Vec<_> =
+        kube.routes.seen().into_iter().filter(|s| s.uri.starts_with("/api/v1/pods?")).collect();
+    assert_eq!(passed.len(), WATCHES, "each passed on once");
+    assert!(passed.iter().any(|s| s.uri == "/api/v1/pods?%77atch=1"), "the query crosses as sent");
+}
+
+/// A downstream reached over plain `http://` gets the clients' bearer
+/// tokens in clear text: the front door warns at start, once for each
+/// such downstream; off, nothing is passed on and nothing is said.
+#[actix_web::test]
+async fn a_clear_text_downstream_is_warned_about_at_start() {
+    let (plain, other) = (site(), site());
+    discovery(&plain.routes, true, &[]);
+    discovery(&other.routes, false, &[("apps", "v1")]);
+    let (logs, _guard) = crate::common::logs::capture();
+    let _proxy = TestProxy::start_config(&front_door(vec![
+        downstream("plain", &plain.url(), 10),
+        downstream("other", &other.url(), 20),
+    ]));
+    let warned = |d: &str| logs.count(tracing::Level::WARN, d, "front door: passed-on requests");
+    assert_eq!(
+        (warned("plain"), warned("other")),
+        (1, 1),
+        "{:?}",
+        logs.about(tracing::Level::WARN, "plain")
+    );
+    let off = crate::common::logs::capture();
+    let _quiet = TestProxy::start(vec![downstream("plain", &plain.url(), 10)]);
+    assert_eq!(off.0.count(tracing::Level::WARN, "plain", "front door: passed-on requests"), 0);
 }
 
 /// An owner that cannot be reached is a 503 `Status`, and the metadata
@@ -425,7 +516,8 @@ async fn upgrade_piped(direct_writes: bool) {
         c.write_all(
             b"POST /api/v1/namespaces/default/pods/p/exec?command=sh HTTP/1.1\r\nHost: proxy\r\n\
               Authorization: Bearer CLIENT\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\
-              X-Stream-Protocol-Version: v4.channel.k8s.io\r\nContent-Length: 0\r\n\r\n",
+              X-Stream-Protocol-Version: v4.channel.k8s.io\r\nX-Remote-User: admin\r\n\
+              X-Remote-Group: system:masters\r\nX-Remote-Extra-Scopes: all\r\nContent-Length: 0\r\n\r\n",
         )
         .expect("request");
         let mut got = Vec::new();
@@ -457,6 +549,7 @@ async fn upgrade_piped(direct_writes: bool) {
     assert!(lower.contains("connection: upgrade") && lower.contains("upgrade: spdy/3.1"), "{sent}");
     assert!(lower.contains("x-stream-protocol-version: v4.channel.k8s.io"), "{sent}");
     assert!(lower.contains(&format!("host: {owner}")), "{sent}");
+    assert!(!lower.contains("x-remote-"), "identity claims stay behind: {sent}");
     let metrics = proxy.get("/metrics", &[]).await;
     let text = String::from_utf8_lossy(&metrics.body);
     assert!(
