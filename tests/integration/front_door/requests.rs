@@ -15,7 +15,7 @@ use crate::common::proxy::{POLL, TestProxy, config, downstream, request, site};
 
 /// `/api` and `/apis` in aggregated discovery v2: the core group's `pods`
 /// when `core`, and one resource in each of `groups` (`group/version`).
-fn discovery(routes: &Routes, core: bool, groups: &[(&str, &str)]) {
+pub(super) fn discovery(routes: &Routes, core: bool, groups: &[(&str, &str)]) {
     let resource = |plural: &str, kind: &str, group: &str, version: &str| {
         serde_json::json!({
             "resource": plural,
@@ -60,12 +60,12 @@ fn discovery(routes: &Routes, core: bool, groups: &[(&str, &str)]) {
 }
 
 /// A proxy with the front door in front of `downstreams`.
-fn front_door(downstreams: Vec<openapi_proxy::DownstreamConfig>) -> Config {
+pub(super) fn front_door(downstreams: Vec<openapi_proxy::DownstreamConfig>) -> Config {
     Config { front_door: true, ..config(downstreams) }
 }
 
 /// Waits until the proxy routes `key` to `owner`.
-async fn routed(proxy: &TestProxy, key: &str, owner: &str) {
+pub(super) async fn routed(proxy: &TestProxy, key: &str, owner: &str) {
     proxy
         .wait_for(&format!("{key} owned by {owner}"), |s| {
             s.owners.owner(key).is_some_and(|o| &**o == owner)
