@@ -18,7 +18,9 @@
 //! again on a new one. kube-apiserver's upgrade-aware proxy likewise joins
 //! the two streams only after a `101`.
 //!
-//! `CONNECT` is refused (405), and so
+//! Only WebSocket and SPDY (`SPDY/3.1`, what kubectl sends) are taken as
+//! upgrades ([`is_tunnel_upgrade`]); any other `Upgrade:` value is an
+//! ordinary request and streams as one. `CONNECT` is refused (405), and so
 //! is an upgrade head over [`UPGRADE_HEAD_LIMIT`] or
 //! [`UPGRADE_HEADER_LINES`] (431), whichever reader took it.
 //!
@@ -153,6 +155,21 @@ fn head_over_limits(req: &Request) -> bool {
     lines > UPGRADE_HEADER_LINES || size > UPGRADE_HEAD_LIMIT
 }
 
+/// Whether the `Upgrade` header values ask for a tunnel the front door
+/// passes on: a WebSocket (`websocket`) or SPDY (`SPDY/3.1`, what kubectl
+/// sends) protocol among their comma-separated tokens, case-insensitive.
+/// Anything else (`h2c`, made-up values) is an ordinary request, which
+/// streams as one instead of being held as an upgrade's refusal.
+pub(crate) fn is_tunnel_upgrade<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> bool {
+    values.into_iter().any(|value| {
+        std::str::from_utf8(value).is_ok_and(|v| {
+            v.split(',').map(str::trim).any(|token| {
+                token.eq_ignore_ascii_case("websocket") || token.eq_ignore_ascii_case("spdy/3.1")
+            })
+        })
+    })
+}
+
 /// An upgrade request, as the front door passes it on.
 #[derive(Debug)]
 pub(crate) struct UpgradeRequest {
@@ -166,8 +183,9 @@ pub(crate) struct UpgradeRequest {
 impl UpgradeRequest {
     /// The upgrade a raw request head asks for, when the front door is to
     /// pass it on: it asks to switch protocols (`Connection: upgrade` and
-    /// an `Upgrade` header: WebSocket or SPDY alike) on a path no metadata
-    /// route serves. `None` for anything else, which goes its usual way.
+    /// an `Upgrade` header naming WebSocket or SPDY, [`is_tunnel_upgrade`])
+    /// on a path no metadata route serves. `None` for anything else, which
+    /// goes its usual way.
     /// `peer` is asked for the client's address only for an upgrade (on
     /// the direct writer's path it is a system call).
     pub(crate) fn of_raw(
@@ -181,8 +199,9 @@ impl UpgradeRequest {
                 && std::str::from_utf8(h.value)
                     .is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case("upgrade")))
         });
-        let has = |name: &str| head.headers.iter().any(|h| h.name.eq_ignore_ascii_case(name));
-        if !connection_upgrade || !has("upgrade") || head.version != Some(1) {
+        let upgrades =
+            head.headers.iter().filter(|h| h.name.eq_ignore_ascii_case("upgrade")).map(|h| h.value);
+        if !connection_upgrade || !is_tunnel_upgrade(upgrades) || head.version != Some(1) {
             return None;
         }
         let target = head.path?;
@@ -689,6 +708,37 @@ mod tests {
         assert!(upgrade_of(metadata).is_none(), "metadata is answered, not passed on");
         let old = "GET /api/v1/pods HTTP/1.0\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
         assert!(upgrade_of(old).is_none(), "HTTP/1.0 cannot upgrade");
+    }
+
+    #[test]
+    fn only_websocket_and_spdy_are_tunnel_upgrades() {
+        let tunnel = |values: &[&str]| is_tunnel_upgrade(values.iter().map(|v| v.as_bytes()));
+        assert!(tunnel(&["websocket"]));
+        assert!(tunnel(&["WebSocket"]));
+        assert!(tunnel(&["SPDY/3.1"]));
+        assert!(tunnel(&["spdy/3.1"]));
+        assert!(tunnel(&["x-other, websocket"]), "one of the tokens");
+        assert!(tunnel(&["h2c", " SPDY/3.1 "]), "one of the lines");
+        assert!(!tunnel(&["x-anything"]));
+        assert!(!tunnel(&["h2c"]));
+        assert!(!tunnel(&["websocketx"]), "a token, not a prefix");
+        assert!(!tunnel(&["SPDY/3"]), "the version kubectl sends");
+        assert!(!tunnel(&[""]));
+        assert!(!tunnel(&[]));
+        assert!(!is_tunnel_upgrade([&b"websocket\xff"[..]]), "not text");
+    }
+
+    #[test]
+    fn an_unknown_upgrade_is_an_ordinary_request() {
+        let watch = "GET /api/v1/pods?watch=1 HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n\
+                     Upgrade: x-anything\r\n\r\n";
+        assert!(upgrade_of(watch).is_none());
+        let h2c = "GET /api/v1/pods HTTP/1.1\r\nConnection: Upgrade, HTTP2-Settings\r\n\
+                   Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n";
+        assert!(upgrade_of(h2c).is_none());
+        let two = "GET /api/v1/pods HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: x-anything\r\n\
+                   Upgrade: websocket\r\n\r\n";
+        assert!(upgrade_of(two).is_some(), "a WebSocket among the values");
     }
 
     #[test]

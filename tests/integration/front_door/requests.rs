@@ -255,7 +255,7 @@ async fn off_nothing_is_passed_on() {
 }
 
 /// A raw HTTP/1.1 downstream: aggregated discovery with the core group's
-/// `pods` at `/api` (and none at `/apis`); at `/api/v1/endless` a chunked
+/// `pods` at `/api` (and none at `/apis`); at `/api/v1/endless` (any query) a chunked
 /// body that never ends, as fast as it is read (its bytes counted in
 /// `written`); and for an upgrade a `101` that greets with `hello ` and
 /// echoes what it gets until the client closes. Each upgrade's request
@@ -264,7 +264,7 @@ fn upgrading_downstream(heads: std::sync::mpsc::Sender<String>) -> std::net::Soc
     raw_downstream(heads, std::sync::Arc::default())
 }
 
-fn raw_downstream(
+pub(super) fn raw_downstream(
     heads: std::sync::mpsc::Sender<String>,
     written: std::sync::Arc<std::sync::atomic::AtomicU64>,
 ) -> std::net::SocketAddr {
@@ -286,7 +286,8 @@ fn raw_downstream(
                         head.push(byte[0]);
                     }
                     let head = String::from_utf8_lossy(&head).into_owned();
-                    let path = head.split(' ').nth(1).unwrap_or("").to_owned();
+                    let target = head.split(' ').nth(1).unwrap_or("");
+                    let path = target.split_once('?').map_or(target, |(p, _)| p).to_owned();
                     if path == "/api" || path == "/apis" {
                         let items = if path == "/api" {
                             r#"[{"metadata":{},"versions":[{"version":"v1","resources":[{"resource":"pods","responseKind":{"group":"","version":"v1","kind":"Pod"},"scope":"Namespaced","verbs":["get"]}],"freshness":"Current"}]}]"#

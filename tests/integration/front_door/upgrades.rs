@@ -1,6 +1,7 @@
 //! Upgrades under attack (issue 30, items 1 and 2): bytes a client sent
 //! after an upgrade's head reach the owner only after it answered `101`;
-//! `CONNECT` and an upgrade head over the raw readers' limits are refused.
+//! `CONNECT` and an upgrade head over the raw readers' limits are refused;
+//! an `Upgrade:` other than WebSocket or SPDY is an ordinary request.
 
 use std::io::{Read, Write};
 use std::sync::mpsc;
@@ -8,7 +9,7 @@ use std::time::Duration;
 
 use openapi_proxy::Config;
 
-use super::requests::{discovery, front_door, routed};
+use super::requests::{discovery, front_door, raw_downstream, routed};
 use crate::common::http1::{Conn, Ending};
 use crate::common::proxy::{TestProxy, downstream, site};
 
@@ -204,4 +205,51 @@ async fn an_upgrade_head_over_the_limits_is_refused() {
         assert!(response.closes(), "{response:?}");
     }
     assert!(recorded.try_recv().is_err(), "an oversized upgrade was relayed");
+}
+
+/// `Upgrade: x-anything` on a watch is no upgrade: it is passed on as an
+/// ordinary request and streams as one (the owner's endless chunked body
+/// keeps coming, nothing is buffered as a refusal), counted as a `watch`.
+#[actix_web::test]
+async fn an_unknown_upgrade_is_an_ordinary_streamed_request() {
+    for direct_writes in [true, false] {
+        let (tx, _heads) = mpsc::channel();
+        let owner = raw_downstream(tx, std::sync::Arc::default());
+        let proxy = TestProxy::start_config(&Config {
+            direct_writes,
+            ..front_door(vec![downstream("kube", &format!("http://{owner}"), 10)])
+        });
+        routed(&proxy, "api/v1", "kube").await;
+        let addr = proxy.running.addr;
+        let (head, streamed) = actix_web::rt::task::spawn_blocking(move || {
+            let mut conn = Conn::plain(addr);
+            conn.send(
+                b"GET /api/v1/endless?watch=1 HTTP/1.1\r\nHost: proxy\r\n\
+                  Connection: Upgrade\r\nUpgrade: x-anything\r\n\r\n",
+            );
+            let head = conn.response_head().expect("a head");
+            let mut streamed = 0usize;
+            let mut buf = [0u8; 64 * 1024];
+            while streamed < 2 * 1024 * 1024 {
+                let n = conn.stream().read(&mut buf).expect("the stream");
+                assert!(n > 0, "closed after {streamed} bytes: {head:?}");
+                streamed += n;
+            }
+            (head, streamed)
+        })
+        .await
+        .expect("join");
+        assert_eq!(head.status, 200, "direct writes {direct_writes}: {head:?}");
+        assert_eq!(head.header("transfer-encoding"), Some("chunked"), "{head:?}");
+        assert!(streamed >= 2 * 1024 * 1024);
+        let metrics = proxy.get("/metrics", &[]).await;
+        let text = String::from_utf8_lossy(&metrics.body);
+        assert!(
+            text.contains(
+                r#"openapi_proxy_front_door_requests_total{code="200",downstream="kube",verb="watch"} 1"#
+            ),
+            "{text}"
+        );
+        assert!(!text.contains(r#"verb="connect""#), "{text}");
+    }
 }
