@@ -9,6 +9,21 @@
 //! sends a byte for `frontDoorIdleTimeout`. Any other answer (401, 403,
 //! 400) is passed back with its body and the connection closes.
 //!
+//! Nothing the client sent after the head reaches the owner before its
+//! `101`: until then those bytes may be the client's next request, for
+//! another owner, and relaying them would pass it on unrouted, uncounted
+//! and unlogged. After a `101` they belong to the new protocol and go
+//! first; after anything else they are dropped with the connection, which
+//! the answer says closes (`Connection: close`), so a client sends them
+//! again on a new one. kube-apiserver's upgrade-aware proxy likewise joins
+//! the two streams only after a `101`.
+//!
+//! Only WebSocket and SPDY (`SPDY/3.1`, what kubectl sends) are taken as
+//! upgrades ([`is_tunnel_upgrade`]); any other `Upgrade:` value is an
+//! ordinary request and streams as one. `CONNECT` is refused (405), and so
+//! is an upgrade head over [`UPGRADE_HEAD_LIMIT`] or
+//! [`UPGRADE_HEADER_LINES`] (431), whichever reader took it.
+//!
 //! A metadata path asked with an upgrade is answered as without one, and
 //! the connection closes: nothing here switches protocols.
 
@@ -41,6 +56,15 @@ use crate::http::{AppState, router, status};
 
 /// The largest response head read from a downstream.
 const HEAD_LIMIT: usize = 64 * 1024;
+
+/// The largest upgrade request head passed on: the raw first-request
+/// readers' limit (`serve::direct::HEAD_LIMIT`), applied to the heads
+/// actix-http takes too.
+pub(crate) const UPGRADE_HEAD_LIMIT: usize = 8 * 1024;
+
+/// The most header lines in an upgrade request head passed on: what the
+/// TLS first-request reader parses.
+pub(crate) const UPGRADE_HEADER_LINES: usize = 64;
 
 /// Bytes copied at a time, each way: what a tunnel holds.
 const PIPE_BUFFER: usize = 16 * 1024;
@@ -92,6 +116,13 @@ async fn upgrade<T>(
 where
     T: AsyncRead + AsyncWrite + Unpin + 'static,
 {
+    // actix-http hands `CONNECT` here as an upgrade, whatever its headers.
+    if req.method() == Method::CONNECT {
+        return refuse(framed, status::connect_refused(), false).await;
+    }
+    if head_over_limits(&req) {
+        return refuse(framed, status::upgrade_head_too_large(), false).await;
+    }
     let decoded = router::decode_path(req.path()).unwrap_or_default();
     if router::route(&decoded).is_some() {
         // Metadata: answered as without the upgrade, then closed.
@@ -111,6 +142,34 @@ where
     relay(state, door, &upgrade, parts.io, &parts.read_buf).await
 }
 
+/// Whether `req`'s head is over the limits the raw first-request readers
+/// apply: counted as written (`name: value\r\n` a line), so a head they
+/// hand to actix-http for its size is not passed on here instead.
+fn head_over_limits(req: &Request) -> bool {
+    let lines = req.headers().len();
+    let target = req.uri().path_and_query().map_or(req.path().len(), |pq| pq.as_str().len());
+    let size = req.method().as_str().len()
+        + target
+        + " HTTP/1.1\r\n\r\n".len()
+        + req.headers().iter().map(|(n, v)| n.as_str().len() + v.len() + 4).sum::<usize>();
+    lines > UPGRADE_HEADER_LINES || size > UPGRADE_HEAD_LIMIT
+}
+
+/// Whether the `Upgrade` header values ask for a tunnel the front door
+/// passes on: a WebSocket (`websocket`) or SPDY (`SPDY/3.1`, what kubectl
+/// sends) protocol among their comma-separated tokens, case-insensitive.
+/// Anything else (`h2c`, made-up values) is an ordinary request, which
+/// streams as one instead of being held as an upgrade's refusal.
+pub(crate) fn is_tunnel_upgrade<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> bool {
+    values.into_iter().any(|value| {
+        std::str::from_utf8(value).is_ok_and(|v| {
+            v.split(',').map(str::trim).any(|token| {
+                token.eq_ignore_ascii_case("websocket") || token.eq_ignore_ascii_case("spdy/3.1")
+            })
+        })
+    })
+}
+
 /// An upgrade request, as the front door passes it on.
 #[derive(Debug)]
 pub(crate) struct UpgradeRequest {
@@ -124,8 +183,9 @@ pub(crate) struct UpgradeRequest {
 impl UpgradeRequest {
     /// The upgrade a raw request head asks for, when the front door is to
     /// pass it on: it asks to switch protocols (`Connection: upgrade` and
-    /// an `Upgrade` header: WebSocket or SPDY alike) on a path no metadata
-    /// route serves. `None` for anything else, which goes its usual way.
+    /// an `Upgrade` header naming WebSocket or SPDY, [`is_tunnel_upgrade`])
+    /// on a path no metadata route serves. `None` for anything else, which
+    /// goes its usual way.
     /// `peer` is asked for the client's address only for an upgrade (on
     /// the direct writer's path it is a system call).
     pub(crate) fn of_raw(
@@ -134,13 +194,14 @@ impl UpgradeRequest {
     ) -> Option<Self> {
         // Most requests are not upgrades: tell from the raw lines first,
         // before anything is decoded or copied.
-        let has = |name: &str| head.headers.iter().any(|h| h.name.eq_ignore_ascii_case(name));
         let connection_upgrade = head.headers.iter().any(|h| {
             h.name.eq_ignore_ascii_case("connection")
                 && std::str::from_utf8(h.value)
                     .is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case("upgrade")))
         });
-        if !connection_upgrade || !has("upgrade") || head.version != Some(1) {
+        let upgrades =
+            head.headers.iter().filter(|h| h.name.eq_ignore_ascii_case("upgrade")).map(|h| h.value);
+        if !connection_upgrade || !is_tunnel_upgrade(upgrades) || head.version != Some(1) {
             return None;
         }
         let target = head.path?;
@@ -173,7 +234,8 @@ impl UpgradeRequest {
 
 /// Passes `upgrade` on to its owner over `client`, whose next
 /// bytes (already read) are `early`: a refusal is answered and the
-/// connection closed; a `101` is piped until either side is done.
+/// connection closed, `early` dropped with it; after a `101`, `early` goes
+/// to the owner first and the two are piped until either side is done.
 pub(crate) async fn relay<C>(
     state: &AppState,
     door: &Arc<FrontDoor>,
@@ -184,6 +246,9 @@ pub(crate) async fn relay<C>(
 where
     C: AsyncRead + AsyncWrite + Unpin,
 {
+    if upgrade.method == Method::CONNECT {
+        return Ok(write_reply(&mut client, status::connect_refused(), false).await?);
+    }
     let started = Instant::now();
     let decoded = router::decode_path(upgrade.path()).unwrap_or_default();
     let class = classify(&upgrade.method, &decoded, upgrade.query(), true);
@@ -209,8 +274,8 @@ where
         }
     };
     let head = request_head(upgrade, &target);
+    // Only the head: what follows it is not the owner's before a `101`.
     downstream.write_all(&head).await?;
-    downstream.write_all(early).await?;
     let answer = match tokio::time::timeout(RESPONSE_HEAD_TIMEOUT, read_head(&mut downstream)).await
     {
         Ok(Ok(answer)) => answer,
@@ -231,6 +296,7 @@ where
     tracing::debug!(downstream = %target.name, code = answer.code, path = %upgrade.path(),
         "front door: upgrade answered");
     if answer.code == 101 {
+        downstream.write_all(early).await?;
         client.write_all(&answer.bytes).await?;
         let (up, down) = pipe(client, downstream, door.idle).await;
         tracing::debug!(downstream = %target.name, to_downstream = up, to_client = down,
@@ -642,6 +708,37 @@ mod tests {
         assert!(upgrade_of(metadata).is_none(), "metadata is answered, not passed on");
         let old = "GET /api/v1/pods HTTP/1.0\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
         assert!(upgrade_of(old).is_none(), "HTTP/1.0 cannot upgrade");
+    }
+
+    #[test]
+    fn only_websocket_and_spdy_are_tunnel_upgrades() {
+        let tunnel = |values: &[&str]| is_tunnel_upgrade(values.iter().map(|v| v.as_bytes()));
+        assert!(tunnel(&["websocket"]));
+        assert!(tunnel(&["WebSocket"]));
+        assert!(tunnel(&["SPDY/3.1"]));
+        assert!(tunnel(&["spdy/3.1"]));
+        assert!(tunnel(&["x-other, websocket"]), "one of the tokens");
+        assert!(tunnel(&["h2c", " SPDY/3.1 "]), "one of the lines");
+        assert!(!tunnel(&["x-anything"]));
+        assert!(!tunnel(&["h2c"]));
+        assert!(!tunnel(&["websocketx"]), "a token, not a prefix");
+        assert!(!tunnel(&["SPDY/3"]), "the version kubectl sends");
+        assert!(!tunnel(&[""]));
+        assert!(!tunnel(&[]));
+        assert!(!is_tunnel_upgrade([&b"websocket\xff"[..]]), "not text");
+    }
+
+    #[test]
+    fn an_unknown_upgrade_is_an_ordinary_request() {
+        let watch = "GET /api/v1/pods?watch=1 HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n\
+                     Upgrade: x-anything\r\n\r\n";
+        assert!(upgrade_of(watch).is_none());
+        let h2c = "GET /api/v1/pods HTTP/1.1\r\nConnection: Upgrade, HTTP2-Settings\r\n\
+                   Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n";
+        assert!(upgrade_of(h2c).is_none());
+        let two = "GET /api/v1/pods HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: x-anything\r\n\
+                   Upgrade: websocket\r\n\r\n";
+        assert!(upgrade_of(two).is_some(), "a WebSocket among the values");
     }
 
     #[test]

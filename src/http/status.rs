@@ -231,6 +231,38 @@ static OWNER_FAILED: LazyLock<Bytes> = LazyLock::new(|| {
     )
 });
 
+static CONNECT_REFUSED: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "MethodNotAllowed",
+        "CONNECT is not passed on: the front door tunnels only WebSocket and SPDY upgrades \
+         (exec, attach, port-forward)",
+    )
+});
+
+static UPGRADE_HEAD_TOO_LARGE: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+        "RequestHeaderFieldsTooLarge",
+        "an upgrade's request head is limited to 8 KiB and 64 header lines",
+    )
+});
+
+/// The front door's 405 for `CONNECT`: a tunnel to anywhere is nobody's to
+/// pass on. `Allow` names the methods it does pass on.
+pub(crate) fn connect_refused() -> Reply {
+    status(StatusCode::METHOD_NOT_ALLOWED, &CONNECT_REFUSED).header(
+        header::ALLOW,
+        HeaderValue::from_static("GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"),
+    )
+}
+
+/// The front door's 431 for an upgrade whose head is over the limits the
+/// raw first-request readers apply, so every path takes the same heads.
+pub(crate) fn upgrade_head_too_large() -> Reply {
+    status(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, &UPGRADE_HEAD_TOO_LARGE)
+}
+
 /// The front door's 404: a path under no group-version any downstream
 /// serves.
 pub(crate) fn not_owned() -> Reply {

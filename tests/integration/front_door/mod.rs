@@ -4,3 +4,5 @@
 pub mod kubectl;
 /// Requests that are not metadata reach their group-version's owner, with the client's credentials.
 mod requests;
+/// Upgrades under attack: nothing relayed before a `101`, `CONNECT` and oversized heads refused, only WebSocket and SPDY taken as upgrades.
+mod upgrades;

@@ -15,7 +15,7 @@ use crate::common::proxy::{POLL, TestProxy, config, downstream, request, site};
 
 /// `/api` and `/apis` in aggregated discovery v2: the core group's `pods`
 /// when `core`, and one resource in each of `groups` (`group/version`).
-fn discovery(routes: &Routes, core: bool, groups: &[(&str, &str)]) {
+pub(super) fn discovery(routes: &Routes, core: bool, groups: &[(&str, &str)]) {
     let resource = |plural: &str, kind: &str, group: &str, version: &str| {
         serde_json::json!({
             "resource": plural,
@@ -60,12 +60,12 @@ fn discovery(routes: &Routes, core: bool, groups: &[(&str, &str)]) {
 }
 
 /// A proxy with the front door in front of `downstreams`.
-fn front_door(downstreams: Vec<openapi_proxy::DownstreamConfig>) -> Config {
+pub(super) fn front_door(downstreams: Vec<openapi_proxy::DownstreamConfig>) -> Config {
     Config { front_door: true, ..config(downstreams) }
 }
 
 /// Waits until the proxy routes `key` to `owner`.
-async fn routed(proxy: &TestProxy, key: &str, owner: &str) {
+pub(super) async fn routed(proxy: &TestProxy, key: &str, owner: &str) {
     proxy
         .wait_for(&format!("{key} owned by {owner}"), |s| {
             s.owners.owner(key).is_some_and(|o| &**o == owner)
@@ -346,7 +346,7 @@ async fn off_nothing_is_passed_on() {
 }
 
 /// A raw HTTP/1.1 downstream: aggregated discovery with the core group's
-/// `pods` at `/api` (and none at `/apis`); at `/api/v1/endless` a chunked
+/// `pods` at `/api` (and none at `/apis`); at `/api/v1/endless` (any query) a chunked
 /// body that never ends, as fast as it is read (its bytes counted in
 /// `written`); and for an upgrade a `101` that greets with `hello ` and
 /// echoes what it gets until the client closes. Each upgrade's request
@@ -355,7 +355,7 @@ fn upgrading_downstream(heads: std::sync::mpsc::Sender<String>) -> std::net::Soc
     raw_downstream(heads, std::sync::Arc::default())
 }
 
-fn raw_downstream(
+pub(super) fn raw_downstream(
     heads: std::sync::mpsc::Sender<String>,
     written: std::sync::Arc<std::sync::atomic::AtomicU64>,
 ) -> std::net::SocketAddr {
@@ -377,7 +377,8 @@ fn raw_downstream(
                         head.push(byte[0]);
                     }
                     let head = String::from_utf8_lossy(&head).into_owned();
-                    let path = head.split(' ').nth(1).unwrap_or("").to_owned();
+                    let target = head.split(' ').nth(1).unwrap_or("");
+                    let path = target.split_once('?').map_or(target, |(p, _)| p).to_owned();
                     if path == "/api" || path == "/apis" {
                         let items = if path == "/api" {
                             r#"[{"metadata":{},"versions":[{"version":"v1","resources":[{"resource":"pods","responseKind":{"group":"","version":"v1","kind":"Pod"},"scope":"Namespaced","verbs":["get"]}],"freshness":"Current"}]}]"#
