@@ -51,6 +51,7 @@ use super::headers;
 use super::{FrontDoor, RESPONSE_HEAD_TIMEOUT, Target};
 use crate::discovery::owners::group_version_of;
 use crate::http::connection::LongExchange;
+use crate::http::head::Checked;
 use crate::http::reply::{Reply, Request as Asked, write_head};
 use crate::http::{AppState, router, status};
 
@@ -186,12 +187,16 @@ impl UpgradeRequest {
     /// an `Upgrade` header naming WebSocket or SPDY, [`is_tunnel_upgrade`])
     /// on a path no metadata route serves. `None` for anything else, which
     /// goes its usual way.
+    /// Only a head that passed the strict check ([`check`](crate::http::head::check): the rules
+    /// of actix-http's parser) is taken, so what actix-http refuses with
+    /// 400 is never passed on from a raw reader either.
     /// `peer` is asked for the client's address only for an upgrade (on
     /// the direct writer's path it is a system call).
     pub(crate) fn of_raw(
-        head: &httparse::Request<'_, '_>,
+        head: &Checked<'_, '_, '_>,
         peer: impl FnOnce() -> Option<IpAddr>,
     ) -> Option<Self> {
+        let head = head.raw();
         // Most requests are not upgrades: tell from the raw lines first,
         // before anything is decoded or copied.
         let connection_upgrade = head.headers.iter().any(|h| {
@@ -204,8 +209,11 @@ impl UpgradeRequest {
         if !connection_upgrade || !is_tunnel_upgrade(upgrades) || head.version != Some(1) {
             return None;
         }
-        let target = head.path?;
-        let path = target.split_once('?').map_or(target, |(p, _)| p);
+        // The target as actix-http's upgrade service takes it: an
+        // absolute-form one (`http://host/path`) by its path and query.
+        let uri = actix_web::http::Uri::try_from(head.path?).ok()?;
+        let target = uri.path_and_query().map_or(uri.path(), |pq| pq.as_str());
+        let path = uri.path();
         if router::route(&router::decode_path(path)?).is_some() {
             return None;
         }
@@ -671,12 +679,14 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::head;
 
     fn upgrade_of(raw: &str) -> Option<UpgradeRequest> {
         let mut lines = [httparse::EMPTY_HEADER; 16];
         let mut head = httparse::Request::new(&mut lines);
         assert!(head.parse(raw.as_bytes()).expect("parses").is_complete());
-        UpgradeRequest::of_raw(&head, || Some("10.1.2.3".parse().expect("ip")))
+        let checked = head::check(&head).ok()?;
+        UpgradeRequest::of_raw(&checked, || Some("10.1.2.3".parse().expect("ip")))
     }
 
     fn target() -> Target {
@@ -697,16 +707,17 @@ mod tests {
         let exec = "GET /api/v1/namespaces/a/pods/p/exec?command=ls HTTP/1.1\r\nHost: x\r\n\
                     Connection: keep-alive, Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n";
         assert!(upgrade_of(exec).is_some());
-        let websocket = "GET /api/v1/namespaces/a/pods/p/attach HTTP/1.1\r\nconnection: upgrade\r\n\
+        let websocket = "GET /api/v1/namespaces/a/pods/p/attach HTTP/1.1\r\nHost: x\r\nconnection: upgrade\r\n\
                          upgrade: websocket\r\n\r\n";
         assert!(upgrade_of(websocket).is_some());
         let plain = "GET /api/v1/namespaces/a/pods HTTP/1.1\r\nHost: x\r\n\r\n";
         assert!(upgrade_of(plain).is_none(), "no upgrade asked");
-        let no_connection = "GET /api/v1/pods HTTP/1.1\r\nUpgrade: websocket\r\n\r\n";
+        let no_connection = "GET /api/v1/pods HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n\r\n";
         assert!(upgrade_of(no_connection).is_none(), "Upgrade without Connection: upgrade");
-        let metadata = "GET /openapi/v3 HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n";
+        let metadata =
+            "GET /openapi/v3 HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n";
         assert!(upgrade_of(metadata).is_none(), "metadata is answered, not passed on");
-        let old = "GET /api/v1/pods HTTP/1.0\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
+        let old = "GET /api/v1/pods HTTP/1.0\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
         assert!(upgrade_of(old).is_none(), "HTTP/1.0 cannot upgrade");
     }
 
@@ -733,10 +744,10 @@ mod tests {
         let watch = "GET /api/v1/pods?watch=1 HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n\
                      Upgrade: x-anything\r\n\r\n";
         assert!(upgrade_of(watch).is_none());
-        let h2c = "GET /api/v1/pods HTTP/1.1\r\nConnection: Upgrade, HTTP2-Settings\r\n\
+        let h2c = "GET /api/v1/pods HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\n\
                    Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n";
         assert!(upgrade_of(h2c).is_none());
-        let two = "GET /api/v1/pods HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: x-anything\r\n\
+        let two = "GET /api/v1/pods HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: x-anything\r\n\
                    Upgrade: websocket\r\n\r\n";
         assert!(upgrade_of(two).is_some(), "a WebSocket among the values");
     }

@@ -9,6 +9,7 @@
 
 pub(crate) mod connection;
 mod discovery;
+pub(crate) mod head;
 mod health;
 mod openapi;
 pub(crate) mod reply;

@@ -12,9 +12,10 @@
 //! It is deliberately small. It answers only ordinary requests: HTTP/1.1,
 //! GET or HEAD, an origin-form target of plain characters, no body, no
 //! `Expect`, no `Upgrade`, a head that httparse reads in one piece under
-//! [`HEAD_LIMIT`]. At the first request that is anything else — malformed,
-//! HTTP/1.0, a POST, a huge head — it hands the connection, with every byte
-//! it has read, to actix-http ([`Connection::HandOff`]), which serves that
+//! [`HEAD_LIMIT`] and that passes actix-http's own rules (`http::head`).
+//! At the first request that is anything else — malformed (two `Host`s,
+//! two lengths), HTTP/1.0, a POST, a huge head — it hands the connection,
+//! with every byte it has read, to actix-http ([`Connection::HandOff`]), which serves that
 //! request and the rest of the connection. So whatever is unusual gets
 //! actix-http's answers, limits and error statuses, and both transports ask
 //! the same router (`http::router`) for every answer they write.
@@ -42,6 +43,7 @@ use tokio::time::{Instant, Sleep};
 
 use super::slots::Slot;
 use crate::front_door::{self, FrontDoor, UpgradeRequest};
+use crate::http::head::{self, Checked, plain_target_byte};
 use crate::http::reply::{Method, Reply, Request, accepts_gzip, join_value, write_head};
 use crate::http::{AppState, router};
 
@@ -296,13 +298,22 @@ impl DirectWriter {
 
     /// Decides on a complete head.
     fn next(&self, parsed: &httparse::Request<'_, '_>, io: &TcpStream) -> Next {
+        // What actix-http would refuse is not answered here, nor passed on:
+        // it is handed over, and refused there.
+        let parsed = match head::check(parsed) {
+            Ok(checked) => checked,
+            Err(rule) => {
+                tracing::debug!(%rule, "malformed request head; handed to actix-http to refuse");
+                return Next::HandOff;
+            }
+        };
         if self.door.is_some() {
             let peer = || io.peer_addr().ok().map(|a| a.ip());
-            if let Some(upgrade) = UpgradeRequest::of_raw(parsed, peer) {
+            if let Some(upgrade) = UpgradeRequest::of_raw(&parsed, peer) {
                 return Next::Upgrade(Box::new(upgrade));
             }
         }
-        let Some(plain) = Plain::of(parsed) else { return Next::HandOff };
+        let Some(plain) = Plain::of(&parsed) else { return Next::HandOff };
         if self.door.is_some()
             && router::decode_path(plain.path).as_deref().and_then(router::route).is_none()
         {
@@ -367,7 +378,8 @@ struct Plain<'a> {
 
 impl<'a> Plain<'a> {
     /// `None` for anything out of the ordinary (see the module's doc).
-    fn of(req: &httparse::Request<'_, 'a>) -> Option<Self> {
+    fn of(req: &Checked<'_, '_, 'a>) -> Option<Self> {
+        let req = req.raw();
         if req.version != Some(1) {
             return None;
         }
@@ -417,32 +429,6 @@ impl<'a> Plain<'a> {
         // is actix-http's to say.
         host.then_some(Self { method, path, query, close, accept, if_none_match, accept_encoding })
     }
-}
-
-/// Bytes of an origin-form target taken here: RFC 3986 unreserved,
-/// sub-delims, `:`, `@`, `/`, `?` and `%`. Anything else (spaces are
-/// impossible, but `"`, `<`, `{`, `#`, `\`, controls, bytes above 0x7F) goes
-/// to actix-http, whose URI parser decides. A table: a target with a
-/// `?hash=` is 150 bytes, each checked.
-static PLAIN_TARGET: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        table[b] = c.is_ascii_alphanumeric();
-        b += 1;
-    }
-    let others = b"-._~!$&'()*+,;=:@/?%";
-    let mut i = 0;
-    while i < others.len() {
-        table[others[i] as usize] = true;
-        i += 1;
-    }
-    table
-};
-
-fn plain_target_byte(b: u8) -> bool {
-    PLAIN_TARGET[usize::from(b)]
 }
 
 /// A stream that first replays bytes already read from it: how a
@@ -516,7 +502,8 @@ mod tests {
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut req = httparse::Request::new(&mut headers);
         assert!(matches!(req.parse(raw.as_bytes()), Ok(httparse::Status::Complete(_))), "{raw}");
-        Plain::of(&req).map(|p| (p.method, p.path.to_owned(), p.query.to_owned(), p.close))
+        let checked = head::check(&req).ok()?;
+        Plain::of(&checked).map(|p| (p.method, p.path.to_owned(), p.query.to_owned(), p.close))
     }
 
     #[test]
@@ -551,6 +538,18 @@ mod tests {
         }
     }
 
+    /// A head actix-http refuses is never answered here (issue 30): it is
+    /// handed over, and refused there.
+    #[test]
+    fn heads_actix_refuses_are_handed_over() {
+        for raw in [
+            "GET /version HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n",
+            "GET /version HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n",
+        ] {
+            assert_eq!(plain(raw), None, "{raw}");
+        }
+    }
+
     #[test]
     fn heads_carry_length_date_and_no_length_on_304() {
         let reply = Reply::new(StatusCode::OK)
@@ -574,14 +573,6 @@ mod tests {
             text.starts_with("HTTP/1.1 304 Not Modified\r\nconnection: close\r\ndate: "),
             "{text}"
         );
-    }
-
-    #[test]
-    fn the_target_table_is_the_listed_characters() {
-        for b in 0..=255u8 {
-            let listed = b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/?%".contains(&b);
-            assert_eq!(plain_target_byte(b), listed, "byte {b}");
-        }
     }
 
     #[test]
@@ -613,7 +604,8 @@ mod tests {
             let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
             let mut req = httparse::Request::new(&mut slots);
             if let Ok(httparse::Status::Complete(_)) = req.parse(raw.as_bytes())
-                && let Some(p) = Plain::of(&req)
+                && let Ok(checked) = head::check(&req)
+                && let Some(p) = Plain::of(&checked)
             {
                 proptest::prop_assert!(p.method.reads());
                 proptest::prop_assert_eq!(version, "HTTP/1.1");

@@ -28,7 +28,7 @@ use crate::config::Config;
 use crate::config::serving;
 use crate::front_door::{self, Clients, FrontDoor, UpgradeRequest};
 use crate::http::connection::AnswerTurns;
-use crate::http::{self, AppState, router};
+use crate::http::{self, AppState, head, router};
 
 /// Why the server could not listen.
 #[derive(Debug, thiserror::Error)]
@@ -309,7 +309,8 @@ enum First<S> {
 }
 
 /// Reads the first request head of `io` (within `timeout`), to see
-/// whether it is an upgrade the front door takes.
+/// whether it is an upgrade the front door takes: only a head that passes
+/// the strict check (`http::head`, actix-http's rules) can be one.
 async fn first_head<S>(
     mut io: S,
     peer: Option<SocketAddr>,
@@ -326,7 +327,17 @@ where
         let mut parsed = httparse::Request::new(&mut lines);
         match parsed.parse(&buf) {
             Ok(httparse::Status::Complete(len)) => {
-                return match UpgradeRequest::of_raw(&parsed, || peer.map(|a| a.ip())) {
+                // What actix-http would refuse is not passed on: it is
+                // handed over with the rest, and refused there.
+                let upgrade = match head::check(&parsed) {
+                    Ok(checked) => UpgradeRequest::of_raw(&checked, || peer.map(|a| a.ip())),
+                    Err(rule) => {
+                        tracing::debug!(%rule,
+                            "malformed request head; handed to actix-http to refuse");
+                        None
+                    }
+                };
+                return match upgrade {
                     Some(upgrade) => {
                         let rest = buf.split_off(len).freeze();
                         First::Upgrade(Rewind::new(rest, io), Box::new(upgrade))
