@@ -212,11 +212,23 @@ impl Drop for Permit {
     }
 }
 
-/// One worker's HTTP clients for passed-on requests, one per downstream
-/// (awc's client lives on one thread).
+/// One worker's HTTP clients for passed-on requests (awc's client lives
+/// on one thread), two per downstream: [`OwnerClients`].
 pub(crate) struct Clients {
     door: Arc<FrontDoor>,
-    clients: BTreeMap<Arc<str>, (Arc<Target>, awc::Client)>,
+    clients: BTreeMap<Arc<str>, OwnerClients>,
+}
+
+/// One downstream's clients on one worker.
+struct OwnerClients {
+    target: Arc<Target>,
+    /// Keeps connections alive and reuses them: every request's first try.
+    pooled: awc::Client,
+    /// Never reuses a connection (its requests close theirs): the one
+    /// retry of a request a reused connection failed before any answer
+    /// ([`pass()`]), which would otherwise risk another stale one from the
+    /// pool.
+    fresh: awc::Client,
 }
 
 impl Clients {
@@ -225,7 +237,14 @@ impl Clients {
         let clients = door
             .targets
             .iter()
-            .map(|(name, target)| (Arc::clone(name), (Arc::clone(target), client(target))))
+            .map(|(name, target)| {
+                let owner = OwnerClients {
+                    target: Arc::clone(target),
+                    pooled: client(target),
+                    fresh: client(target),
+                };
+                (Arc::clone(name), owner)
+            })
             .collect();
         Self { door: Arc::clone(door), clients }
     }

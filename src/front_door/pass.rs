@@ -1,15 +1,24 @@
 //! Passing an ordinary request on (anything but an upgrade): head and body
 //! streamed to the owner, its answer streamed back.
+//!
+//! Connections to an owner are kept alive and reused. An owner may close
+//! one while a request is already on its way over it (its idle timeout, a
+//! restart); the request then fails before any answer. A body-less
+//! idempotent request ([`replayable`]) is sent once more then, on a new
+//! connection, as Go's `net/http` `Transport` does; any other is answered
+//! 503 (the owner may have acted on it).
 
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use actix_http::error::ParseError;
 use actix_web::body::{BodyStream, SizedStream};
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, web};
+use awc::error::{ConnectError, SendRequestError};
 use bytes::Bytes;
 use futures_util::Stream;
 use tokio::time::Sleep;
@@ -36,10 +45,11 @@ pub(crate) async fn pass(
     let metrics = &state.metrics;
     let owner =
         group_version_of(&decoded).and_then(|k| state.store.load().owners.owner(k).cloned());
-    let Some((target, client)) = owner.as_ref().and_then(|o| clients.clients.get(o)) else {
+    let Some(owner) = owner.as_ref().and_then(|o| clients.clients.get(o)) else {
         metrics.front_door("", class.verb, 404, None);
         return status::not_owned().into_actix();
     };
+    let target = &owner.target;
     let Some(permit) = clients.door.admit(class.long_running) else {
         metrics.front_door(&target.name, class.verb, 429, None);
         tracing::debug!(downstream = %target.name, "front door: too many requests in flight");
@@ -48,18 +58,37 @@ pub(crate) async fn pass(
     let long = req.conn_data::<LongExchange>().map(LongExchange::mark);
     let target_path = req.uri().path_and_query().map_or(req.path(), |pq| pq.as_str());
     let url = format!("{}{target_path}", target.base);
-    let mut out = client.request(req.method().clone(), url);
-    for (name, value) in headers::to_downstream(req.headers()) {
-        out.headers_mut().append(name.clone(), value.clone());
-    }
-    let peer = req.peer_addr().map(|a| a.ip());
-    if let Some(xff) = headers::forwarded_for(req.headers(), peer) {
-        out.headers_mut().insert(header::HeaderName::from_static(X_FORWARDED_FOR), xff);
-    }
-    let sent = match request_body(&req) {
-        RequestBody::Sized(n) => out.send_body(SizedStream::new(n, payload)),
-        RequestBody::Streamed => out.send_stream(payload),
-        RequestBody::None => out.send(),
+    let xff = headers::forwarded_for(req.headers(), req.peer_addr().map(|a| a.ip()));
+    let build = |client: &awc::Client| {
+        let mut out = client.request(req.method().clone(), url.as_str());
+        for (name, value) in headers::to_downstream(req.headers()) {
+            out.headers_mut().append(name.clone(), value.clone());
+        }
+        if let Some(xff) = &xff {
+            out.headers_mut().insert(header::HeaderName::from_static(X_FORWARDED_FOR), xff.clone());
+        }
+        out
+    };
+    let body = request_body(&req);
+    let replay = replayable(req.method(), req.headers(), &body);
+    let sent = async {
+        let first = match body {
+            RequestBody::Sized(n) => {
+                build(&owner.pooled).send_body(SizedStream::new(n, payload)).await
+            }
+            RequestBody::Streamed => build(&owner.pooled).send_stream(payload).await,
+            RequestBody::None => build(&owner.pooled).send().await,
+        };
+        match first {
+            // A kept-alive connection the owner closed meanwhile: once
+            // more, on a new connection, as Go's `Transport` does.
+            Err(e) if replay && closed_before_answer(&e) => {
+                tracing::debug!(downstream = %target.name, verb = class.verb, error = %e,
+                    "front door: a reused connection closed before an answer; retried on a new one");
+                build(&owner.fresh).force_close().send().await
+            }
+            sent => sent,
+        }
     };
     let answer = match tokio::time::timeout(RESPONSE_HEAD_TIMEOUT, sent).await {
         Ok(Ok(answer)) => answer,
@@ -126,6 +155,41 @@ fn framing(headers: &HeaderMap, version: actix_web::http::Version, method: &Meth
             RequestBody::Streamed
         }
         None => RequestBody::None,
+    }
+}
+
+/// Whether a request may be sent again after a connection failed it
+/// before any answer: it has no body (a streamed one is gone once sent),
+/// and it is idempotent by Go's `net/http` rule (`Request.isReplayable`):
+/// GET, HEAD, OPTIONS or TRACE, or any method with an `Idempotency-Key`
+/// or `X-Idempotency-Key` header. A POST, PUT, PATCH or DELETE without
+/// one is never sent twice: the owner may have acted on it.
+fn replayable(method: &Method, headers: &HeaderMap, body: &RequestBody) -> bool {
+    *body == RequestBody::None
+        && (matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE)
+            || headers.contains_key("idempotency-key")
+            || headers.contains_key("x-idempotency-key"))
+}
+
+/// Whether `e` says the connection ended before a byte of the answer
+/// came: closed after the request was written (no answer at all: what a
+/// kept-alive connection the owner closed while the request was on its
+/// way looks like), the request not written because it was closed, or
+/// reset. awc takes from its pool only connections not yet seen closed,
+/// so this is the race Go's `Transport` retries (`errServerClosedIdle`,
+/// `nothingWrittenError`, a read error before the first byte). Anything
+/// else (a partial answer, a refused connection, a timeout) is the
+/// owner's answer to report.
+fn closed_before_answer(e: &SendRequestError) -> bool {
+    match e {
+        SendRequestError::Connect(ConnectError::Disconnected) | SendRequestError::Send(_) => true,
+        SendRequestError::Response(ParseError::Io(io)) => matches!(
+            io.kind(),
+            io::ErrorKind::ConnectionReset
+                | io::ErrorKind::ConnectionAborted
+                | io::ErrorKind::BrokenPipe
+        ),
+        _ => false,
     }
 }
 
@@ -249,6 +313,47 @@ mod tests {
             m.insert(HeaderName::from_static(n), HeaderValue::from_static(v));
         }
         m
+    }
+
+    #[test]
+    fn only_body_less_idempotent_requests_are_replayed() {
+        let none = HeaderMap::new();
+        for method in [Method::GET, Method::HEAD, Method::OPTIONS, Method::TRACE] {
+            assert!(replayable(&method, &none, &RequestBody::None), "{method}");
+            assert!(!replayable(&method, &none, &RequestBody::Sized(2)), "{method} with a body");
+            assert!(!replayable(&method, &none, &RequestBody::Streamed), "{method} streamed");
+        }
+        for method in [Method::POST, Method::PUT, Method::PATCH, Method::DELETE, Method::CONNECT] {
+            assert!(!replayable(&method, &none, &RequestBody::None), "{method}");
+        }
+        for key in ["idempotency-key", "x-idempotency-key"] {
+            let keyed = headers(&[(key, "k-1")]);
+            assert!(replayable(&Method::DELETE, &keyed, &RequestBody::None), "{key}");
+            assert!(!replayable(&Method::POST, &keyed, &RequestBody::Sized(2)), "{key}, a body");
+        }
+    }
+
+    #[test]
+    fn only_a_connection_closed_before_an_answer_is_retried() {
+        let io = |kind| io::Error::new(kind, "x");
+        let retried = [
+            SendRequestError::Connect(ConnectError::Disconnected),
+            SendRequestError::Send(io(io::ErrorKind::BrokenPipe)),
+            SendRequestError::Response(ParseError::Io(io(io::ErrorKind::ConnectionReset))),
+        ];
+        for e in &retried {
+            assert!(closed_before_answer(e), "{e}");
+        }
+        let answered = [
+            SendRequestError::Connect(ConnectError::Io(io(io::ErrorKind::ConnectionRefused))),
+            SendRequestError::Connect(ConnectError::Timeout),
+            SendRequestError::Timeout,
+            SendRequestError::Response(ParseError::Io(io(io::ErrorKind::Other))),
+            SendRequestError::Response(ParseError::Header),
+        ];
+        for e in &answered {
+            assert!(!closed_before_answer(e), "{e}");
+        }
     }
 
     #[test]

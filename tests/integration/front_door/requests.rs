@@ -379,20 +379,7 @@ pub(super) fn raw_downstream(
                     let head = String::from_utf8_lossy(&head).into_owned();
                     let target = head.split(' ').nth(1).unwrap_or("");
                     let path = target.split_once('?').map_or(target, |(p, _)| p).to_owned();
-                    if path == "/api" || path == "/apis" {
-                        let items = if path == "/api" {
-                            r#"[{"metadata":{},"versions":[{"version":"v1","resources":[{"resource":"pods","responseKind":{"group":"","version":"v1","kind":"Pod"},"scope":"Namespaced","verbs":["get"]}],"freshness":"Current"}]}]"#
-                        } else {
-                            "[]"
-                        };
-                        let body = format!(
-                            r#"{{"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","metadata":{{}},"items":{items}}}"#
-                        );
-                        let answer = format!(
-                            "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\n\r\n{body}",
-                            openapi_proxy::media::DISCOVERY_V2_CONTENT_TYPE,
-                            body.len()
-                        );
+                    if let Some(answer) = core_discovery(&path) {
                         if s.write_all(answer.as_bytes()).is_err() {
                             return;
                         }
@@ -460,6 +447,126 @@ pub(super) fn raw_downstream(
         }
     });
     addr
+}
+
+/// A raw downstream's whole answer to `path` when it is `/api` (aggregated
+/// discovery v2 with the core group's `pods`) or `/apis` (no groups).
+fn core_discovery(path: &str) -> Option<String> {
+    let items = match path {
+        "/api" => {
+            r#"[{"metadata":{},"versions":[{"version":"v1","resources":[{"resource":"pods","responseKind":{"group":"","version":"v1","kind":"Pod"},"scope":"Namespaced","verbs":["get"]}],"freshness":"Current"}]}]"#
+        }
+        "/apis" => "[]",
+        _ => return None,
+    };
+    let body = format!(
+        r#"{{"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","metadata":{{}},"items":{items}}}"#
+    );
+    Some(format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\n\r\n{body}",
+        openapi_proxy::media::DISCOVERY_V2_CONTENT_TYPE,
+        body.len()
+    ))
+}
+
+/// A raw downstream owning the core group whose kept-alive connections
+/// die under requests: it answers a connection's first request under
+/// `/api/v1/` with 200 and `Connection: keep-alive`, and when the next one
+/// arrives it closes the connection without answering — what an owner
+/// closing an idle connection while a request is on its way over it
+/// looks like. Each such request line is recorded in `seen`.
+fn closing_downstream(seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>) -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { return };
+            let seen = std::sync::Arc::clone(&seen);
+            std::thread::spawn(move || {
+                let mut answered = false;
+                loop {
+                    let mut head = Vec::new();
+                    let mut byte = [0u8; 1];
+                    while !head.ends_with(b"\r\n\r\n") {
+                        if s.read(&mut byte).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        head.push(byte[0]);
+                    }
+                    let head = String::from_utf8_lossy(&head).into_owned();
+                    let line = head.lines().next().unwrap_or("").to_owned();
+                    let path = line.split(' ').nth(1).unwrap_or("").to_owned();
+                    if let Some(answer) = core_discovery(&path) {
+                        if s.write_all(answer.as_bytes()).is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                    seen.lock().expect("seen").push(line);
+                    if answered {
+                        // Closed under the request: no answer.
+                        return;
+                    }
+                    answered = true;
+                    let body = r#"{"kind":"PodList","apiVersion":"v1","items":[]}"#;
+                    let answer = format!(
+                        "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\n\
+                         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if s.write_all(answer.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// An owner that closes a kept-alive connection as a request arrives on it
+/// (issue 30, item 6: 503 "connector has been disconnected"): a GET is
+/// sent again on a new connection and answered, as Go's `Transport` does;
+/// a POST is not (the owner may have acted on it): it reaches the owner
+/// once and its client gets 503.
+#[actix_web::test]
+async fn a_get_on_a_connection_the_owner_closed_is_retried_and_a_post_is_not() {
+    let seen = std::sync::Arc::default();
+    let owner = closing_downstream(std::sync::Arc::clone(&seen));
+    let proxy = TestProxy::start_config(&front_door(vec![downstream(
+        "kube",
+        &format!("http://{owner}"),
+        10,
+    )]));
+    routed(&proxy, "api/v1", "kube").await;
+    let addr = proxy.running.addr;
+    // One client connection: the same worker, so the same pool of
+    // connections to the owner.
+    let statuses = actix_web::rt::task::spawn_blocking(move || {
+        let mut conn = crate::common::http1::Conn::plain(addr);
+        let mut ask = |method: &str| {
+            conn.send(
+                format!(
+                    "{method} /api/v1/namespaces/default/pods HTTP/1.1\r\nHost: proxy\r\n\
+                     Content-Length: 0\r\n\r\n"
+                )
+                .as_bytes(),
+            );
+            conn.response(method).expect("an answer").status
+        };
+        // The first GET opens a connection and leaves it kept alive; the
+        // second is sent over it and the owner closes it; the third opens
+        // another one, over which the POST goes.
+        let gets = [ask("GET"), ask("GET"), ask("GET")];
+        (gets, ask("POST"))
+    })
+    .await
+    .expect("join");
+    assert_eq!(statuses.0, [200, 200, 200], "every GET answered");
+    assert_eq!(statuses.1, 503, "the POST is not sent again");
+    let seen = seen.lock().expect("seen").clone();
+    let posts = seen.iter().filter(|l| l.starts_with("POST ")).count();
+    assert_eq!(posts, 1, "the owner saw the POST once: {seen:?}");
 }
 
 /// Reads a chunked body off `s` (no trailers), returning its length.
