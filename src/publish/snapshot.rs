@@ -215,8 +215,7 @@ fn document_owner<'o>(owners: &'o Owners, key: &DocumentKey) -> Option<&'o Arc<s
 ///
 /// A group-version's document is its discovery owner's, or none (see the
 /// module's documentation); the documents not served on that account are
-/// the [`Settled::mismatches`], the others not served the
-/// [`Settled::conflicts`].
+/// the settled `mismatches`, the others not served the `conflicts`.
 ///
 /// The root index is `{"paths":{KEY:{"serverRelativeURL":URL}}}` with keys
 /// in byte order, compact, as Go's `encoding/json` writes it (docs/wire.md
