@@ -112,8 +112,10 @@ pub struct RawDownstream {
     /// Base URL, `http://` or `https://`, without query. May be omitted
     /// with `inCluster` or `kubeconfig`, which name the server.
     pub url: Option<String>,
-    /// Larger wins when two downstreams publish the same document; default:
-    /// by order, the first one highest.
+    /// Larger wins when two downstreams list the same group-version in
+    /// discovery (it then owns its requests and its OpenAPI document) or
+    /// publish the same other document; default: by order, the first one
+    /// highest.
     pub priority: Option<i64>,
     /// PEM file of CA certificates to verify the server with (default: the
     /// system's roots).

@@ -129,6 +129,12 @@ impl Metrics {
         self.publishing.conflict();
     }
 
+    /// Counts a group-version document not served because another
+    /// downstream owns the group-version in discovery (issue 30).
+    pub fn owner_mismatch(&self) {
+        self.publishing.mismatch();
+    }
+
     /// Records one answered request: its route, status code, and the time
     /// its answer took to prepare.
     pub fn request(&self, route: RouteLabel, status: u16, took: Duration) {

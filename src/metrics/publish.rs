@@ -21,6 +21,7 @@ pub(super) struct Publishing {
     rebuild: Histogram,
     discovery_aggregations: IntCounter,
     conflicts: IntCounter,
+    mismatches: IntCounter,
     cache_entries: IntGauge,
 }
 
@@ -58,6 +59,12 @@ impl Publishing {
                 "openapi_proxy_key_conflicts_total",
                 "Document keys published by more than one downstream (the higher priority wins).",
             ),
+            mismatches: family::counter(
+                registry,
+                "openapi_proxy_owner_mismatches_total",
+                "Group-version OpenAPI documents not served because discovery takes the \
+                 group-version from another downstream (counted each time one appears).",
+            ),
             cache_entries: family::gauge(
                 registry,
                 "openapi_proxy_conversion_cache_entries",
@@ -80,6 +87,10 @@ impl Publishing {
 
     pub(super) fn conflict(&self) {
         self.conflicts.inc();
+    }
+
+    pub(super) fn mismatch(&self) {
+        self.mismatches.inc();
     }
 
     pub(super) fn conversion_cache(&self, entries: usize) {

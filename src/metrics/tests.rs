@@ -16,6 +16,7 @@ fn every_family_used() -> Metrics {
     m.snapshot(1, 3);
     m.rebuild(Duration::from_millis(30), true);
     m.conflict();
+    m.owner_mismatch();
     m.request(RouteLabel::OpenApiDocument, 200, Duration::from_micros(30));
     m.front_door("a", "get", 200, Some(Duration::from_millis(2)));
     m.front_door_inflight(false, 1);

@@ -15,7 +15,9 @@ use tracing::{info, warn};
 use crate::body::rendered::Rendered;
 use crate::metrics::Metrics;
 use crate::publish::readiness::{PollFailures, Readiness, Standing};
-use crate::publish::snapshot::{Conflict, Contribution, Snapshot, Store, rebuild};
+use crate::publish::snapshot::{
+    Conflict, Contribution, Mismatch, Settled, Snapshot, Store, rebuild,
+};
 
 /// Where pollers leave their contributions and the builder picks them up.
 ///
@@ -112,6 +114,7 @@ impl Hub {
 pub async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>) {
     let mut generation = 0u64;
     let mut reported: BTreeSet<Conflict> = BTreeSet::new();
+    let mut mismatched: BTreeSet<Mismatch> = BTreeSet::new();
     let mut was_ready = false;
     loop {
         match hub.grace_ends() {
@@ -139,17 +142,17 @@ pub async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>)
         let taking = started.elapsed();
         let built = tokio::task::spawn_blocking(move || {
             let start = Instant::now();
-            let (snap, conflicts) = rebuild(next, &contributions, readiness, &previous);
+            let (snap, settled) = rebuild(next, &contributions, readiness, &previous);
             // This loop is the only writer: `previous` is the snapshot
             // served, so whether the next one differs is decided here,
             // on the build's clock.
             let discovery_changed = previous.discovery.apis_v2.hash != snap.discovery.apis_v2.hash
                 || previous.discovery.api_v2.hash != snap.discovery.api_v2.hash;
             let same = same_content(&previous, &snap);
-            Built { snap, conflicts, discovery_changed, same, start, working: start.elapsed() }
+            Built { snap, settled, discovery_changed, same, start, working: start.elapsed() }
         })
         .await;
-        let Built { snap, conflicts, discovery_changed, same, start, working } = match built {
+        let Built { snap, settled, discovery_changed, same, start, working } = match built {
             Ok(built) => built,
             Err(e) => {
                 warn!(error = %e, "the snapshot build did not finish; serving the last one");
@@ -164,6 +167,8 @@ pub async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>)
         // the log line below (`waited_ms`).
         let rebuilding = taking + working;
         metrics.rebuild(rebuilding, discovery_changed);
+        let Settled { conflicts, mismatches } = settled;
+        report_mismatches(&mut mismatched, mismatches, &metrics);
         for c in conflicts {
             if !reported.contains(&c) {
                 // Two servers each publishing their own `version`, `api` or
@@ -205,6 +210,24 @@ pub async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>)
     }
 }
 
+/// Logs and counts each mismatch of `now` that the last build did not
+/// have, then remembers `now`: one warning per change, not one per
+/// rebuild, and a mismatch that ends and comes back is reported again.
+fn report_mismatches(last: &mut BTreeSet<Mismatch>, now: Vec<Mismatch>, metrics: &Metrics) {
+    let now: BTreeSet<Mismatch> = now.into_iter().collect();
+    for m in now.difference(last) {
+        warn!(
+            key = %m.key,
+            owner = %m.owner,
+            publisher = %m.publisher,
+            owner_has_document = m.owner_has_document,
+            "a downstream publishes the document of a group-version another downstream owns in discovery; serving the owner's document, or none"
+        );
+        metrics.owner_mismatch();
+    }
+    *last = now;
+}
+
 /// `d` in milliseconds for a log field, to the microsecond: `0.019`, not
 /// the `0.019173000000000003` that multiplying seconds by 1000 gives.
 fn millis(d: Duration) -> f64 {
@@ -219,7 +242,7 @@ fn seconds(d: Duration) -> f64 {
 /// What the blocking build hands back to the loop.
 struct Built {
     snap: Snapshot,
-    conflicts: Vec<Conflict>,
+    settled: Settled,
     /// The aggregated discovery lists differ from the snapshot served.
     discovery_changed: bool,
     /// It serves the same bytes as the snapshot served: nothing to publish.
@@ -297,6 +320,34 @@ mod tests {
         assert_eq!(millis(Duration::from_micros(1_500_250)).to_string(), "1500.25");
         assert_eq!(seconds(Duration::from_secs(60)).to_string(), "60");
         assert_eq!(seconds(Duration::from_nanos(1_500_000_001)).to_string(), "1.5");
+    }
+
+    /// A mismatch is reported (and counted) when it appears, not on every
+    /// rebuild that still finds it; one that ends and comes back is
+    /// reported again.
+    #[test]
+    fn an_owner_mismatch_is_reported_once_per_change() {
+        let metrics = Metrics::default();
+        let m = Mismatch {
+            key: crate::wire::DocumentKey::parse("apis/apps/v1").unwrap(),
+            owner: "b".into(),
+            publisher: "a".into(),
+            owner_has_document: false,
+        };
+        let count = |metrics: &Metrics| {
+            metrics
+                .render()
+                .lines()
+                .find_map(|l| l.strip_prefix("openapi_proxy_owner_mismatches_total "))
+                .map(str::to_owned)
+        };
+        let mut last = BTreeSet::new();
+        report_mismatches(&mut last, vec![m.clone()], &metrics);
+        report_mismatches(&mut last, vec![m.clone()], &metrics);
+        assert_eq!(count(&metrics).as_deref(), Some("1"));
+        report_mismatches(&mut last, vec![], &metrics);
+        report_mismatches(&mut last, vec![m], &metrics);
+        assert_eq!(count(&metrics).as_deref(), Some("2"));
     }
 
     #[test]

@@ -7,14 +7,24 @@
 //! points at a document that is not there yet, and a request is a map lookup
 //! and a write of shared bytes.
 //!
-//! Building is pure ([`build`]): contributions in, snapshot and conflicts
-//! out. [`rebuild`] is the same with the previous snapshot as one more
-//! input: what did not change (each discovery group's bodies, each root
-//! index entry's compressed bytes) is taken from it instead of being made
-//! again, which is what keeps a one-CRD change cheap at 5,000 CRDs
-//! (issue 16). Both give the same bytes. Conflicts (two downstreams publishing one key) are settled by
-//! priority, then by configuration order, so the result does not depend on
-//! which downstream answered first.
+//! Building is pure ([`build`]): contributions in, snapshot and what was
+//! settled between downstreams out. [`rebuild`] is the same with the
+//! previous snapshot as one more input: what did not change (each
+//! discovery group's bodies, each root index entry's compressed bytes) is
+//! taken from it instead of being made again, which is what keeps a
+//! one-CRD change cheap at 5,000 CRDs (issue 16). Both give the same
+//! bytes.
+//!
+//! One owner per group-version (issue 30): the downstream discovery takes
+//! a group-version from (the priority winner among those listing it) owns
+//! its requests (the front door), its discovery entry and its OpenAPI
+//! document. Another downstream's document of it is never served, not
+//! even when the owner publishes none: kubectl would validate and explain
+//! the owner's objects with a schema of some other server. Every other
+//! key (two downstreams publishing `version`, `api`, `apis/<group>`, or a
+//! group-version no discovery lists) is settled by priority, then by
+//! configuration order. Either way the result does not depend on which
+//! downstream answered first.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -153,7 +163,59 @@ pub struct Conflict {
     pub loser: String,
 }
 
+/// A group-version document not served because discovery takes the
+/// group-version from another downstream (docs/wire.md, A-1): the schema
+/// kubectl validates and explains objects with must be the one of the
+/// server those objects go to.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Mismatch {
+    /// The group-version's key.
+    pub key: DocumentKey,
+    /// The downstream discovery takes it from, which the front door sends
+    /// its requests to.
+    pub owner: String,
+    /// The downstream whose document of it is not served.
+    pub publisher: String,
+    /// Whether the owner's own document is served instead; when false, no
+    /// document is served for the key.
+    pub owner_has_document: bool,
+}
+
+/// What a build settled between downstreams, for the builder to log and
+/// count.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Settled {
+    /// Keys published by more than one downstream, each settled by priority
+    /// (for a group-version, in its owner's favour).
+    pub conflicts: Vec<Conflict>,
+    /// Group-version documents published by a downstream that does not own
+    /// the group-version.
+    pub mismatches: Vec<Mismatch>,
+}
+
+impl Settled {
+    /// Whether nothing had to be settled.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.conflicts.is_empty() && self.mismatches.is_empty()
+    }
+}
+
+/// The downstream whose document of `key` alone may be served: the owner
+/// discovery took the group-version from. `None` for a key that names no
+/// group-version (`api`, `apis/<group>`, `version`, `logs`,
+/// `.well-known/…`: [`Owners`] holds only group-versions), and for a
+/// group-version no downstream lists in discovery; for those, the
+/// priority rule alone decides.
+fn document_owner<'o>(owners: &'o Owners, key: &DocumentKey) -> Option<&'o Arc<str>> {
+    owners.owner(key.as_str())
+}
+
 /// Builds a snapshot from every downstream's contribution.
+///
+/// A group-version's document is its discovery owner's, or none (see the
+/// module's documentation); the documents not served on that account are
+/// the settled `mismatches`, the others not served the `conflicts`.
 ///
 /// The root index is `{"paths":{KEY:{"serverRelativeURL":URL}}}` with keys
 /// in byte order, compact, as Go's `encoding/json` writes it (docs/wire.md
@@ -163,7 +225,7 @@ pub fn build(
     generation: u64,
     contributions: &[Arc<Contribution>],
     readiness: Readiness,
-) -> (Snapshot, Vec<Conflict>) {
+) -> (Snapshot, Settled) {
     assemble(generation, contributions, readiness, None)
 }
 
@@ -177,7 +239,7 @@ pub fn rebuild(
     contributions: &[Arc<Contribution>],
     readiness: Readiness,
     previous: &Snapshot,
-) -> (Snapshot, Vec<Conflict>) {
+) -> (Snapshot, Settled) {
     assemble(generation, contributions, readiness, Some(previous))
 }
 
@@ -186,22 +248,54 @@ fn assemble(
     contributions: &[Arc<Contribution>],
     readiness: Readiness,
     previous: Option<&Snapshot>,
-) -> (Snapshot, Vec<Conflict>) {
+) -> (Snapshot, Settled) {
     let mut ordered: Vec<&Arc<Contribution>> = contributions.iter().collect();
     ordered.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.order.cmp(&b.order)));
+
+    // Discovery first: who owns each group-version decides whose
+    // document of it is served (docs/wire.md, A-1).
+    let sources: Vec<RankedDiscovery<'_>> = ordered
+        .iter()
+        .filter_map(|c| {
+            c.discovery.as_deref().map(|d| RankedDiscovery {
+                name: &c.name,
+                priority: c.priority,
+                order: c.order,
+                discovery: d,
+            })
+        })
+        .collect();
+    let plan = discovery::plan(&sources);
+    let owners = match previous {
+        Some(p) if p.owners.same_as(&plan) => Arc::clone(&p.owners),
+        _ => Arc::new(Owners::of(&plan)),
+    };
 
     let mut openapi: BTreeMap<String, Entry> = BTreeMap::new();
     let previous_openapi = previous.map(|p| &p.openapi);
     let mut winners: BTreeMap<&DocumentKey, &str> = BTreeMap::new();
-    let mut conflicts = Vec::new();
+    let mut settled = Settled::default();
     for c in &ordered {
         let name: Arc<str> = Arc::from(c.name.as_str());
         for (key, rendered) in &c.openapi {
             if let Some(winner) = winners.get(key) {
-                conflicts.push(Conflict {
+                settled.conflicts.push(Conflict {
                     key: key.clone(),
                     winner: (*winner).to_owned(),
                     loser: c.name.clone(),
+                });
+                continue;
+            }
+            if let Some(owner) = document_owner(&owners, key).filter(|o| &***o != c.name.as_str()) {
+                // Not served: kubectl would validate and explain the
+                // owner's objects with this downstream's schema.
+                settled.mismatches.push(Mismatch {
+                    key: key.clone(),
+                    owner: owner.to_string(),
+                    publisher: c.name.clone(),
+                    owner_has_document: ordered
+                        .iter()
+                        .any(|o| *o.name == **owner && o.openapi.contains_key(key)),
                 });
                 continue;
             }
@@ -227,22 +321,6 @@ fn assemble(
         }
     }
     let root_entries = root_entries(&openapi, previous);
-    let sources: Vec<RankedDiscovery<'_>> = ordered
-        .iter()
-        .filter_map(|c| {
-            c.discovery.as_deref().map(|d| RankedDiscovery {
-                name: &c.name,
-                priority: c.priority,
-                order: c.order,
-                discovery: d,
-            })
-        })
-        .collect();
-    let plan = discovery::plan(&sources);
-    let owners = match previous {
-        Some(p) if p.owners.same_as(&plan) => Arc::clone(&p.owners),
-        _ => Arc::new(Owners::of(&plan)),
-    };
     let discovery = discovery::render_reusing(&plan, previous.map(|p| &p.discovery));
     let openapi_v2 = ordered.iter().find_map(|c| c.openapi_v2.clone());
     let version = ordered.iter().find_map(|c| c.version.clone());
@@ -269,7 +347,7 @@ fn assemble(
         root_entries,
         owners,
     };
-    (snapshot, conflicts)
+    (snapshot, settled)
 }
 
 /// Each document's `KEY:{"serverRelativeURL":URL}` member of the root
@@ -442,7 +520,7 @@ pub(crate) mod tests {
             let (s, conflicts) = build(1, &input, Readiness::default());
             assert_eq!(&s.openapi["api/v1"].rendered.plain().unwrap()[..], b"{\"high\":1}");
             assert_eq!(
-                conflicts,
+                conflicts.conflicts,
                 [Conflict {
                     key: DocumentKey::parse("api/v1").unwrap(),
                     winner: "high".into(),
@@ -450,6 +528,94 @@ pub(crate) mod tests {
                 }]
             );
         }
+    }
+
+    /// `base` listing `group_versions` (`api/v1`, `apis/<g>/<v>`) in its
+    /// discovery, fresh.
+    fn listing(base: &Arc<Contribution>, group_versions: &[&str]) -> Arc<Contribution> {
+        let keys: Vec<DocumentKey> =
+            group_versions.iter().map(|k| DocumentKey::parse(k).unwrap()).collect();
+        let discovery =
+            DownstreamDiscovery { fresh: true, ..crate::discovery::stale_from_openapi(&keys) };
+        Arc::new(Contribution { discovery: Some(Arc::new(discovery)), ..(**base).clone() })
+    }
+
+    fn mismatch(key: &str, owner: &str, publisher: &str, owner_has_document: bool) -> Mismatch {
+        Mismatch {
+            key: DocumentKey::parse(key).unwrap(),
+            owner: owner.into(),
+            publisher: publisher.into(),
+            owner_has_document,
+        }
+    }
+
+    /// Issue 30: B (higher priority) lists `apps/v1` in discovery but
+    /// publishes no document of it; A has both. B owns `apps/v1`, so A's
+    /// document must not be served as if it described B's objects.
+    #[test]
+    fn issue_30_a_group_version_gets_no_document_but_its_owners() {
+        let a = listing(
+            &contribution("a", 1, 1, &[("apis/apps/v1", "{\"a\":1}"), ("api/v1", "{\"a\":2}")]),
+            &["apis/apps/v1", "api/v1"],
+        );
+        let b = listing(&contribution("b", 2, 0, &[]), &["apis/apps/v1"]);
+        for input in [vec![a.clone(), b.clone()], vec![b.clone(), a.clone()]] {
+            let (s, settled) = build(1, &input, Readiness::default());
+            assert_eq!(s.owners.owner("apis/apps/v1").map(|o| &**o), Some("b"));
+            assert!(!s.openapi.contains_key("apis/apps/v1"), "A's schema for B's objects");
+            let root = String::from_utf8(s.openapi_root.plain().unwrap().to_vec()).unwrap();
+            assert!(!root.contains("apis/apps/v1"), "{root}");
+            // What A alone lists stays A's.
+            assert_eq!(&*s.openapi["api/v1"].downstream, "a");
+            assert_eq!(settled.mismatches, [mismatch("apis/apps/v1", "b", "a", false)]);
+            assert!(settled.conflicts.is_empty());
+        }
+    }
+
+    /// A higher-priority downstream's document of a group-version it does
+    /// not list yields to the owner's own document.
+    #[test]
+    fn the_owners_document_is_served_over_a_higher_priority_publishers() {
+        let high = listing(&contribution("high", 5, 0, &[("apis/apps/v1", "{\"high\":1}")]), &[]);
+        let owner = listing(
+            &contribution("owner", 1, 1, &[("apis/apps/v1", "{\"owner\":1}")]),
+            &["apis/apps/v1"],
+        );
+        let (s, settled) = build(1, &[high, owner], Readiness::default());
+        assert_eq!(&s.openapi["apis/apps/v1"].rendered.plain().unwrap()[..], b"{\"owner\":1}");
+        assert_eq!(settled.mismatches, [mismatch("apis/apps/v1", "owner", "high", true)]);
+        assert!(settled.conflicts.is_empty());
+    }
+
+    /// A lower-priority downstream's document of the owner's group-version
+    /// is an ordinary conflict, as before: the owner wins it either way.
+    #[test]
+    fn a_lower_priority_publisher_of_an_owned_group_version_is_a_conflict() {
+        let owner = listing(
+            &contribution("owner", 5, 0, &[("apis/apps/v1", "{\"owner\":1}")]),
+            &["apis/apps/v1"],
+        );
+        let low = listing(&contribution("low", 1, 1, &[("apis/apps/v1", "{\"low\":1}")]), &[]);
+        let (s, settled) = build(1, &[low, owner], Readiness::default());
+        assert_eq!(&*s.openapi["apis/apps/v1"].downstream, "owner");
+        assert!(settled.mismatches.is_empty());
+        assert_eq!(settled.conflicts.len(), 1);
+        assert_eq!(settled.conflicts[0].winner, "owner");
+    }
+
+    /// Keys that name no group-version, and group-versions no discovery
+    /// lists, keep the priority rule, whoever lists what.
+    #[test]
+    fn keys_without_an_owner_keep_the_priority_rule() {
+        let docs = [("version", "{\"v\":1}"), ("apis", "{}"), ("apis/x.io/v1", "{}")];
+        let high = listing(&contribution("high", 5, 0, &docs), &[]);
+        let low = listing(&contribution("low", 1, 1, &docs), &["apis/apps/v1"]);
+        let (s, settled) = build(1, &[low, high], Readiness::default());
+        for key in ["version", "apis", "apis/x.io/v1"] {
+            assert_eq!(&*s.openapi[key].downstream, "high", "{key}");
+        }
+        assert!(settled.mismatches.is_empty());
+        assert_eq!(settled.conflicts.len(), 3);
     }
 
     #[test]

@@ -25,6 +25,8 @@ pub struct Line {
     pub reason: Option<String>,
     /// Its `name` field, when it has one.
     pub name: Option<String>,
+    /// Every other field, by name, as it would be printed.
+    pub fields: std::collections::BTreeMap<String, String>,
 }
 
 /// The events captured so far.
@@ -76,6 +78,14 @@ impl Captured {
             .collect()
     }
 
+    /// The lines at `level` whose message starts with `prefix`.
+    pub fn with_message(&self, level: Level, prefix: &str) -> Vec<Line> {
+        self.lines()
+            .into_iter()
+            .filter(|l| l.level == level && l.message.starts_with(prefix))
+            .collect()
+    }
+
     fn lines(&self) -> Vec<Line> {
         self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
@@ -89,6 +99,7 @@ struct Fields {
     downstream: Option<String>,
     reason: Option<String>,
     name: Option<String>,
+    others: std::collections::BTreeMap<String, String>,
 }
 
 impl Visit for Fields {
@@ -98,7 +109,9 @@ impl Visit for Fields {
             "downstream" => self.downstream = Some(value.to_owned()),
             "reason" => self.reason = Some(value.to_owned()),
             "name" => self.name = Some(value.to_owned()),
-            _ => {}
+            other => {
+                self.others.insert(other.to_owned(), value.to_owned());
+            }
         }
     }
 
@@ -109,7 +122,9 @@ impl Visit for Fields {
             "downstream" => self.downstream = Some(format!("{value:?}")),
             "reason" => self.reason = Some(format!("{value:?}")),
             "name" => self.name = Some(format!("{value:?}")),
-            _ => {}
+            other => {
+                self.others.insert(other.to_owned(), format!("{value:?}"));
+            }
         }
     }
 }
@@ -124,6 +139,7 @@ impl<S: Subscriber> Layer<S> for Recorder {
             downstream: fields.downstream,
             reason: fields.reason,
             name: fields.name,
+            fields: fields.others,
         };
         (self.0).0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(line);
     }

@@ -4,6 +4,8 @@
 mod heads;
 /// kubectl 1.32 through the front door, against two fake clusters, as directly; a thousand watches in bounded memory.
 pub mod kubectl;
+/// One owner per group-version: its requests, its discovery entry and its OpenAPI document.
+mod owners;
 /// Requests that are not metadata reach their group-version's owner, with the client's credentials.
 mod requests;
 /// Upgrades under attack: nothing relayed before a `101`, `CONNECT` and oversized heads refused, only WebSocket and SPDY taken as upgrades.
