@@ -364,7 +364,7 @@ fn runs_hold_about_run_bytes_whatever_the_group_size() {
 /// change; rendering recognises those without comparing their resources,
 /// and still makes again a shared group whose freshness changed.
 #[test]
-fn issue_16_groups_shared_with_the_last_rendering_are_not_compared() {
+fn groups_shared_with_the_last_rendering_are_not_compared() {
     let before = many_groups(30, None);
     let mut after = before.clone();
     after.groups[7] = Arc::clone(&many_groups(30, Some(7)).groups[7]);

@@ -697,7 +697,7 @@ mod tests {
     /// the same `Arc`s (the rebuild then skips it), and a legacy list
     /// whose bytes did not change is not parsed or prepared again.
     #[test]
-    fn issue_16_unchanged_groups_and_lists_are_handed_on_shared() {
+    fn unchanged_groups_and_lists_are_handed_on_shared() {
         let version = |resources: usize| APIVersionDiscovery {
             version: "v1".into(),
             resources: vec![Default::default(); resources],

@@ -553,7 +553,7 @@ pub(crate) mod tests {
     /// publishes no document of it; A has both. B owns `apps/v1`, so A's
     /// document must not be served as if it described B's objects.
     #[test]
-    fn issue_30_a_group_version_gets_no_document_but_its_owners() {
+    fn a_group_version_gets_no_document_but_its_owners() {
         let a = listing(
             &contribution("a", 1, 1, &[("apis/apps/v1", "{\"a\":1}"), ("api/v1", "{\"a\":2}")]),
             &["apis/apps/v1", "api/v1"],
@@ -728,7 +728,7 @@ pub(crate) mod tests {
     /// Issue 16: a change to one CRD group-version must not render every
     /// discovery body and root entry again.
     #[test]
-    fn issue_16_one_group_version_change_renders_only_that_group() {
+    fn one_group_version_change_renders_only_that_group() {
         let (first, _) =
             build(1, &[Arc::new(FLEET.contribution("crds", None))], Readiness::default());
         assert_eq!(first.discovery.rendered_groups, 12, "24 group-versions in 12 groups");
@@ -765,7 +765,7 @@ pub(crate) mod tests {
     /// group and document as the same `Arc`, and a rebuild recognises
     /// them without comparing one resource; the bytes are a full build's.
     #[test]
-    fn issue_16_shared_groups_are_reused_without_being_compared() {
+    fn shared_groups_are_reused_without_being_compared() {
         let original = FLEET.contribution("crds", None);
         let (first, _) = build(1, &[Arc::new(original.clone())], Readiness::default());
         let changed = FLEET.group_version(5);

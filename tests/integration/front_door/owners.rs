@@ -29,7 +29,9 @@ fn document(title: &str) -> Bytes {
 /// `apps/v1` and `example.com/v1` and publishes a document of each. Each
 /// answers a Deployment list saying who it is. Then the proxy, front door
 /// on or off, once it has both downstreams' contributions.
-async fn issue_30_fleet(front: bool) -> (TestProxy, [openapi_proxy::demo::Site; 2]) {
+async fn owner_without_a_document_fleet(
+    front: bool,
+) -> (TestProxy, [openapi_proxy::demo::Site; 2]) {
     let (b, a) = (site(), site());
     a.routes.replace(v3_routes(&BTreeMap::from([
         (DocumentKey::parse(APPS).expect("key"), document("a apps")),
@@ -79,9 +81,9 @@ async fn assert_documents_follow_the_owners(proxy: &TestProxy) {
 /// `apps/v1` schema but B's (it has none); the mismatch is logged once with
 /// its key, owner and publisher, and counted.
 #[actix_web::test]
-async fn issue_30_a_group_versions_schema_comes_from_the_downstream_its_requests_go_to() {
+async fn a_group_versions_schema_comes_from_the_downstream_its_requests_go_to() {
     let (logs, _guard) = capture();
-    let (proxy, _sites) = issue_30_fleet(true).await;
+    let (proxy, _sites) = owner_without_a_document_fleet(true).await;
     let deployments = proxy.get("/apis/apps/v1/namespaces/default/deployments", &[]).await;
     assert_eq!(deployments.status, StatusCode::OK);
     assert_eq!(deployments.json()["from"], "b", "the front door's owner");
@@ -103,13 +105,13 @@ async fn issue_30_a_group_versions_schema_comes_from_the_downstream_its_requests
 /// reaching B directly with this proxy's metadata gets no A schema for
 /// B's objects either; and the same warning.
 #[actix_web::test]
-async fn issue_30_without_the_front_door_the_same_document_rule_holds() {
+async fn without_the_front_door_the_same_document_rule_holds() {
     // Captured here too, not only to check it: a test that meets the same
     // log call site at the same moment without a subscriber of its own
     // made the other test's capture miss the line now and then (tracing
     // caches a call site's interest process-wide).
     let (logs, _guard) = capture();
-    let (proxy, _sites) = issue_30_fleet(false).await;
+    let (proxy, _sites) = owner_without_a_document_fleet(false).await;
     assert_documents_follow_the_owners(&proxy).await;
     let warned = logs.with_message(tracing::Level::WARN, "a downstream publishes the document");
     assert_eq!(warned.len(), 1, "{warned:?}");
