@@ -40,10 +40,14 @@ pub(crate) async fn pass(
         metrics.front_door("", class.verb, 404, None);
         return status::not_owned().into_actix();
     };
-    let Some(permit) = clients.door.admit(class.long_running) else {
-        metrics.front_door(&target.name, class.verb, 429, None);
-        tracing::debug!(downstream = %target.name, "front door: too many requests in flight");
-        return status::too_many_in_flight().into_actix();
+    let permit = match clients.door.admit(class.long_running) {
+        Ok(permit) => permit,
+        Err(refused) => {
+            metrics.front_door(&target.name, class.verb, 429, None);
+            tracing::debug!(downstream = %target.name, bound = refused.label(),
+                "front door: too many requests in flight");
+            return refused.reply().into_actix();
+        }
     };
     let long = req.conn_data::<LongExchange>().map(LongExchange::mark);
     let target_path = req.uri().path_and_query().map_or(req.path(), |pq| pq.as_str());
