@@ -116,7 +116,8 @@ impl MaxStreams {
 /// header is there.
 fn frame_len(bytes: &[u8]) -> Option<usize> {
     let header = bytes.get(..FRAME_HEADER)?;
-    let payload = usize::from(header[0]) << 16 | usize::from(header[1]) << 8 | usize::from(header[2]);
+    let payload =
+        usize::from(header[0]) << 16 | usize::from(header[1]) << 8 | usize::from(header[2]);
     Some(FRAME_HEADER + payload)
 }
 

@@ -34,8 +34,7 @@ async fn past_the_long_running_bound_a_watch_gets_429_and_others_are_served() {
     let proxy = TestProxy::start_config(&cfg);
     routed(&proxy, "api/v1", "kube").await;
     let watch = format!("{}/api/v1/pods?watch=1", proxy.base);
-    let watches =
-        futures_util::future::join_all((0..WATCHES).map(|_| request("GET", &watch, &[])));
+    let watches = futures_util::future::join_all((0..WATCHES).map(|_| request("GET", &watch, &[])));
     let others = async {
         eventually("the bound's watches open at the downstream", || {
             kube.routes.most_in_flight() >= BOUND
@@ -100,8 +99,7 @@ async fn one_http2_connection_has_at_most_its_stream_limit_open() {
     tls.alpn_protocols = vec![b"h2".to_vec()];
     let tcp = tokio::net::TcpStream::connect(proxy.running.addr).await.expect("connect");
     let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("name");
-    let io =
-        tokio_rustls::TlsConnector::from(Arc::new(tls)).connect(name, tcp).await.expect("TLS");
+    let io = tokio_rustls::TlsConnector::from(Arc::new(tls)).connect(name, tcp).await.expect("TLS");
     assert_eq!(io.get_ref().1.alpn_protocol(), Some(b"h2".as_slice()));
     let (send, mut connection) = h2::client::handshake(io).await.expect("HTTP/2 handshake");
     // What the server advertised, as the client's connection applied it.
@@ -116,9 +114,8 @@ async fn one_http2_connection_has_at_most_its_stream_limit_open() {
         let send = send.clone();
         async move {
             let mut send = send.ready().await.expect("ready");
-            let req = http::Request::get(format!("https://127.0.0.1{path}"))
-                .body(())
-                .expect("request");
+            let req =
+                http::Request::get(format!("https://127.0.0.1{path}")).body(()).expect("request");
             let (answer, _) = send.send_request(req, true).expect("send");
             let answer = answer.await.expect("an answer");
             let status = answer.status().as_u16();
