@@ -218,6 +218,9 @@ enum Refused {
     MaxRequestsInflight,
     /// `maxLongRunningRequests`: long-running ones.
     MaxLongRunningRequests,
+    /// `maxStreamsPerConnection`: long-running ones on one HTTP/2
+    /// connection whose client ignored its SETTINGS.
+    MaxStreamsPerConnection,
 }
 
 impl Refused {
@@ -226,6 +229,7 @@ impl Refused {
         match self {
             Self::MaxRequestsInflight => "max_requests_inflight",
             Self::MaxLongRunningRequests => "max_long_running_requests",
+            Self::MaxStreamsPerConnection => "max_streams_per_connection",
         }
     }
 
@@ -234,6 +238,7 @@ impl Refused {
         match self {
             Self::MaxRequestsInflight => crate::http::status::too_many_in_flight(),
             Self::MaxLongRunningRequests => crate::http::status::too_many_long_running(),
+            Self::MaxStreamsPerConnection => crate::http::status::too_many_streams(),
         }
     }
 }

@@ -13,9 +13,9 @@
 //!   now, `short` (the ones `maxRequestsInflight` bounds) or
 //!   `long_running` (watches, logs, upgraded connections);
 //! - `openapi_proxy_front_door_refused_total{reason}`: requests refused
-//!   with 429 by a bound, `max_requests_inflight` or
-//!   `max_long_running_requests` (the requests family's 429 does not say
-//!   which).
+//!   with 429 by a bound, `max_requests_inflight`,
+//!   `max_long_running_requests` or `max_streams_per_connection` (the
+//!   requests family's 429 does not say which).
 
 use std::time::Duration;
 

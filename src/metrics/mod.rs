@@ -78,7 +78,8 @@ impl Metrics {
     }
 
     /// Counts one request the front door refused (429) by the bound that
-    /// refused it (`max_requests_inflight`, `max_long_running_requests`).
+    /// refused it (`max_requests_inflight`, `max_long_running_requests`,
+    /// `max_streams_per_connection`).
     pub fn front_door_refused(&self, reason: &'static str) {
         self.front_door.refused(reason);
     }

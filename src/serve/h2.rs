@@ -8,9 +8,9 @@
 //! `h2` server always starts with its SETTINGS frame (RFC 9113 §3.4, the
 //! server preface) — to carry `SETTINGS_MAX_CONCURRENT_STREAMS`, and then
 //! steps aside. A client that honours SETTINGS (Go's, client-go's, the
-//! `h2` crate's) opens no more than that; one that does not is still held
-//! by `maxLongRunningRequests`, which bounds the passes that cost a
-//! descriptor whatever the connection.
+//! `h2` crate's) opens no more than that; for one that does not, the
+//! front door holds the connection's long-running passes to the same
+//! number (`http::connection::StreamPlaces`, 429 past it).
 
 use std::io;
 use std::pin::Pin;

@@ -27,7 +27,7 @@ use super::tls;
 use crate::config::Config;
 use crate::config::serving;
 use crate::front_door::{self, Clients, FrontDoor, UpgradeRequest};
-use crate::http::connection::AnswerTurns;
+use crate::http::connection::{AnswerTurns, StreamPlaces};
 use crate::http::{self, AppState, router};
 
 /// Why the server could not listen.
@@ -380,14 +380,22 @@ where
         .into_factory()
         .map_err(|e| e.error_response());
     let stopping = stopping.clone();
+    let streams = usize::try_from(limits.max_streams_per_connection).unwrap_or(usize::MAX);
     let builder = HttpService::build()
         // How the service finds the connection's `Turns` to report to, and
         // the front door the turns to hold and the guard's `LongExchange`
         // mark.
-        .on_connect_ext(|io: &Lockstep<StallGuard<T>>, data| {
-            if let Some(turns) = io.turns() {
-                data.insert(AnswerTurns::new(turns.clone()));
-                data.insert(turns);
+        .on_connect_ext(move |io: &Lockstep<StallGuard<T>>, data| {
+            match io.turns() {
+                Some(turns) => {
+                    data.insert(AnswerTurns::new(turns.clone()));
+                    data.insert(turns);
+                }
+                // HTTP/2: the streams its SETTINGS advertise, held to by
+                // the front door for a client that ignores them.
+                None => {
+                    data.insert(StreamPlaces::new(streams));
+                }
             }
             data.insert(io.get_ref().long_exchange());
         })

@@ -143,3 +143,70 @@ async fn one_http2_connection_has_at_most_its_stream_limit_open() {
         "{most} watches of one connection were open at once, with a limit of {LIMIT}"
     );
 }
+
+/// A client that ignores the SETTINGS' stream limit (it sends its
+/// requests without waiting for them) gets no more long-running passes
+/// on one connection than the limit: the rest are refused with 429,
+/// counted by reason, and never reach the downstream.
+#[actix_web::test]
+async fn a_client_ignoring_the_stream_limit_gets_no_more_watches_than_it() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    const LIMIT: u32 = 3;
+    const WATCHES: u32 = 8;
+    let pki = Pki::generate("h2-ignored");
+    let kube = site();
+    discovery(&kube.routes, true, &[]);
+    kube.routes.set("/api/v1/pods", Route::json("{}").delayed(Duration::from_secs(3)));
+    let mut cfg = front_door(vec![downstream("kube", &kube.url(), 10)]);
+    cfg.serving.tls =
+        Some(ServingTls { cert_file: pki.server_cert.clone(), key_file: pki.server_key.clone() });
+    cfg.serving.limits.max_streams_per_connection = LIMIT;
+    let proxy = TestProxy::start_config(&cfg);
+    routed(&proxy, "api/v1", "kube").await;
+
+    let mut tls = (*tls_client(&pki.ca)).clone();
+    tls.alpn_protocols = vec![b"h2".to_vec()];
+    let tcp = tokio::net::TcpStream::connect(proxy.running.addr).await.expect("connect");
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("name");
+    let io = tokio_rustls::TlsConnector::from(Arc::new(tls)).connect(name, tcp).await.expect("TLS");
+    let (mut read, mut write) = tokio::io::split(io);
+    // The preface, empty SETTINGS, an acknowledgement of the server's, and
+    // every request at once: HEADERS frames (END_STREAM | END_HEADERS)
+    // with a literal HPACK block (GET, https, the path, the authority).
+    let mut frames = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    frames.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    frames.extend_from_slice(&[0, 0, 0, 4, 1, 0, 0, 0, 0]);
+    let path = b"/api/v1/pods?watch=1";
+    let authority = b"127.0.0.1";
+    let mut block = vec![0x82, 0x87, 0x04, u8::try_from(path.len()).expect("short")];
+    block.extend_from_slice(path);
+    block.extend_from_slice(&[0x01, u8::try_from(authority.len()).expect("short")]);
+    block.extend_from_slice(authority);
+    for i in 0..WATCHES {
+        let stream = 2 * i + 1;
+        frames.extend_from_slice(&[0, 0, u8::try_from(block.len()).expect("short"), 1, 0x5]);
+        frames.extend_from_slice(&stream.to_be_bytes());
+        frames.extend_from_slice(&block);
+    }
+    write.write_all(&frames).await.expect("frames");
+    write.flush().await.expect("flush");
+    actix_web::rt::spawn(async move {
+        let mut buf = [0u8; 4096];
+        while read.read(&mut buf).await.is_ok_and(|n| n > 0) {}
+        drop(write);
+    });
+    let refused = format!(
+        r#"openapi_proxy_front_door_refused_total{{reason="max_streams_per_connection"}} {}"#,
+        WATCHES - LIMIT
+    );
+    eventually("the streams past the limit refused", || {
+        proxy.running.state.metrics.render().contains(&refused)
+    })
+    .await;
+    eventually("the limit's watches at the downstream", || {
+        kube.routes.seen().iter().filter(|s| s.uri.contains("watch")).count() >= LIMIT as usize
+    })
+    .await;
+    let passed = kube.routes.seen().iter().filter(|s| s.uri.contains("watch")).count();
+    assert_eq!(passed, LIMIT as usize, "watches of one connection at the downstream");
+}
