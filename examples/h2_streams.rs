@@ -73,6 +73,7 @@ fn descriptors(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count)
 }
 
+#[allow(clippy::print_stdout, reason = "the figures are this program's output")]
 #[actix_web::main]
 async fn main() {
     let mut args = std::env::args().skip(1);

@@ -229,7 +229,7 @@ mod tests {
     fn serve(args: &[&str]) -> Result<ServeArgs, String> {
         let argv = ["openapi-proxy", "serve"].iter().chain(args);
         match Cli::try_parse_from(argv).map_err(|e| e.to_string())?.command {
-            Command::Serve(a) => Ok(a),
+            Command::Serve(a) => Ok(*a),
             _ => unreachable!("serve parses as serve"),
         }
     }

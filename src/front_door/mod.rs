@@ -197,9 +197,9 @@ impl FrontDoor {
     /// that refused it.
     fn admit(self: &Arc<Self>, long_running: bool) -> Result<Permit, Refused> {
         let (count, max, refused) = if long_running {
-            (&self.long_running, self.max_long_running, Refused::MaxLongRunningRequests)
+            (&self.long_running, self.max_long_running, Refused::LongRunningRequests)
         } else {
-            (&self.inflight, self.max_inflight, Refused::MaxRequestsInflight)
+            (&self.inflight, self.max_inflight, Refused::RequestsInflight)
         };
         if count.fetch_add(1, Ordering::AcqRel) >= max {
             count.fetch_sub(1, Ordering::AcqRel);
@@ -215,30 +215,30 @@ impl FrontDoor {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Refused {
     /// `maxRequestsInflight`: short requests.
-    MaxRequestsInflight,
+    RequestsInflight,
     /// `maxLongRunningRequests`: long-running ones.
-    MaxLongRunningRequests,
+    LongRunningRequests,
     /// `maxStreamsPerConnection`: long-running ones on one HTTP/2
     /// connection whose client ignored its SETTINGS.
-    MaxStreamsPerConnection,
+    StreamsPerConnection,
 }
 
 impl Refused {
     /// The `reason` label of `openapi_proxy_front_door_refused_total`.
     fn label(self) -> &'static str {
         match self {
-            Self::MaxRequestsInflight => "max_requests_inflight",
-            Self::MaxLongRunningRequests => "max_long_running_requests",
-            Self::MaxStreamsPerConnection => "max_streams_per_connection",
+            Self::RequestsInflight => "max_requests_inflight",
+            Self::LongRunningRequests => "max_long_running_requests",
+            Self::StreamsPerConnection => "max_streams_per_connection",
         }
     }
 
     /// The 429 that says which bound refused.
     fn reply(self) -> crate::http::reply::Reply {
         match self {
-            Self::MaxRequestsInflight => crate::http::status::too_many_in_flight(),
-            Self::MaxLongRunningRequests => crate::http::status::too_many_long_running(),
-            Self::MaxStreamsPerConnection => crate::http::status::too_many_streams(),
+            Self::RequestsInflight => crate::http::status::too_many_in_flight(),
+            Self::LongRunningRequests => crate::http::status::too_many_long_running(),
+            Self::StreamsPerConnection => crate::http::status::too_many_streams(),
         }
     }
 }

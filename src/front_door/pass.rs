@@ -48,7 +48,7 @@ pub(crate) async fn pass(
         Some(places) if class.long_running => match places.take() {
             Some(place) => Some(place),
             None => {
-                let refused = Refused::MaxStreamsPerConnection;
+                let refused = Refused::StreamsPerConnection;
                 metrics.front_door_refused(refused.label());
                 metrics.front_door(&target.name, class.verb, 429, None);
                 tracing::debug!(downstream = %target.name, bound = refused.label(),

@@ -127,7 +127,7 @@ fn frame_len(bytes: &[u8]) -> Option<usize> {
 fn with_max_streams(frame: Bytes, limit: u32) -> Bytes {
     let Some(len) = frame_len(&frame) else { return frame };
     let is_settings = frame[3] == SETTINGS && frame[4] & 0x1 == 0 && frame[5..9] == [0; 4];
-    if !is_settings || frame.len() != len || (len - FRAME_HEADER) % 6 != 0 {
+    if !is_settings || frame.len() != len || !(len - FRAME_HEADER).is_multiple_of(6) {
         return frame;
     }
     let mut out = BytesMut::with_capacity(len + 6);
