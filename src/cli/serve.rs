@@ -168,6 +168,15 @@ pub struct ServingArgs {
     /// either way before it is ended [default: 1h].
     #[arg(long, value_name = "DURATION", value_parser = checked(config::parse_duration))]
     pub front_door_idle_timeout: Option<String>,
+    /// Long-running front-door passes (watch, logs, exec, attach,
+    /// port-forward, proxy) at once, all connections together; past it a
+    /// client gets 429 with Retry-After [default: 2000].
+    #[arg(long, value_name = "N")]
+    pub max_long_running_requests: Option<usize>,
+    /// HTTP/2 streams one client connection may have open at once,
+    /// advertised as SETTINGS_MAX_CONCURRENT_STREAMS [default: 250].
+    #[arg(long, value_name = "N")]
+    pub max_streams_per_connection: Option<u32>,
 }
 
 impl ServingArgs {
@@ -201,6 +210,12 @@ impl ServingArgs {
         if let Some(t) = &self.front_door_idle_timeout {
             l.front_door_idle_timeout = Some(t.clone());
         }
+        if let Some(m) = self.max_long_running_requests {
+            l.max_long_running_requests = Some(m);
+        }
+        if let Some(m) = self.max_streams_per_connection {
+            l.max_streams_per_connection = Some(m);
+        }
     }
 }
 
@@ -214,7 +229,7 @@ mod tests {
     fn serve(args: &[&str]) -> Result<ServeArgs, String> {
         let argv = ["openapi-proxy", "serve"].iter().chain(args);
         match Cli::try_parse_from(argv).map_err(|e| e.to_string())?.command {
-            Command::Serve(a) => Ok(a),
+            Command::Serve(a) => Ok(*a),
             _ => unreachable!("serve parses as serve"),
         }
     }
@@ -250,6 +265,8 @@ mod tests {
         let args = ServingArgs {
             tls_cert: Some("c.pem".into()),
             request_timeout: Some("3s".into()),
+            max_long_running_requests: Some(7),
+            max_streams_per_connection: Some(9),
             ..ServingArgs::default()
         };
         let mut tls = Some(RawServingTls { cert_file: None, key_file: Some("k.pem".into()) });
@@ -259,6 +276,9 @@ mod tests {
         let tls = tls.unwrap();
         assert_eq!(tls.cert_file, Some("c.pem".into()));
         assert_eq!(tls.key_file, Some("k.pem".into()));
-        assert_eq!(limits.unwrap().request_timeout.as_deref(), Some("3s"));
+        let limits = limits.unwrap();
+        assert_eq!(limits.request_timeout.as_deref(), Some("3s"));
+        assert_eq!(limits.max_long_running_requests, Some(7));
+        assert_eq!(limits.max_streams_per_connection, Some(9));
     }
 }

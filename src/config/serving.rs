@@ -41,9 +41,27 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 /// Front-door requests passed on at once that are not long-running:
 /// kube-apiserver's `--max-requests-inflight` (400) and
 /// `--max-mutating-requests-inflight` (200) together. Watches, followed
-/// logs and upgraded connections are not counted, as there; each holds a
-/// connection, which `maxConnections` bounds.
+/// logs and upgraded connections are not counted, as there; they have
+/// their own bound, [`DEFAULT_MAX_LONG_RUNNING_REQUESTS`].
 pub const DEFAULT_MAX_REQUESTS_INFLIGHT: usize = 600;
+/// Long-running front-door passes (watches, followed logs, exec, attach,
+/// port-forward, proxy) at once, all connections together. Each holds a
+/// connection to its downstream, one file descriptor, for as long as it
+/// lasts; over HTTP/2 many of them share one client connection, so
+/// `maxConnections` does not bound them. 2,000 keeps the proxy's
+/// descriptors (at most 4,096 client connections, 2,000 passes, a few
+/// pooled short ones) under a 65,536 or even an 8,192 `RLIMIT_NOFILE`,
+/// with the metadata clients still served; a fixed figure rather than one
+/// derived from the limit, so that the bound is the same on every node.
+pub const DEFAULT_MAX_LONG_RUNNING_REQUESTS: usize = 2000;
+/// HTTP/2 streams one client connection may have open at once, advertised
+/// as `SETTINGS_MAX_CONCURRENT_STREAMS`: Go's default (`net/http` and
+/// `x/net/http2` servers), which every Kubernetes client in Go expects.
+/// kube-apiserver sets 1,000 (`--http2-max-streams-per-connection`)
+/// because kube-aggregator funnels every user's requests to an aggregated
+/// server through few connections; the proxy's clients each open their
+/// own, so Go's default is the one that fits.
+pub const DEFAULT_MAX_STREAMS_PER_CONNECTION: u32 = 250;
 /// How long a passed-on exchange may go without a byte either way before
 /// it is ended: a watch with no events, a quiet `exec`. kube-apiserver
 /// ends watches after 30–60 min (`--min-request-timeout` 1800 s, doubled
@@ -89,6 +107,10 @@ pub struct RawLimits {
     pub max_requests_inflight: Option<usize>,
     /// How long a passed-on exchange may go without a byte, e.g. `1h`.
     pub front_door_idle_timeout: Option<String>,
+    /// Long-running front-door passes at once, all connections together.
+    pub max_long_running_requests: Option<usize>,
+    /// HTTP/2 streams open at once on one client connection.
+    pub max_streams_per_connection: Option<u32>,
 }
 
 /// Validated serving settings.
@@ -128,6 +150,12 @@ pub struct Limits {
     pub max_requests_inflight: usize,
     /// How long a passed-on exchange may go without a byte either way.
     pub front_door_idle_timeout: Duration,
+    /// Long-running front-door passes at once, all connections together
+    /// (429 past it).
+    pub max_long_running_requests: usize,
+    /// HTTP/2 streams open at once on one client connection, advertised in
+    /// the server's SETTINGS.
+    pub max_streams_per_connection: u32,
 }
 
 impl Default for Limits {
@@ -140,6 +168,8 @@ impl Default for Limits {
             tls_handshake_timeout: DEFAULT_TLS_HANDSHAKE_TIMEOUT,
             max_requests_inflight: DEFAULT_MAX_REQUESTS_INFLIGHT,
             front_door_idle_timeout: DEFAULT_FRONT_DOOR_IDLE_TIMEOUT,
+            max_long_running_requests: DEFAULT_MAX_LONG_RUNNING_REQUESTS,
+            max_streams_per_connection: DEFAULT_MAX_STREAMS_PER_CONNECTION,
         }
     }
 }
@@ -220,6 +250,22 @@ impl Serving {
                 "must be at least 1",
             ));
         }
+        let max_long_running_requests =
+            raw.max_long_running_requests.unwrap_or(defaults.max_long_running_requests);
+        if max_long_running_requests == 0 {
+            return Err(invalid(
+                "limits.maxLongRunningRequests (--max-long-running-requests)",
+                "must be at least 1",
+            ));
+        }
+        let max_streams_per_connection =
+            raw.max_streams_per_connection.unwrap_or(defaults.max_streams_per_connection);
+        if max_streams_per_connection == 0 {
+            return Err(invalid(
+                "limits.maxStreamsPerConnection (--max-streams-per-connection)",
+                "must be at least 1",
+            ));
+        }
         let front_door_idle_timeout = duration(
             "limits.frontDoorIdleTimeout (--front-door-idle-timeout)",
             &raw.front_door_idle_timeout,
@@ -227,6 +273,8 @@ impl Serving {
         )?;
         let limits = Limits {
             max_requests_inflight,
+            max_long_running_requests,
+            max_streams_per_connection,
             front_door_idle_timeout,
             workers,
             max_connections,

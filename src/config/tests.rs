@@ -275,3 +275,24 @@ fn shares_that_do_not_fit_the_budget_are_refused() {
     let e = error("downstreams:\n- {name: a, url: 'http://127.0.0.1:1', memoryShareBytes: 10}\n");
     assert!(e.contains("downstreams[0].memoryShareBytes"), "{e}");
 }
+
+/// The bounds on what stays open: read from the file, defaulted (Go's
+/// 250 streams, 2,000 long-running passes), and never zero, which would
+/// refuse every watch or stream.
+#[test]
+fn stream_and_long_running_bounds_are_read_defaulted_and_at_least_one() {
+    let c = config("").unwrap();
+    assert_eq!(c.serving.limits.max_streams_per_connection, 250);
+    assert_eq!(c.serving.limits.max_long_running_requests, 2000);
+    let c = config("limits: {maxStreamsPerConnection: 100, maxLongRunningRequests: 500}").unwrap();
+    assert_eq!(c.serving.limits.max_streams_per_connection, 100);
+    assert_eq!(c.serving.limits.max_long_running_requests, 500);
+    assert!(
+        error("limits: {maxStreamsPerConnection: 0}")
+            .contains("limits.maxStreamsPerConnection (--max-streams-per-connection)")
+    );
+    assert!(
+        error("limits: {maxLongRunningRequests: 0}")
+            .contains("limits.maxLongRunningRequests (--max-long-running-requests)")
+    );
+}

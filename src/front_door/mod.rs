@@ -16,7 +16,9 @@
 //!   is piped once both sides agreed ([`upgrade`]).
 //! - **Bounds**: short requests in flight are bounded
 //!   (`maxRequestsInflight`, 429 with `Retry-After` past it); long-running
-//!   ones ([`class`]) are bounded by the connection limit and ended after
+//!   ones ([`class`]) by a total of their own (`maxLongRunningRequests`,
+//!   429 past it: over HTTP/2 one connection carries many, so the
+//!   connection limit does not bound them), and each is ended after
 //!   `frontDoorIdleTimeout` without a byte.
 //!
 //! The connection stack (`serve`) hands requests and upgrades here; what the
@@ -55,6 +57,10 @@ pub struct FrontDoor {
     targets: BTreeMap<Arc<str>, Arc<Target>>,
     max_inflight: usize,
     inflight: AtomicUsize,
+    /// `maxLongRunningRequests`: each long-running pass holds a downstream
+    /// connection (a file descriptor) for its whole life.
+    max_long_running: usize,
+    long_running: AtomicUsize,
     idle: Duration,
     metrics: Arc<Metrics>,
 }
@@ -178,21 +184,62 @@ impl FrontDoor {
             targets,
             max_inflight: config.serving.limits.max_requests_inflight,
             inflight: AtomicUsize::new(0),
+            max_long_running: config.serving.limits.max_long_running_requests,
+            long_running: AtomicUsize::new(0),
             idle: config.serving.limits.front_door_idle_timeout,
             metrics: Arc::clone(metrics),
         })))
     }
 
-    /// A place among the requests in flight: always for a long-running
-    /// one (counted, not bounded), while fewer than `maxRequestsInflight`
-    /// are in flight for the others.
-    fn admit(self: &Arc<Self>, long_running: bool) -> Option<Permit> {
-        if !long_running && self.inflight.fetch_add(1, Ordering::AcqRel) >= self.max_inflight {
-            self.inflight.fetch_sub(1, Ordering::AcqRel);
-            return None;
+    /// A place among the requests in flight, of its class: while fewer
+    /// than `maxRequestsInflight` short ones, or `maxLongRunningRequests`
+    /// long-running ones, are in flight. A refusal is counted by the bound
+    /// that refused it.
+    fn admit(self: &Arc<Self>, long_running: bool) -> Result<Permit, Refused> {
+        let (count, max, refused) = if long_running {
+            (&self.long_running, self.max_long_running, Refused::LongRunningRequests)
+        } else {
+            (&self.inflight, self.max_inflight, Refused::RequestsInflight)
+        };
+        if count.fetch_add(1, Ordering::AcqRel) >= max {
+            count.fetch_sub(1, Ordering::AcqRel);
+            self.metrics.front_door_refused(refused.label());
+            return Err(refused);
         }
         self.metrics.front_door_inflight(long_running, 1);
-        Some(Permit { door: Arc::clone(self), long_running })
+        Ok(Permit { door: Arc::clone(self), long_running })
+    }
+}
+
+/// The bound a request was refused by (429).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refused {
+    /// `maxRequestsInflight`: short requests.
+    RequestsInflight,
+    /// `maxLongRunningRequests`: long-running ones.
+    LongRunningRequests,
+    /// `maxStreamsPerConnection`: long-running ones on one HTTP/2
+    /// connection whose client ignored its SETTINGS.
+    StreamsPerConnection,
+}
+
+impl Refused {
+    /// The `reason` label of `openapi_proxy_front_door_refused_total`.
+    fn label(self) -> &'static str {
+        match self {
+            Self::RequestsInflight => "max_requests_inflight",
+            Self::LongRunningRequests => "max_long_running_requests",
+            Self::StreamsPerConnection => "max_streams_per_connection",
+        }
+    }
+
+    /// The 429 that says which bound refused.
+    fn reply(self) -> crate::http::reply::Reply {
+        match self {
+            Self::RequestsInflight => crate::http::status::too_many_in_flight(),
+            Self::LongRunningRequests => crate::http::status::too_many_long_running(),
+            Self::StreamsPerConnection => crate::http::status::too_many_streams(),
+        }
     }
 }
 
@@ -205,9 +252,8 @@ struct Permit {
 
 impl Drop for Permit {
     fn drop(&mut self) {
-        if !self.long_running {
-            self.door.inflight.fetch_sub(1, Ordering::AcqRel);
-        }
+        let count = if self.long_running { &self.door.long_running } else { &self.door.inflight };
+        count.fetch_sub(1, Ordering::AcqRel);
         self.door.metrics.front_door_inflight(self.long_running, -1);
     }
 }

@@ -25,9 +25,11 @@ use tokio::time::Sleep;
 
 use super::class::{RequestClass, classify};
 use super::headers::{self, X_FORWARDED_FOR};
-use super::{Clients, Permit, RESPONSE_HEAD_TIMEOUT};
+use super::{Clients, Permit, RESPONSE_HEAD_TIMEOUT, Refused};
 use crate::discovery::owners::group_version_of;
-use crate::http::connection::{AnswerHold, AnswerTurns, LongExchange, LongExchangeMark};
+use crate::http::connection::{
+    AnswerHold, AnswerTurns, LongExchange, LongExchangeMark, StreamPlace, StreamPlaces,
+};
 use crate::http::{AppState, router, status};
 use crate::outbound::body::content_length;
 
@@ -50,10 +52,30 @@ pub(crate) async fn pass(
         return status::not_owned().into_actix();
     };
     let target = &owner.target;
-    let Some(permit) = clients.door.admit(class.long_running) else {
-        metrics.front_door(&target.name, class.verb, 429, None);
-        tracing::debug!(downstream = %target.name, "front door: too many requests in flight");
-        return status::too_many_in_flight().into_actix();
+    // Before a place in flight is taken: an HTTP/2 client that ignored
+    // the SETTINGS' stream limit takes no place from another client.
+    let stream = match req.conn_data::<StreamPlaces>() {
+        Some(places) if class.long_running => match places.take() {
+            Some(place) => Some(place),
+            None => {
+                let refused = Refused::StreamsPerConnection;
+                metrics.front_door_refused(refused.label());
+                metrics.front_door(&target.name, class.verb, 429, None);
+                tracing::debug!(downstream = %target.name, bound = refused.label(),
+                    "front door: too many requests in flight");
+                return refused.reply().into_actix();
+            }
+        },
+        _ => None,
+    };
+    let permit = match clients.door.admit(class.long_running) {
+        Ok(permit) => permit,
+        Err(refused) => {
+            metrics.front_door(&target.name, class.verb, 429, None);
+            tracing::debug!(downstream = %target.name, bound = refused.label(),
+                "front door: too many requests in flight");
+            return refused.reply().into_actix();
+        }
     };
     let long = req.conn_data::<LongExchange>().map(LongExchange::mark);
     let target_path = req.uri().path_and_query().map_or(req.path(), |pq| pq.as_str());
@@ -119,7 +141,7 @@ pub(crate) async fn pass(
         &req,
         answer,
         code,
-        Relaying { _permit: permit, _long: long, idle: clients.door.idle, class },
+        Relaying { _permit: permit, _stream: stream, _long: long, idle: clients.door.idle, class },
     )
 }
 
@@ -196,6 +218,8 @@ fn closed_before_answer(e: &SendRequestError) -> bool {
 /// What a streamed answer keeps until its body is done.
 struct Relaying {
     _permit: Permit,
+    /// The HTTP/2 connection's place for a long-running pass.
+    _stream: Option<StreamPlace>,
     _long: Option<LongExchangeMark>,
     idle: Duration,
     class: RequestClass,

@@ -267,9 +267,15 @@ where
         write_reply(&mut client, status::not_owned(), false).await?;
         return Ok(());
     };
-    let Some(_permit) = door.admit(true) else {
-        write_reply(&mut client, status::too_many_in_flight(), false).await?;
-        return Ok(());
+    let _permit = match door.admit(true) {
+        Ok(permit) => permit,
+        Err(refused) => {
+            state.metrics.front_door(&target.name, class.verb, 429, None);
+            tracing::debug!(downstream = %target.name, bound = refused.label(),
+                "front door: too many requests in flight");
+            write_reply(&mut client, refused.reply(), false).await?;
+            return Ok(());
+        }
     };
     let mut downstream = match connect(&target).await {
         Ok(d) => d,

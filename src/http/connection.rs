@@ -12,6 +12,11 @@
 //! - [`AnswerTurns`]: the lockstep counts a request answered when its
 //!   answer is handed back, and then calls the connection idle; an answer
 //!   that streams on (a watch) holds its turn until its body ends.
+//! - [`StreamPlaces`]: an HTTP/2 connection advertises
+//!   `maxStreamsPerConnection` in its SETTINGS, but actix-http's server
+//!   does not refuse a stream past it; the front door takes a place for
+//!   each long-running pass (a downstream connection, a file descriptor),
+//!   so a client that ignores SETTINGS gets 429 past the limit.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -103,5 +108,54 @@ impl Drop for AnswerHold {
 impl std::fmt::Debug for AnswerHold {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AnswerHold").finish_non_exhaustive()
+    }
+}
+
+/// The long-running passes one HTTP/2 connection has open, at most the
+/// streams its SETTINGS advertise.
+#[derive(Debug, Clone)]
+pub(crate) struct StreamPlaces {
+    open: Rc<Cell<usize>>,
+    limit: usize,
+}
+
+impl StreamPlaces {
+    /// A connection's places, `limit` of them.
+    pub(crate) fn new(limit: usize) -> Self {
+        Self { open: Rc::default(), limit }
+    }
+
+    /// A place until the returned one is dropped, if one is free.
+    pub(crate) fn take(&self) -> Option<StreamPlace> {
+        if self.open.get() >= self.limit {
+            return None;
+        }
+        self.open.set(self.open.get() + 1);
+        Some(StreamPlace(Rc::clone(&self.open)))
+    }
+}
+
+/// A place among a connection's [`StreamPlaces`], given back when dropped.
+#[derive(Debug)]
+pub(crate) struct StreamPlace(Rc<Cell<usize>>);
+
+impl Drop for StreamPlace {
+    fn drop(&mut self) {
+        self.0.set(self.0.get().saturating_sub(1));
+    }
+}
+
+#[cfg(test)]
+mod stream_tests {
+    use super::*;
+
+    #[test]
+    fn a_connection_has_at_most_its_limit_of_places_and_gets_them_back() {
+        let places = StreamPlaces::new(2);
+        let a = places.take().expect("first");
+        let _b = places.take().expect("second");
+        assert!(places.take().is_none(), "past the limit");
+        drop(a);
+        assert!(places.take().is_some(), "given back");
     }
 }

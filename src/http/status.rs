@@ -205,6 +205,24 @@ static TOO_MANY_IN_FLIGHT: LazyLock<Bytes> = LazyLock::new(|| {
     )
 });
 
+static TOO_MANY_LONG_RUNNING: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::TOO_MANY_REQUESTS,
+        "TooManyRequests",
+        "too many long-running requests (watch, logs, exec, attach, port-forward, proxy) are \
+         being passed on (limits.maxLongRunningRequests); please try again later",
+    )
+});
+
+static TOO_MANY_STREAMS: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::TOO_MANY_REQUESTS,
+        "TooManyRequests",
+        "too many long-running requests on this HTTP/2 connection, more streams than its \
+         SETTINGS allow (limits.maxStreamsPerConnection); please try again later",
+    )
+});
+
 static OWNER_UNREACHABLE: LazyLock<Bytes> = LazyLock::new(|| {
     status_body(
         StatusCode::SERVICE_UNAVAILABLE,
@@ -273,6 +291,20 @@ pub(crate) fn not_owned() -> Reply {
 /// kube-apiserver's in-flight limit answers.
 pub(crate) fn too_many_in_flight() -> Reply {
     status(StatusCode::TOO_MANY_REQUESTS, &TOO_MANY_IN_FLIGHT)
+        .header(header::RETRY_AFTER, HeaderValue::from_static("1"))
+}
+
+/// The front door's 429 past `maxLongRunningRequests`, with `Retry-After`
+/// as for short requests.
+pub(crate) fn too_many_long_running() -> Reply {
+    status(StatusCode::TOO_MANY_REQUESTS, &TOO_MANY_LONG_RUNNING)
+        .header(header::RETRY_AFTER, HeaderValue::from_static("1"))
+}
+
+/// The front door's 429 for a long-running request on an HTTP/2
+/// connection past `maxStreamsPerConnection` (its client ignored SETTINGS).
+pub(crate) fn too_many_streams() -> Reply {
+    status(StatusCode::TOO_MANY_REQUESTS, &TOO_MANY_STREAMS)
         .header(header::RETRY_AFTER, HeaderValue::from_static("1"))
 }
 

@@ -11,7 +11,11 @@
 //!   say nothing);
 //! - `openapi_proxy_front_door_inflight{class}`: requests being passed on
 //!   now, `short` (the ones `maxRequestsInflight` bounds) or
-//!   `long_running` (watches, logs, upgraded connections).
+//!   `long_running` (watches, logs, upgraded connections);
+//! - `openapi_proxy_front_door_refused_total{reason}`: requests refused
+//!   with 429 by a bound, `max_requests_inflight`,
+//!   `max_long_running_requests` or `max_streams_per_connection` (the
+//!   requests family's 429 does not say which).
 
 use std::time::Duration;
 
@@ -28,6 +32,7 @@ pub(super) struct FrontDoor {
     requests: IntCounterVec,
     duration: HistogramVec,
     inflight: IntGaugeVec,
+    refused: IntCounterVec,
 }
 
 impl FrontDoor {
@@ -52,6 +57,12 @@ impl FrontDoor {
                 "Requests being passed on now: short ones (bounded by maxRequestsInflight) and long-running ones",
                 &["class"],
             ),
+            refused: family::counter_vec(
+                registry,
+                "openapi_proxy_front_door_refused_total",
+                "Requests the front door refused with 429, by the bound that refused them",
+                &["reason"],
+            ),
         }
     }
 
@@ -66,5 +77,9 @@ impl FrontDoor {
     pub(super) fn inflight(&self, long_running: bool, delta: i64) {
         let class = if long_running { "long_running" } else { "short" };
         self.inflight.with_label_values(&[class]).add(delta);
+    }
+
+    pub(super) fn refused(&self, reason: &'static str) {
+        self.refused.with_label_values(&[reason]).inc();
     }
 }

@@ -77,6 +77,13 @@ impl Metrics {
         self.front_door.inflight(long_running, delta);
     }
 
+    /// Counts one request the front door refused (429) by the bound that
+    /// refused it (`max_requests_inflight`, `max_long_running_requests`,
+    /// `max_streams_per_connection`).
+    pub fn front_door_refused(&self, reason: &'static str) {
+        self.front_door.refused(reason);
+    }
+
     /// Counts one fetch of `document` (`root`, `document`, `v2`, …).
     pub fn fetch(&self, downstream: &str, document: &'static str, result: FetchResult) {
         self.downstreams.fetch(downstream, document, result);

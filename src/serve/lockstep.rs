@@ -48,6 +48,7 @@ use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_util::codec::Decoder;
 
+use super::h2::MaxStreams;
 use super::slots::Slot;
 use crate::http::connection::TakesTurns;
 
@@ -133,6 +134,8 @@ pub struct Lockstep<S> {
     inner: S,
     /// `None` for HTTP/2: everything passes through.
     gate: Option<Gate>,
+    /// HTTP/2 only: the server preface, given its stream limit.
+    preface: Option<MaxStreams>,
     slot: Slot,
 }
 
@@ -187,12 +190,14 @@ impl<S> Lockstep<S> {
             eof: false,
             write_blocked: false,
         };
-        Self { inner, gate: Some(gate), slot }
+        Self { inner, gate: Some(gate), preface: None, slot }
     }
 
-    /// An HTTP/2 connection's `inner`, passed through, holding `slot`.
-    pub(crate) fn http2(inner: S, slot: Slot) -> Self {
-        Self { inner, gate: None, slot }
+    /// An HTTP/2 connection's `inner`, passed through but for the server's
+    /// SETTINGS, which advertise at most `max_streams` streams at once;
+    /// holding `slot`.
+    pub(crate) fn http2(inner: S, slot: Slot, max_streams: u32) -> Self {
+        Self { inner, gate: None, preface: Some(MaxStreams::new(max_streams)), slot }
     }
 
     /// The stream it wraps.
@@ -365,7 +370,10 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Lockstep<S> {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        let polled = Pin::new(&mut this.inner).poll_write(cx, buf);
+        let polled = match &mut this.preface {
+            Some(preface) => preface.poll_write(&mut this.inner, cx, buf),
+            None => Pin::new(&mut this.inner).poll_write(cx, buf),
+        };
         this.wrote(polled)
     }
 
@@ -375,7 +383,13 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Lockstep<S> {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        let polled = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        let polled = match &mut this.preface {
+            Some(preface) => {
+                let buf = bufs.iter().find(|b| !b.is_empty()).map_or(&[][..], |b| &**b);
+                preface.poll_write(&mut this.inner, cx, buf)
+            }
+            None => Pin::new(&mut this.inner).poll_write_vectored(cx, bufs),
+        };
         this.wrote(polled)
     }
 
@@ -385,6 +399,12 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Lockstep<S> {
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        if let Some(preface) = &mut this.preface {
+            match preface.poll_pending(&mut this.inner, cx) {
+                Poll::Ready(Ok(())) => {}
+                held => return held,
+            }
+        }
         let polled = Pin::new(&mut this.inner).poll_flush(cx);
         if let Some(gate) = &mut this.gate {
             gate.write_blocked = polled.is_pending();
@@ -570,7 +590,7 @@ mod tests {
     async fn http2_passes_through() {
         let (server, mut client) = tokio::io::duplex(1024);
         let slot = Slots::new(1).enter().await;
-        let mut io = Lockstep::http2(server, slot);
+        let mut io = Lockstep::http2(server, slot, 250);
         assert!(io.turns().is_none());
         client.write_all(format!("{GET}{HEAD}").as_bytes()).await.expect("write");
         assert_eq!(readable_now(&mut io).await, format!("{GET}{HEAD}"));

@@ -6,11 +6,13 @@
 //! requests are ordinary, and to actix-http after; HTTPS and HTTP/2 go to
 //! actix-http; every HTTP/1 connection actix-http serves is held in
 //! [`lockstep`]; every connection takes a slot of its worker ([`slots`])
-//! and is watched by the stall guard ([`stall`]). What an answer asks of
+//! and is watched by the stall guard ([`stall`]); an HTTP/2 connection's
+//! SETTINGS advertise its stream limit ([`h2`]). What an answer asks of
 //! its connection (a long exchange, a held turn) comes back up through
 //! the connection's data, as types of `http::connection`.
 
 mod direct;
+mod h2;
 mod lockstep;
 pub(crate) mod server;
 mod slots;

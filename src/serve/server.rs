@@ -27,7 +27,7 @@ use super::tls;
 use crate::config::Config;
 use crate::config::serving;
 use crate::front_door::{self, Clients, FrontDoor, UpgradeRequest};
-use crate::http::connection::AnswerTurns;
+use crate::http::connection::{AnswerTurns, StreamPlaces};
 use crate::http::{self, AppState, head, router};
 
 /// Why the server could not listen.
@@ -103,6 +103,7 @@ pub(crate) fn http_server(
     let stopping = builder.graceful_shutdown_signal();
     let state = state.clone();
     let guard = limits.request_timeout;
+    let streams = limits.max_streams_per_connection;
     let builder = match &config.serving.tls {
         None if !config.direct_writes => builder.listen("openapi-proxy", listener, move || {
             let http = http_service(&state, door.as_ref(), &limits, addr, &stopping).map_err(|e| {
@@ -114,6 +115,7 @@ pub(crate) fn http_server(
                 http,
                 guard,
                 capacity,
+                streams,
                 |io: &TcpStream| {
                     let _ = io.set_nodelay(true);
                     (io.peer_addr().ok(), false)
@@ -153,6 +155,7 @@ pub(crate) fn http_server(
                         http,
                         guard,
                         capacity,
+                        streams,
                         |io: &TlsStream| {
                             let peer = io.get_ref().0.peer_addr().ok();
                             (peer, io.get_ref().1.alpn_protocol() == Some(b"h2".as_slice()))
@@ -228,14 +231,16 @@ where
 /// with the front door on, an HTTP/1 connection whose first request is an
 /// upgrade to pass on (exec, attach, port-forward: clients open a
 /// connection for each) is taken before actix-http, which would read a
-/// SPDY upgrade as an ordinary request. `meta` gives the peer's address
-/// and whether ALPN chose HTTP/2.
+/// SPDY upgrade as an ordinary request. An HTTP/2 connection advertises
+/// at most `max_streams` streams at once (`maxStreamsPerConnection`).
+/// `meta` gives the peer's address and whether ALPN chose HTTP/2.
 fn connection_service<S, F>(
     state: AppState,
     door: Option<Arc<FrontDoor>>,
     http: F,
     guard: std::time::Duration,
     capacity: usize,
+    max_streams: u32,
     meta: fn(&S) -> (Option<SocketAddr>, bool),
 ) -> impl ServiceFactory<S, Config = (), Response = (), Error = (), InitError = ()>
 where
@@ -269,7 +274,9 @@ where
                     let (peer, h2) = meta(&io);
                     if h2 {
                         let io = StallGuard::new(Rewind::new(Bytes::new(), io), guard, false);
-                        return http.call((Lockstep::http2(io, slot), Protocol::Http2, peer)).await;
+                        return http
+                            .call((Lockstep::http2(io, slot, max_streams), Protocol::Http2, peer))
+                            .await;
                     }
                     let io = match &door {
                         Some(door) => match first_head(io, peer, guard).await {
@@ -384,14 +391,22 @@ where
         .into_factory()
         .map_err(|e| e.error_response());
     let stopping = stopping.clone();
+    let streams = usize::try_from(limits.max_streams_per_connection).unwrap_or(usize::MAX);
     let builder = HttpService::build()
         // How the service finds the connection's `Turns` to report to, and
         // the front door the turns to hold and the guard's `LongExchange`
         // mark.
-        .on_connect_ext(|io: &Lockstep<StallGuard<T>>, data| {
-            if let Some(turns) = io.turns() {
-                data.insert(AnswerTurns::new(turns.clone()));
-                data.insert(turns);
+        .on_connect_ext(move |io: &Lockstep<StallGuard<T>>, data| {
+            match io.turns() {
+                Some(turns) => {
+                    data.insert(AnswerTurns::new(turns.clone()));
+                    data.insert(turns);
+                }
+                // HTTP/2: the streams its SETTINGS advertise, held to by
+                // the front door for a client that ignores them.
+                None => {
+                    data.insert(StreamPlaces::new(streams));
+                }
             }
             data.insert(io.get_ref().long_exchange());
         })

@@ -1,5 +1,7 @@
 //! The front door: everything that is not metadata, passed on to its owner.
 
+/// What stays open is bounded: HTTP/2 streams per connection, long-running passes in all.
+mod bounds;
 /// Request heads actix-http refuses (two lengths, a length with a transfer coding, two `Host`s) refused on every raw path.
 mod heads;
 /// kubectl 1.32 through the front door, against two fake clusters, as directly; a thousand watches in bounded memory.

@@ -1,0 +1,212 @@
+//! The bounds on what stays open: the HTTP/2 streams of one connection
+//! (`maxStreamsPerConnection`, advertised in SETTINGS) and the
+//! long-running passes of all connections together
+//! (`maxLongRunningRequests`, 429 past it). Two HTTP/2 connections once
+//! held 16,947 watches and the proxy ran out of file descriptors.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::http::StatusCode;
+use openapi_proxy::ServingTls;
+use openapi_proxy::demo::Route;
+
+use super::requests::{discovery, front_door, routed};
+use crate::common::http1::tls_client;
+use crate::common::proxy::{TestProxy, downstream, eventually, request, site};
+use crate::common::tls::Pki;
+
+/// Past `maxLongRunningRequests` a new watch is refused with 429 and
+/// `Retry-After: 1`, counted by its reason, while the watches already
+/// open go on and another client's metadata and short requests are
+/// served.
+#[actix_web::test]
+async fn past_the_long_running_bound_a_watch_gets_429_and_others_are_served() {
+    const BOUND: usize = 3;
+    const WATCHES: usize = 6;
+    let kube = site();
+    discovery(&kube.routes, true, &[]);
+    kube.routes.set("/api/v1/pods", Route::json("{}").delayed(Duration::from_secs(3)));
+    kube.routes.set("/api/v1/namespaces/default/pods", Route::json(r#"{"kind":"PodList"}"#));
+    let mut cfg = front_door(vec![downstream("kube", &kube.url(), 10)]);
+    cfg.serving.limits.max_long_running_requests = BOUND;
+    let proxy = TestProxy::start_config(&cfg);
+    routed(&proxy, "api/v1", "kube").await;
+    let watch = format!("{}/api/v1/pods?watch=1", proxy.base);
+    let watches = futures_util::future::join_all((0..WATCHES).map(|_| request("GET", &watch, &[])));
+    let others = async {
+        eventually("the bound's watches open at the downstream", || {
+            kube.routes.most_in_flight() >= BOUND
+        })
+        .await;
+        let metadata = proxy.get("/api", &[]).await.status;
+        let short = proxy.get("/api/v1/namespaces/default/pods", &[]).await.status;
+        (metadata, short)
+    };
+    let (watches, (metadata, short)) = futures_util::future::join(watches, others).await;
+    assert_eq!((metadata, short), (StatusCode::OK, StatusCode::OK), "another client is served");
+    let ok = watches.iter().filter(|a| a.status == StatusCode::OK).count();
+    let refused: Vec<_> =
+        watches.iter().filter(|a| a.status == StatusCode::TOO_MANY_REQUESTS).collect();
+    assert_eq!(
+        (ok, refused.len()),
+        (BOUND, WATCHES - BOUND),
+        "{:?}",
+        watches.iter().map(|a| a.status).collect::<Vec<_>>()
+    );
+    assert_eq!(refused[0].header("retry-after"), "1");
+    assert_eq!(refused[0].json()["reason"], "TooManyRequests");
+    assert!(
+        refused[0].json()["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("limits.maxLongRunningRequests")),
+        "{}",
+        refused[0].json()
+    );
+    let metrics = proxy.running.state.metrics.render();
+    assert!(
+        metrics.contains(&format!(
+            r#"openapi_proxy_front_door_refused_total{{reason="max_long_running_requests"}} {}"#,
+            WATCHES - BOUND
+        )),
+        "{metrics}"
+    );
+    assert_eq!(request("GET", &watch, &[]).await.status, StatusCode::OK, "the places came back");
+}
+
+/// An HTTP/2 client opening more watches than `maxStreamsPerConnection`
+/// on one connection has at most that many open at once: the server's
+/// SETTINGS say so, and the client (the `h2` crate, as Go's does) waits
+/// for a stream to end before it opens the next. Every watch is answered
+/// in the end.
+#[actix_web::test]
+async fn one_http2_connection_has_at_most_its_stream_limit_open() {
+    const LIMIT: u32 = 3;
+    const WATCHES: usize = 12;
+    let pki = Pki::generate("h2-streams");
+    let kube = site();
+    discovery(&kube.routes, true, &[]);
+    kube.routes.set("/api/v1/pods", Route::json("{}").delayed(Duration::from_millis(1500)));
+    let mut cfg = front_door(vec![downstream("kube", &kube.url(), 10)]);
+    cfg.serving.tls =
+        Some(ServingTls { cert_file: pki.server_cert.clone(), key_file: pki.server_key.clone() });
+    cfg.serving.limits.max_streams_per_connection = LIMIT;
+    let proxy = TestProxy::start_config(&cfg);
+    routed(&proxy, "api/v1", "kube").await;
+
+    let mut tls = (*tls_client(&pki.ca)).clone();
+    tls.alpn_protocols = vec![b"h2".to_vec()];
+    let tcp = tokio::net::TcpStream::connect(proxy.running.addr).await.expect("connect");
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("name");
+    let io = tokio_rustls::TlsConnector::from(Arc::new(tls)).connect(name, tcp).await.expect("TLS");
+    assert_eq!(io.get_ref().1.alpn_protocol(), Some(b"h2".as_slice()));
+    let (send, mut connection) = h2::client::handshake(io).await.expect("HTTP/2 handshake");
+    // What the server advertised, as the client's connection applied it.
+    let advertised = std::rc::Rc::new(std::cell::Cell::new(0usize));
+    let seen = std::rc::Rc::clone(&advertised);
+    actix_web::rt::spawn(std::future::poll_fn(move |cx| {
+        let polled = std::pin::Pin::new(&mut connection).poll(cx);
+        seen.set(connection.max_concurrent_send_streams());
+        polled.map(|_| ())
+    }));
+    let get = |path: &'static str| {
+        let send = send.clone();
+        async move {
+            let mut send = send.ready().await.expect("ready");
+            let req =
+                http::Request::get(format!("https://127.0.0.1{path}")).body(()).expect("request");
+            let (answer, _) = send.send_request(req, true).expect("send");
+            let answer = answer.await.expect("an answer");
+            let status = answer.status().as_u16();
+            let mut body = answer.into_body();
+            while let Some(chunk) = body.data().await {
+                let chunk = chunk.expect("body");
+                let _ = body.flow_control().release_capacity(chunk.len());
+            }
+            status
+        }
+    };
+    // A first answer: the server's SETTINGS came before it.
+    assert_eq!(get("/api").await, 200);
+    assert_eq!(advertised.get(), LIMIT as usize, "SETTINGS_MAX_CONCURRENT_STREAMS");
+    let answers =
+        futures_util::future::join_all((0..WATCHES).map(|_| get("/api/v1/pods?watch=1"))).await;
+    assert!(answers.iter().all(|s| *s == 200), "{answers:?}");
+    // The downstream counts a request until its handler is dropped, a
+    // moment after the answer's end reached the client, which may have
+    // opened the next streams by then: one wave may overlap the next, but
+    // never all the watches at once as without the limit.
+    let most = kube.routes.most_in_flight();
+    assert!(
+        (1..=2 * LIMIT as usize).contains(&most),
+        "{most} watches of one connection were open at once, with a limit of {LIMIT}"
+    );
+}
+
+/// A client that ignores the SETTINGS' stream limit (it sends its
+/// requests without waiting for them) gets no more long-running passes
+/// on one connection than the limit: the rest are refused with 429,
+/// counted by reason, and never reach the downstream.
+#[actix_web::test]
+async fn a_client_ignoring_the_stream_limit_gets_no_more_watches_than_it() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    const LIMIT: u32 = 3;
+    const WATCHES: u32 = 8;
+    let pki = Pki::generate("h2-ignored");
+    let kube = site();
+    discovery(&kube.routes, true, &[]);
+    kube.routes.set("/api/v1/pods", Route::json("{}").delayed(Duration::from_secs(3)));
+    let mut cfg = front_door(vec![downstream("kube", &kube.url(), 10)]);
+    cfg.serving.tls =
+        Some(ServingTls { cert_file: pki.server_cert.clone(), key_file: pki.server_key.clone() });
+    cfg.serving.limits.max_streams_per_connection = LIMIT;
+    let proxy = TestProxy::start_config(&cfg);
+    routed(&proxy, "api/v1", "kube").await;
+
+    let mut tls = (*tls_client(&pki.ca)).clone();
+    tls.alpn_protocols = vec![b"h2".to_vec()];
+    let tcp = tokio::net::TcpStream::connect(proxy.running.addr).await.expect("connect");
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("name");
+    let io = tokio_rustls::TlsConnector::from(Arc::new(tls)).connect(name, tcp).await.expect("TLS");
+    let (mut read, mut write) = tokio::io::split(io);
+    // The preface, empty SETTINGS, an acknowledgement of the server's, and
+    // every request at once: HEADERS frames (END_STREAM | END_HEADERS)
+    // with a literal HPACK block (GET, https, the path, the authority).
+    let mut frames = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    frames.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    frames.extend_from_slice(&[0, 0, 0, 4, 1, 0, 0, 0, 0]);
+    let path = b"/api/v1/pods?watch=1";
+    let authority = b"127.0.0.1";
+    let mut block = vec![0x82, 0x87, 0x04, u8::try_from(path.len()).expect("short")];
+    block.extend_from_slice(path);
+    block.extend_from_slice(&[0x01, u8::try_from(authority.len()).expect("short")]);
+    block.extend_from_slice(authority);
+    for i in 0..WATCHES {
+        let stream = 2 * i + 1;
+        frames.extend_from_slice(&[0, 0, u8::try_from(block.len()).expect("short"), 1, 0x5]);
+        frames.extend_from_slice(&stream.to_be_bytes());
+        frames.extend_from_slice(&block);
+    }
+    write.write_all(&frames).await.expect("frames");
+    write.flush().await.expect("flush");
+    actix_web::rt::spawn(async move {
+        let mut buf = [0u8; 4096];
+        while read.read(&mut buf).await.is_ok_and(|n| n > 0) {}
+        drop(write);
+    });
+    let refused = format!(
+        r#"openapi_proxy_front_door_refused_total{{reason="max_streams_per_connection"}} {}"#,
+        WATCHES - LIMIT
+    );
+    eventually("the streams past the limit refused", || {
+        proxy.running.state.metrics.render().contains(&refused)
+    })
+    .await;
+    eventually("the limit's watches at the downstream", || {
+        kube.routes.seen().iter().filter(|s| s.uri.contains("watch")).count() >= LIMIT as usize
+    })
+    .await;
+    let passed = kube.routes.seen().iter().filter(|s| s.uri.contains("watch")).count();
+    assert_eq!(passed, LIMIT as usize, "watches of one connection at the downstream");
+}
