@@ -75,6 +75,33 @@ async fn past_the_long_running_bound_a_watch_gets_429_and_others_are_served() {
     assert_eq!(request("GET", &watch, &[]).await.status, StatusCode::OK, "the places came back");
 }
 
+/// A front door over HTTPS with `limit` streams per connection, in front
+/// of a downstream whose pod list answers after `delay`, and a TLS
+/// connection to it that negotiated HTTP/2.
+async fn h2_front_door(
+    pki_name: &str,
+    limit: u32,
+    delay: Duration,
+) -> (TestProxy, openapi_proxy::demo::Site, tokio_rustls::client::TlsStream<tokio::net::TcpStream>)
+{
+    let pki = Pki::generate(pki_name);
+    let kube = site();
+    discovery(&kube.routes, true, &[]);
+    kube.routes.set("/api/v1/pods", Route::json("{}").delayed(delay));
+    let mut cfg = front_door(vec![downstream("kube", &kube.url(), 10)]);
+    cfg.serving.tls =
+        Some(ServingTls { cert_file: pki.server_cert.clone(), key_file: pki.server_key.clone() });
+    cfg.serving.limits.max_streams_per_connection = limit;
+    let proxy = TestProxy::start_config(&cfg);
+    routed(&proxy, "api/v1", "kube").await;
+    let mut tls = (*tls_client(&pki.ca)).clone();
+    tls.alpn_protocols = vec![b"h2".to_vec()];
+    let tcp = tokio::net::TcpStream::connect(proxy.running.addr).await.expect("connect");
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("name");
+    let io = tokio_rustls::TlsConnector::from(Arc::new(tls)).connect(name, tcp).await.expect("TLS");
+    (proxy, kube, io)
+}
+
 /// An HTTP/2 client opening more watches than `maxStreamsPerConnection`
 /// on one connection has at most that many open at once: the server's
 /// SETTINGS say so, and the client (the `h2` crate, as Go's does) waits
@@ -84,22 +111,7 @@ async fn past_the_long_running_bound_a_watch_gets_429_and_others_are_served() {
 async fn one_http2_connection_has_at_most_its_stream_limit_open() {
     const LIMIT: u32 = 3;
     const WATCHES: usize = 12;
-    let pki = Pki::generate("h2-streams");
-    let kube = site();
-    discovery(&kube.routes, true, &[]);
-    kube.routes.set("/api/v1/pods", Route::json("{}").delayed(Duration::from_millis(1500)));
-    let mut cfg = front_door(vec![downstream("kube", &kube.url(), 10)]);
-    cfg.serving.tls =
-        Some(ServingTls { cert_file: pki.server_cert.clone(), key_file: pki.server_key.clone() });
-    cfg.serving.limits.max_streams_per_connection = LIMIT;
-    let proxy = TestProxy::start_config(&cfg);
-    routed(&proxy, "api/v1", "kube").await;
-
-    let mut tls = (*tls_client(&pki.ca)).clone();
-    tls.alpn_protocols = vec![b"h2".to_vec()];
-    let tcp = tokio::net::TcpStream::connect(proxy.running.addr).await.expect("connect");
-    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("name");
-    let io = tokio_rustls::TlsConnector::from(Arc::new(tls)).connect(name, tcp).await.expect("TLS");
+    let (_proxy, kube, io) = h2_front_door("h2-streams", LIMIT, Duration::from_millis(1500)).await;
     assert_eq!(io.get_ref().1.alpn_protocol(), Some(b"h2".as_slice()));
     let (send, mut connection) = h2::client::handshake(io).await.expect("HTTP/2 handshake");
     // What the server advertised, as the client's connection applied it.
@@ -153,22 +165,7 @@ async fn a_client_ignoring_the_stream_limit_gets_no_more_watches_than_it() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     const LIMIT: u32 = 3;
     const WATCHES: u32 = 8;
-    let pki = Pki::generate("h2-ignored");
-    let kube = site();
-    discovery(&kube.routes, true, &[]);
-    kube.routes.set("/api/v1/pods", Route::json("{}").delayed(Duration::from_secs(3)));
-    let mut cfg = front_door(vec![downstream("kube", &kube.url(), 10)]);
-    cfg.serving.tls =
-        Some(ServingTls { cert_file: pki.server_cert.clone(), key_file: pki.server_key.clone() });
-    cfg.serving.limits.max_streams_per_connection = LIMIT;
-    let proxy = TestProxy::start_config(&cfg);
-    routed(&proxy, "api/v1", "kube").await;
-
-    let mut tls = (*tls_client(&pki.ca)).clone();
-    tls.alpn_protocols = vec![b"h2".to_vec()];
-    let tcp = tokio::net::TcpStream::connect(proxy.running.addr).await.expect("connect");
-    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("name");
-    let io = tokio_rustls::TlsConnector::from(Arc::new(tls)).connect(name, tcp).await.expect("TLS");
+    let (proxy, kube, io) = h2_front_door("h2-ignored", LIMIT, Duration::from_secs(3)).await;
     let (mut read, mut write) = tokio::io::split(io);
     // The preface, empty SETTINGS, an acknowledgement of the server's, and
     // every request at once: HEADERS frames (END_STREAM | END_HEADERS)

@@ -368,14 +368,7 @@ pub(super) fn raw_downstream(
             let written = std::sync::Arc::clone(&written);
             std::thread::spawn(move || {
                 loop {
-                    let mut head = Vec::new();
-                    let mut byte = [0u8; 1];
-                    while !head.ends_with(b"\r\n\r\n") {
-                        if s.read(&mut byte).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        head.push(byte[0]);
-                    }
+                    let Some(head) = read_head(&mut s) else { return };
                     let head = String::from_utf8_lossy(&head).into_owned();
                     let target = head.split(' ').nth(1).unwrap_or("");
                     let path = target.split_once('?').map_or(target, |(p, _)| p).to_owned();
@@ -485,14 +478,7 @@ fn closing_downstream(seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>) -> st
             std::thread::spawn(move || {
                 let mut answered = false;
                 loop {
-                    let mut head = Vec::new();
-                    let mut byte = [0u8; 1];
-                    while !head.ends_with(b"\r\n\r\n") {
-                        if s.read(&mut byte).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        head.push(byte[0]);
-                    }
+                    let Some(head) = read_head(&mut s) else { return };
                     let head = String::from_utf8_lossy(&head).into_owned();
                     let line = head.lines().next().unwrap_or("").to_owned();
                     let path = line.split(' ').nth(1).unwrap_or("").to_owned();
@@ -908,4 +894,18 @@ async fn a_refused_upgrade_is_passed_back_whole() {
     assert_eq!(status["reason"], "Unauthorized");
     let length: usize = response.header("content-length").expect("length").parse().expect("n");
     assert_eq!(length, response.body.len());
+}
+
+/// One request head read byte by byte from a raw fake downstream's
+/// connection, through its blank line; `None` at end of stream.
+pub(super) fn read_head(s: &mut impl std::io::Read) -> Option<Vec<u8>> {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if s.read(&mut byte).ok()? == 0 {
+            return None;
+        }
+        head.push(byte[0]);
+    }
+    Some(head)
 }

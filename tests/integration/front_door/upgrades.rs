@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use openapi_proxy::Config;
 
-use super::requests::{discovery, front_door, raw_downstream, routed};
+use super::requests::{discovery, front_door, raw_downstream, read_head, routed};
 use crate::common::http1::{Conn, Ending};
 use crate::common::proxy::{TestProxy, downstream, site};
 
@@ -27,14 +27,7 @@ fn recording_downstream(code: u16) -> (std::net::SocketAddr, mpsc::Receiver<Stri
             let tx = tx.clone();
             std::thread::spawn(move || {
                 loop {
-                    let mut head = Vec::new();
-                    let mut byte = [0u8; 1];
-                    while !head.ends_with(b"\r\n\r\n") {
-                        if s.read(&mut byte).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        head.push(byte[0]);
-                    }
+                    let Some(head) = read_head(&mut s) else { return };
                     let text = String::from_utf8_lossy(&head).into_owned();
                     let path = text.split(' ').nth(1).unwrap_or("").to_owned();
                     if path == "/api" || path == "/apis" {
