@@ -64,6 +64,7 @@ mod wiring;
 // group says who needs it; nothing else of the crate is public.
 
 // Running the proxy: `serve`, `demo`, the integration tests.
+pub use config::memory::{BudgetSource, MachineMemory, budget_for_limit, default_budget};
 pub use config::serving::{Serving, ServingTls};
 pub use config::{
     Config, ConfigError, DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MEMORY_BUDGET_BYTES, DownstreamConfig,

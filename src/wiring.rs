@@ -15,6 +15,7 @@ use tracing::{info, warn};
 
 use crate::body::rendered::Rendered;
 use crate::config::Config;
+use crate::downstream::ledger::Ledger;
 use crate::downstream::poll::Poller;
 use crate::front_door::{FrontDoor, FrontDoorError};
 use crate::http::AppState;
@@ -71,6 +72,15 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
     let hub = Arc::new(Hub::new(names, config.readiness_grace_period));
     let store = Arc::new(Store::waiting(hub.current().1));
     let cache = Arc::new(ConversionCache::<Rendered>::default());
+    let shares: Vec<_> =
+        config.downstreams.iter().map(|d| (d.name.clone(), d.memory_share)).collect();
+    let ledger = Arc::new(Ledger::new(config.memory_budget_bytes, &shares));
+    metrics.memory_budget(config.memory_budget_bytes);
+    info!(
+        bytes = config.memory_budget_bytes,
+        source = %config.memory_budget_source,
+        "memory budget for the downstreams' documents and discovery"
+    );
 
     let mut pollers = Vec::with_capacity(config.downstreams.len());
     for (order, d) in config.downstreams.iter().enumerate() {
@@ -93,6 +103,7 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
             Arc::clone(&hub),
             Arc::clone(&metrics),
             Arc::clone(&cache),
+            Arc::clone(&ledger),
         ));
     }
 

@@ -34,11 +34,12 @@ pub struct ServeArgs {
     /// 1G [default: 64 MiB].
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     pub max_document_bytes: Option<usize>,
-    /// What all downstreams' documents may hold in memory together, in
-    /// bytes; each downstream gets an equal share unless the configuration
-    /// file gives it one (memoryShareBytes). A downstream past its share
-    /// keeps its last good documents; bytes, or 128MiB, 128Mi
-    /// [default: 128 MiB].
+    /// What all downstreams' documents and discovery may hold in memory
+    /// together, in bytes (or 256MiB, 256Mi). Downstreams without a
+    /// memoryShareBytes of their own draw on it as they need; a round that
+    /// does not fit is refused whole and the downstream keeps its last
+    /// good documents [default: from the container's memory limit: half
+    /// of what is left after 64 MiB; 224 MiB for 512 MiB].
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     pub memory_budget_bytes: Option<usize>,
     /// Serve aggregated discovery apidiscovery.k8s.io/v2beta1 besides v2 [default: true].

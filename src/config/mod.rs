@@ -18,6 +18,7 @@
 pub mod bytes;
 mod duration;
 mod error;
+pub mod memory;
 pub mod serving;
 
 pub use duration::{parse_duration, parse_duration_or_zero};
@@ -53,13 +54,10 @@ pub const DEFAULT_READINESS_GRACE_PERIOD: Duration = Duration::from_secs(60);
 /// cluster Swagger document is about 4 MB; big CRD-heavy clusters reach a
 /// few tens of MB.
 pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 64 * 1024 * 1024;
-/// What the documents of all downstreams together may hold, and what their
-/// conversions may take while they run. The deploy manifests limit the
-/// container to 384 MiB: held and in-build each stay within the budget,
-/// which leaves about 128 MiB for the process itself (runtime, connection
-/// buffers, the snapshot's discovery renditions). A Kubernetes 1.27
-/// cluster's documents hold about 20 MiB.
-pub const DEFAULT_MEMORY_BUDGET_BYTES: usize = 128 * 1024 * 1024;
+/// The memory budget when no limit can be read: the one the deploy
+/// manifests' limit gives ([`memory::default_budget`] derives the default
+/// from the container's limit).
+pub const DEFAULT_MEMORY_BUDGET_BYTES: usize = 224 * 1024 * 1024;
 /// The smallest share of the memory budget a downstream can get: less
 /// would not hold a small aggregated server's documents.
 pub const MIN_MEMORY_SHARE_BYTES: usize = 1024 * 1024;
@@ -173,6 +171,8 @@ pub struct Config {
     pub readiness_grace_period: Duration,
     /// The serving side: TLS, limits and timeouts.
     pub serving: Serving,
+    /// Where `memory_budget_bytes` came from, for the log at start.
+    pub memory_budget_source: memory::BudgetSource,
 }
 
 /// One validated downstream server.
@@ -193,9 +193,10 @@ pub struct DownstreamConfig {
     pub timeout: Duration,
     /// Time between polls.
     pub poll_interval: Duration,
-    /// What this downstream's documents may hold, and what converting them
-    /// may take, in bytes: its share of the memory budget.
-    pub memory_share: usize,
+    /// `memoryShareBytes`: what this downstream's documents may hold, and
+    /// converting them may take, whatever the others hold. Without it the
+    /// downstream draws on the budget's pool ([`crate::downstream::ledger`]).
+    pub memory_share: Option<usize>,
 }
 
 fn invalid(field: impl Into<String>, problem: impl Into<String>) -> ConfigError {
@@ -244,15 +245,29 @@ impl Config {
     /// # Errors
     /// [`ConfigError::Invalid`] naming the first bad field.
     pub fn from_raw(raw: RawConfig) -> Result<Self, ConfigError> {
-        Self::from_raw_in(raw, &process_environment())
+        Self::from_raw_on(raw, &process_environment(), &memory::MachineMemory::detect())
     }
 
     /// Validates a raw configuration, resolving `inCluster` against `env`
-    /// (tests point it at a directory of their own).
+    /// (tests point it at a directory of their own), on a machine whose
+    /// memory limit is not known.
     ///
     /// # Errors
     /// [`ConfigError::Invalid`] naming the first bad field.
     pub fn from_raw_in(raw: RawConfig, env: &Environment) -> Result<Self, ConfigError> {
+        Self::from_raw_on(raw, env, &memory::MachineMemory::default())
+    }
+
+    /// As [`Config::from_raw_in`], the default memory budget taken from
+    /// `machine`.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the first bad field.
+    pub fn from_raw_on(
+        raw: RawConfig,
+        env: &Environment,
+        machine: &memory::MachineMemory,
+    ) -> Result<Self, ConfigError> {
         let listen_text = raw.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
         let listen: SocketAddr = parse_listen(listen_text).map_err(|p| invalid("listen", p))?;
         let default_poll = match &raw.poll_interval {
@@ -270,7 +285,10 @@ impl Config {
             return Err(invalid("maxDocumentBytes", "must be at least 1024"));
         }
         let serving = Serving::from_raw(raw.tls, raw.limits)?;
-        let memory_budget_bytes = raw.memory_budget_bytes.unwrap_or(DEFAULT_MEMORY_BUDGET_BYTES);
+        let (memory_budget_bytes, memory_budget_source) = match raw.memory_budget_bytes {
+            Some(bytes) => (bytes, memory::BudgetSource::Configured),
+            None => memory::default_budget(machine),
+        };
         let shares = memory_shares(
             memory_budget_bytes,
             &raw.downstreams.iter().map(|d| d.memory_share_bytes).collect::<Vec<_>>(),
@@ -370,7 +388,7 @@ impl Config {
                 token,
                 timeout,
                 poll_interval,
-                memory_share: shares.get(i).copied().unwrap_or(MIN_MEMORY_SHARE_BYTES),
+                memory_share: shares.get(i).copied().flatten(),
             });
         }
         Ok(Self {
@@ -383,14 +401,11 @@ impl Config {
             downstreams,
             readiness_grace_period,
             serving,
+            memory_budget_source,
         })
     }
 }
 
-/// Each downstream's share of the memory budget: its own
-/// `memoryShareBytes`, or an equal part of what the explicit shares leave.
-/// The shares add up to no more than the budget, so that what one
-/// downstream holds can never crowd out another.
 /// Reads `HOST:PORT`, the host an IP address or a name that resolves
 /// (`localhost:8081`); a name is resolved once, here, and the first
 /// address it gives is the one listened on.
@@ -412,7 +427,13 @@ pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| format!("{text:?}: {host:?} resolves to no address"))
 }
 
-fn memory_shares(budget: usize, explicit: &[Option<usize>]) -> Result<Vec<usize>, ConfigError> {
+/// Checks each downstream's `memoryShareBytes` against the budget: the
+/// fixed shares fit it, and what they leave guarantees every other
+/// downstream the smallest share ([`crate::downstream::ledger`]).
+fn memory_shares(
+    budget: usize,
+    explicit: &[Option<usize>],
+) -> Result<Vec<Option<usize>>, ConfigError> {
     if budget < MIN_MEMORY_SHARE_BYTES {
         return Err(invalid(
             "memoryBudgetBytes",
@@ -436,19 +457,19 @@ fn memory_shares(budget: usize, explicit: &[Option<usize>]) -> Result<Vec<usize>
             format!("the downstreams' memoryShareBytes add up to {assigned}, more than {budget}"),
         ));
     }
-    let implicit = explicit.iter().filter(|s| s.is_none()).count();
-    let equal = (budget - assigned).checked_div(implicit).unwrap_or(0);
-    if implicit > 0 && equal < MIN_MEMORY_SHARE_BYTES {
+    let pooled = explicit.iter().filter(|s| s.is_none()).count();
+    let guarantee = memory::pooled_guarantee(budget - assigned, pooled);
+    if pooled > 0 && guarantee < MIN_MEMORY_SHARE_BYTES {
         return Err(invalid(
             "memoryBudgetBytes",
             format!(
-                "{} bytes left for {implicit} downstreams without memoryShareBytes is less than \
-                 {MIN_MEMORY_SHARE_BYTES} each",
+                "{} bytes left for {pooled} downstreams without memoryShareBytes guarantees \
+                 each {guarantee}, less than {MIN_MEMORY_SHARE_BYTES}",
                 budget - assigned
             ),
         ));
     }
-    Ok(explicit.iter().map(|s| s.unwrap_or(equal)).collect())
+    Ok(explicit.to_vec())
 }
 
 /// The credentials `inCluster` or `kubeconfig` provide, if either is set.

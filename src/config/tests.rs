@@ -244,20 +244,32 @@ fn downstream_flag_is_name_equals_url() {
 }
 
 #[test]
-fn the_memory_budget_is_shared_between_downstreams() {
+fn the_default_memory_budget_follows_the_container_limit() {
     let three = "downstreams:\n- {name: a, url: 'http://127.0.0.1:1'}\n- {name: b, url: 'http://127.0.0.1:2'}\n- {name: c, url: 'http://127.0.0.1:3'}\n";
-    let c = config(three).unwrap();
+    let on = |machine: memory::MachineMemory, yaml: &str| {
+        Config::from_raw_on(RawConfig::from_yaml(yaml).expect("yaml"), &pod("x"), &machine)
+            .expect("valid")
+    };
+    let limited = memory::MachineMemory { container_limit: Some(1 << 30), physical: Some(8 << 30) };
+    let c = on(limited, three);
+    assert_eq!(c.memory_budget_bytes, 480 << 20);
+    assert_eq!(c.memory_budget_source, memory::BudgetSource::ContainerLimit(1 << 30));
+    // Without a share of their own, downstreams draw on one pool.
+    let shares: Vec<_> = c.downstreams.iter().map(|d| d.memory_share).collect();
+    assert_eq!(shares, [None; 3]);
+    // Nothing readable: the manifests' limit is assumed.
+    let c = on(memory::MachineMemory::default(), three);
     assert_eq!(c.memory_budget_bytes, DEFAULT_MEMORY_BUDGET_BYTES);
-    let shares: Vec<_> = c.downstreams.iter().map(|d| d.memory_share).collect();
-    assert_eq!(shares, [DEFAULT_MEMORY_BUDGET_BYTES / 3; 3]);
-
-    // An explicit share is taken first; the others split what is left.
-    let c = config(
+    assert_eq!(DEFAULT_MEMORY_BUDGET_BYTES, memory::budget_for_limit(memory::ASSUMED_LIMIT_BYTES));
+    // An explicit budget wins, and explicit shares are kept as written.
+    let c = on(
+        limited,
         "memoryBudgetBytes: 100000000\ndownstreams:\n- {name: a, url: 'http://127.0.0.1:1', memoryShareBytes: 60000000}\n- {name: b, url: 'http://127.0.0.1:2'}\n- {name: c, url: 'http://127.0.0.1:3'}\n",
-    )
-    .unwrap();
+    );
+    assert_eq!(c.memory_budget_bytes, 100_000_000);
+    assert_eq!(c.memory_budget_source, memory::BudgetSource::Configured);
     let shares: Vec<_> = c.downstreams.iter().map(|d| d.memory_share).collect();
-    assert_eq!(shares, [60_000_000, 20_000_000, 20_000_000]);
+    assert_eq!(shares, [Some(60_000_000), None, None]);
 }
 
 #[test]
@@ -269,7 +281,7 @@ fn shares_that_do_not_fit_the_budget_are_refused() {
     let e = error(
         "memoryBudgetBytes: 2000000\ndownstreams:\n- {name: a, url: 'http://127.0.0.1:1'}\n- {name: b, url: 'http://127.0.0.1:2'}\n- {name: c, url: 'http://127.0.0.1:3'}\n",
     );
-    assert!(e.contains("less than 1048576 each"), "{e}");
+    assert!(e.contains("less than 1048576"), "{e}");
     let e = error("memoryBudgetBytes: 1000\n");
     assert!(e.contains("memoryBudgetBytes"), "{e}");
     let e = error("downstreams:\n- {name: a, url: 'http://127.0.0.1:1', memoryShareBytes: 10}\n");

@@ -70,8 +70,7 @@ pub enum PollError {
     /// memory budget: refused before it is kept, the last good documents
     /// stay.
     #[error(
-        "{what} would take {needed} bytes, more than the {allowed} bytes left of this \
-         downstream's memory share (memoryShareBytes, memoryBudgetBytes)"
+        "{what} needs {needed} bytes, {allowed} left (raise memoryBudgetBytes or memoryShareBytes)"
     )]
     Budget {
         /// What was refused.
@@ -98,6 +97,19 @@ pub(crate) fn within(what: &'static str, needed: usize, allowed: usize) -> Resul
 }
 
 impl PollError {
+    /// What `/readyz?verbose` says of a round the budget refused; `None`
+    /// for every other failure.
+    pub(crate) fn budget_refusal(&self) -> Option<String> {
+        match self {
+            Self::Budget { .. } => Some(format!("budget: {self}")),
+            Self::Convert(e) if e.is_budget() => Some(format!(
+                "budget: converting /openapi/v2: {} (raise memoryBudgetBytes or memoryShareBytes)",
+                crate::error_chain(e)
+            )),
+            _ => None,
+        }
+    }
+
     pub(crate) fn reason(&self) -> &'static str {
         match self {
             Self::Fetch(e) => e.reason(),

@@ -6,6 +6,7 @@
 
 pub mod discovery;
 mod error;
+pub mod ledger;
 pub mod poll;
 
 pub use error::PollError;

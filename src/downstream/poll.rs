@@ -28,6 +28,7 @@ use serde::Deserialize;
 use tracing::{info, warn};
 
 use super::discovery::DiscoveryFetcher;
+use super::ledger::Ledger;
 use super::{CONCURRENT_FETCHES, PollError, within};
 use crate::body::rendered::Rendered;
 use crate::config::DownstreamConfig;
@@ -118,9 +119,12 @@ pub struct Poller {
     version: Option<Cached>,
     discovery: DiscoveryFetcher,
     failures: u32,
-    /// What this downstream's documents may hold, and what converting them
-    /// may take: its share of the memory budget.
+    /// What this downstream may hold this round, documents and discovery
+    /// together, and what converting them may take: taken from the
+    /// ledger as the round starts.
     share: usize,
+    /// What every downstream holds, against the memory budget.
+    ledger: Arc<Ledger>,
     /// What was last handed to the hub.
     published: Option<Arc<Contribution>>,
     /// A conversion that passed its deadline and still runs on the
@@ -139,6 +143,7 @@ impl Poller {
         hub: Arc<Hub>,
         metrics: Arc<Metrics>,
         cache: Arc<ConversionCache<Rendered>>,
+        ledger: Arc<Ledger>,
     ) -> Self {
         Self {
             name: config.name.clone(),
@@ -158,7 +163,8 @@ impl Poller {
             version: None,
             discovery: DiscoveryFetcher::default(),
             failures: 0,
-            share: config.memory_share,
+            share: ledger.allowance(&config.name),
+            ledger,
             published: None,
             overdue: None,
         }
@@ -186,12 +192,17 @@ impl Poller {
     /// One round: fetch what changed, publish the contribution.
     #[tracing::instrument(skip(self), fields(downstream = %self.name))]
     pub async fn round(&mut self) {
+        self.share = self.ledger.allowance(&self.name);
         let mut errors = self.fetch_all().await;
-        let over = self.check_share().err();
-        let over_share = over.is_some();
-        errors.extend(over);
+        if !errors.iter().any(|e| e.budget_refusal().is_some()) {
+            errors.extend(self.settle().err());
+        }
+        // All or nothing: a round with any part refused by the budget
+        // publishes none of it, so no client sees documents without their
+        // discovery or the reverse.
+        let refusal = errors.iter().find_map(PollError::budget_refusal);
         let ok = errors.is_empty();
-        self.hub.poll_outcome(&self.name, ok);
+        self.hub.poll_outcome(&self.name, ok, refusal.clone());
         // The outcome first, then the reasons: whoever reads /metrics in
         // between never sees more errors than failed polls.
         self.metrics.poll_outcome(&self.name, ok);
@@ -231,9 +242,10 @@ impl Poller {
             info!(downstream = %self.name, failed_polls = self.failures, "poll succeeded again");
             self.failures = 0;
         }
-        if over_share {
-            // Past its share as a whole: what was published stays (and a
-            // downstream that never fitted counts as tried, with nothing).
+        self.metrics.downstream_memory(&self.name, self.ledger.held(&self.name));
+        if refusal.is_some() {
+            // What was published stays whole (and a downstream that never
+            // fitted counts as tried, with nothing).
             if self.published.is_none() {
                 let empty = Arc::new(Contribution {
                     name: self.name.clone(),
@@ -279,15 +291,17 @@ impl Poller {
             + self.discovery.weight()
     }
 
-    /// Refuses a contribution past the share. Each part is checked before
-    /// it is made, against what the others held then; this catches what
-    /// grew since (discovery after the documents were converted).
-    fn check_share(&self) -> Result<(), PollError> {
-        within(
-            "this downstream's documents",
-            self.openapi_weight() + self.other_weight(),
-            self.share,
-        )
+    /// Records what this round holds in the ledger, or refuses it. Each
+    /// part was checked before it was made, against what the others held
+    /// then; this catches what grew since (discovery after the documents
+    /// were converted) and what other downstreams took meanwhile.
+    fn settle(&self) -> Result<(), PollError> {
+        let held = self.openapi_weight() + self.other_weight();
+        self.ledger.settle(&self.name, held).map_err(|refused| PollError::Budget {
+            what: "this downstream's documents and discovery",
+            needed: refused.needed,
+            allowed: refused.allowed,
+        })
     }
 
     fn contribution(&self) -> Contribution {

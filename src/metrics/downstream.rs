@@ -6,7 +6,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use prometheus::{GaugeVec, HistogramVec, IntCounterVec, IntGaugeVec, Registry};
+use prometheus::{GaugeVec, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Registry};
 
 use super::family::{self, WORK_BUCKETS};
 
@@ -46,6 +46,8 @@ pub(super) struct Downstreams {
     consecutive_failures: IntGaugeVec,
     last_success: GaugeVec,
     documents: IntGaugeVec,
+    memory: IntGaugeVec,
+    budget: IntGauge,
     conversion: HistogramVec,
 }
 
@@ -89,6 +91,17 @@ impl Downstreams {
                 "OpenAPI v3 documents the downstream currently contributes (last good).",
                 &["downstream"],
             ),
+            memory: family::gauge_vec(
+                registry,
+                "openapi_proxy_downstream_memory_bytes",
+                "Bytes of the memory budget the downstream's last accepted round holds.",
+                &["downstream"],
+            ),
+            budget: family::gauge(
+                registry,
+                "openapi_proxy_memory_budget_bytes",
+                "The memory budget the downstreams' documents and discovery share.",
+            ),
             conversion: family::histogram_vec(
                 registry,
                 "openapi_proxy_conversion_seconds",
@@ -122,6 +135,14 @@ impl Downstreams {
         // first good poll, so a dashboard shows a failing downstream's
         // empty contribution rather than no line at all.
         self.documents.with_label_values(&labels);
+    }
+
+    pub(super) fn budget(&self, bytes: usize) {
+        self.budget.set(family::count(bytes));
+    }
+
+    pub(super) fn memory(&self, downstream: &str, bytes: usize) {
+        self.memory.with_label_values(&[downstream]).set(family::count(bytes));
     }
 
     pub(super) fn documents(&self, downstream: &str, documents: usize) {

@@ -104,6 +104,16 @@ impl Metrics {
         self.downstreams.documents(downstream, documents);
     }
 
+    /// Records the memory budget chosen at start.
+    pub fn memory_budget(&self, bytes: usize) {
+        self.downstreams.budget(bytes);
+    }
+
+    /// Records the bytes of the memory budget a downstream holds.
+    pub fn downstream_memory(&self, downstream: &str, bytes: usize) {
+        self.downstreams.memory(downstream, bytes);
+    }
+
     /// Records time spent converting a downstream's Swagger 2.0 document.
     pub fn conversion(&self, downstream: &str, took: Duration) {
         self.downstreams.conversion(downstream, took);

@@ -11,6 +11,8 @@ fn every_family_used() -> Metrics {
     m.error("a", "connect");
     m.poll_outcome("a", true);
     m.downstream_documents("a", 3);
+    m.downstream_memory("a", 1 << 20);
+    m.memory_budget(224 << 20);
     m.conversion("a", Duration::from_millis(20));
     m.conversion_cache(3);
     m.snapshot(1, 3);

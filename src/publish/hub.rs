@@ -77,10 +77,14 @@ impl Hub {
         self.changed.notify_one();
     }
 
-    /// Records how a downstream's poll ended, for `/readyz?verbose`. It
-    /// wakes nothing: the answer reads it when asked.
-    pub fn poll_outcome(&self, name: &str, ok: bool) {
-        self.failures.record(name, ok, Instant::now());
+    /// Records how a downstream's poll ended, for `/readyz?verbose`, with
+    /// the budget's words when it refused the round. The answer reads it
+    /// when asked; only a downstream becoming refused, or no longer,
+    /// wakes the builder, since that changes readiness.
+    pub fn poll_outcome(&self, name: &str, ok: bool, refusal: Option<String>) {
+        if self.failures.record(name, ok, refusal, Instant::now()) {
+            self.changed.notify_one();
+        }
     }
 
     /// Waits until some contribution changed since the last call.
@@ -94,7 +98,13 @@ impl Hub {
         let s = self.lock();
         let readiness = Readiness {
             failures: Arc::clone(&self.failures),
-            ..Readiness::assess(&self.names, &s.delivered, self.started.elapsed(), self.grace)
+            ..Readiness::assess(
+                &self.names,
+                &s.delivered,
+                &self.failures.refused(),
+                self.started.elapsed(),
+                self.grace,
+            )
         };
         (s.contributions.values().cloned().collect(), readiness)
     }

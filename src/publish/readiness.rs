@@ -9,11 +9,16 @@
 //! forever; its documents appear when it recovers, as they would after any
 //! later failure.
 //!
-//! Readiness only ever goes from not ready to ready: a downstream that
-//! delivered once has last good documents whatever it does next, and the
-//! grace period only passes. Such a downstream whose polls now fail stays
-//! `[+]` in the verbose answer, marked stale with the age of its last
-//! failed poll ([`PollFailures`]).
+//! A downstream the memory budget refuses before it ever delivered is not
+//! excused by the grace period: it is configured, it answers, and the
+//! proxy chose not to serve it, so ready would hide half a cluster. It
+//! fails readiness with the budget's own words until it fits.
+//!
+//! Otherwise readiness only goes from not ready to ready: a downstream
+//! that delivered once has last good documents whatever it does next, and
+//! the grace period only passes. Such a downstream whose polls now fail
+//! stays `[+]` in the verbose answer, marked stale with the age of its
+//! last failed poll and, when the budget refused it, why ([`PollFailures`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -31,30 +36,52 @@ pub enum Standing {
     /// It has not delivered within the grace period, and another one has:
     /// readiness no longer waits for it.
     Excused,
+    /// It has not delivered, and its last round was refused by the memory
+    /// budget: readiness fails while it is.
+    Refused,
 }
 
-/// When each downstream's last poll failed, while its polls fail. Read
-/// live by the verbose answer: the poll loops write it every round, and a
-/// failing downstream's later rounds change nothing a snapshot holds, so
-/// no snapshot would carry the time of its last failure.
+/// When each downstream's last poll failed, while its polls fail, and
+/// what the budget said when it refused the round. Read live by the
+/// verbose answer: the poll loops write it every round, and a failing
+/// downstream's later rounds change nothing a snapshot holds, so no
+/// snapshot would carry the time of its last failure.
 #[derive(Debug, Default)]
-pub struct PollFailures(Mutex<BTreeMap<String, Instant>>);
+pub struct PollFailures(Mutex<BTreeMap<String, (Instant, Option<String>)>>);
 
 impl PollFailures {
-    /// Records how `name`'s poll ended, `at` that time.
-    pub fn record(&self, name: &str, ok: bool, at: Instant) {
+    /// Records how `name`'s poll ended, `at` that time, with the budget's
+    /// refusal if it refused the round. Returns whether the downstream is
+    /// refused now where it was not, or the reverse.
+    pub fn record(&self, name: &str, ok: bool, refusal: Option<String>, at: Instant) -> bool {
         let mut failed = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let was_refused = failed.get(name).is_some_and(|(_, r)| r.is_some());
+        let is_refused = refusal.is_some();
         if ok {
             failed.remove(name);
         } else {
-            failed.insert(name.to_owned(), at);
+            failed.insert(name.to_owned(), (at, refusal));
         }
+        was_refused != is_refused
     }
 
     /// When `name`'s last poll failed, if its last poll did.
     #[must_use]
     pub fn last(&self, name: &str) -> Option<Instant> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).get(name).copied()
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).get(name).map(|(at, _)| *at)
+    }
+
+    /// The downstreams whose last round the budget refused.
+    #[must_use]
+    pub fn refused(&self) -> BTreeSet<String> {
+        let failed = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        failed.iter().filter(|(_, (_, r))| r.is_some()).map(|(n, _)| n.clone()).collect()
+    }
+
+    /// What the budget said of `name`'s last round, if it refused it.
+    #[must_use]
+    pub fn refusal(&self, name: &str) -> Option<String> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).get(name).and_then(|(_, r)| r.clone())
     }
 }
 
@@ -81,12 +108,14 @@ impl PartialEq for Readiness {
 impl Eq for Readiness {}
 
 impl Readiness {
-    /// Judges `names` (configuration order) given which have delivered and
-    /// how long the proxy has been running.
+    /// Judges `names` (configuration order) given which have delivered,
+    /// which the budget refuses now, and how long the proxy has been
+    /// running.
     #[must_use]
     pub fn assess(
         names: &[String],
         delivered: &BTreeSet<String>,
+        refused: &BTreeSet<String>,
         running: Duration,
         grace: Duration,
     ) -> Self {
@@ -96,6 +125,8 @@ impl Readiness {
             .map(|name| {
                 let standing = if delivered.contains(name) {
                     Standing::Delivered
+                } else if refused.contains(name) {
+                    Standing::Refused
                 } else if any && running >= grace {
                     Standing::Excused
                 } else {
@@ -107,12 +138,16 @@ impl Readiness {
         Self { downstreams, grace, failures: Arc::default() }
     }
 
-    /// Ready: at least one downstream delivered and none is waited for.
-    /// With no downstream at all there is no data, so never.
+    /// Ready: at least one downstream delivered, none is waited for and
+    /// none is refused. With no downstream at all there is no data, so
+    /// never.
     #[must_use]
     pub fn ready(&self) -> bool {
         self.downstreams.iter().any(|(_, s)| *s == Standing::Delivered)
-            && self.downstreams.iter().all(|(_, s)| *s != Standing::Waiting)
+            && self
+                .downstreams
+                .iter()
+                .all(|(_, s)| !matches!(s, Standing::Waiting | Standing::Refused))
     }
 
     /// The `?verbose` answer, in kube-apiserver's shape: a `[+]` or `[-]`
@@ -133,14 +168,26 @@ impl Readiness {
         for (name, standing) in &self.downstreams {
             // Writing to a String cannot fail.
             let _ = match standing {
-                Standing::Delivered => match self.failures.last(name) {
-                    Some(at) => writeln!(
-                        out,
-                        "[+]downstream/{name} ok (stale: last poll failed {}s ago)",
-                        now.saturating_duration_since(at).as_secs()
-                    ),
-                    None => writeln!(out, "[+]downstream/{name} ok"),
-                },
+                Standing::Delivered => {
+                    match (self.failures.last(name), self.failures.refusal(name)) {
+                        (Some(at), Some(refusal)) => writeln!(
+                            out,
+                            "[+]downstream/{name} ok (stale: {refusal}; serving its last good documents, last poll {}s ago)",
+                            now.saturating_duration_since(at).as_secs()
+                        ),
+                        (Some(at), None) => writeln!(
+                            out,
+                            "[+]downstream/{name} ok (stale: last poll failed {}s ago)",
+                            now.saturating_duration_since(at).as_secs()
+                        ),
+                        (None, _) => writeln!(out, "[+]downstream/{name} ok"),
+                    }
+                }
+                Standing::Refused => writeln!(
+                    out,
+                    "[-]downstream/{name}: {}",
+                    self.failures.refusal(name).unwrap_or_else(|| "budget: refused".to_owned())
+                ),
                 Standing::Excused => writeln!(
                     out,
                     "[+]downstream/{name} ok: no documents yet, not waited for past the {grace}s grace period"
@@ -178,6 +225,10 @@ mod tests {
         list.iter().map(|s| (*s).to_owned()).collect()
     }
 
+    fn none() -> BTreeSet<String> {
+        BTreeSet::new()
+    }
+
     fn standings(r: &Readiness) -> Vec<Standing> {
         r.downstreams.iter().map(|(_, s)| *s).collect()
     }
@@ -185,7 +236,7 @@ mod tests {
     #[test]
     fn nothing_delivered_is_never_ready_however_long_it_runs() {
         for running in [Duration::ZERO, GRACE, GRACE * 100] {
-            let r = Readiness::assess(&names(&["kube"]), &delivered(&[]), running, GRACE);
+            let r = Readiness::assess(&names(&["kube"]), &delivered(&[]), &none(), running, GRACE);
             assert!(!r.ready(), "{running:?}");
             assert_eq!(standings(&r), [Standing::Waiting]);
         }
@@ -193,18 +244,23 @@ mod tests {
 
     #[test]
     fn every_downstream_delivered_is_ready_at_once() {
-        let r =
-            Readiness::assess(&names(&["a", "b"]), &delivered(&["a", "b"]), Duration::ZERO, GRACE);
+        let r = Readiness::assess(
+            &names(&["a", "b"]),
+            &delivered(&["a", "b"]),
+            &none(),
+            Duration::ZERO,
+            GRACE,
+        );
         assert!(r.ready());
     }
 
     #[test]
     fn one_missing_downstream_is_waited_for_until_the_grace_period_ends() {
         let all = names(&["a", "b"]);
-        let before = Readiness::assess(&all, &delivered(&["a"]), GRACE / 2, GRACE);
+        let before = Readiness::assess(&all, &delivered(&["a"]), &none(), GRACE / 2, GRACE);
         assert!(!before.ready());
         assert_eq!(standings(&before), [Standing::Delivered, Standing::Waiting]);
-        let after = Readiness::assess(&all, &delivered(&["a"]), GRACE, GRACE);
+        let after = Readiness::assess(&all, &delivered(&["a"]), &none(), GRACE, GRACE);
         assert!(after.ready());
         assert_eq!(standings(&after), [Standing::Delivered, Standing::Excused]);
     }
@@ -214,11 +270,12 @@ mod tests {
     #[test]
     fn a_delivered_downstream_that_fails_is_ok_and_stale() {
         let all = names(&["kube", "metrics"]);
-        let mut r = Readiness::assess(&all, &delivered(&["kube", "metrics"]), GRACE, GRACE);
+        let mut r =
+            Readiness::assess(&all, &delivered(&["kube", "metrics"]), &none(), GRACE, GRACE);
         let failures = Arc::new(PollFailures::default());
         r.failures = Arc::clone(&failures);
         let start = Instant::now();
-        failures.record("metrics", false, start);
+        failures.record("metrics", false, None, start);
         let text = r.verbose_at("readyz", start + Duration::from_millis(7_400));
         assert_eq!(
             text,
@@ -226,31 +283,80 @@ mod tests {
              [+]downstream/metrics ok (stale: last poll failed 7s ago)\n\
              readyz check passed\n"
         );
-        failures.record("metrics", true, start + Duration::from_secs(8));
+        failures.record("metrics", true, None, start + Duration::from_secs(8));
         assert!(r.verbose("readyz").contains("[+]downstream/metrics ok\n"));
     }
 
     #[test]
     fn no_downstream_configured_is_not_ready() {
-        assert!(!Readiness::assess(&[], &delivered(&[]), GRACE, GRACE).ready());
+        assert!(!Readiness::assess(&[], &delivered(&[]), &none(), GRACE, GRACE).ready());
         assert!(Readiness::default().verbose("readyz").contains("none configured"));
     }
 
     #[test]
     fn verbose_lists_a_line_per_downstream_as_kube_apiserver_does() {
         let all = names(&["kube", "metrics"]);
-        let waiting = Readiness::assess(&all, &delivered(&["kube"]), Duration::ZERO, GRACE);
+        let waiting =
+            Readiness::assess(&all, &delivered(&["kube"]), &none(), Duration::ZERO, GRACE);
         assert_eq!(
             waiting.verbose("readyz"),
             "[+]ping ok\n[+]downstream/kube ok\n\
              [-]downstream/metrics failed: no documents yet, waited for up to the 60s grace period\n\
              readyz check failed\n"
         );
-        let excused = Readiness::assess(&all, &delivered(&["kube"]), GRACE, GRACE);
+        let excused = Readiness::assess(&all, &delivered(&["kube"]), &none(), GRACE, GRACE);
         let text = excused.verbose("readyz");
         assert!(text.contains("[+]downstream/metrics ok: no documents yet"), "{text}");
         assert!(text.ends_with("readyz check passed\n"), "{text}");
-        let none = Readiness::assess(&all, &delivered(&[]), GRACE, GRACE).verbose("readyz");
+        let none =
+            Readiness::assess(&all, &delivered(&[]), &none(), GRACE, GRACE).verbose("readyz");
         assert!(none.contains("no downstream has delivered any"), "{none}");
+    }
+
+    const REFUSAL: &str = "budget: discovery needs 4471930 bytes, 1253020 left \
+                           (raise memoryBudgetBytes or memoryShareBytes)";
+
+    /// A downstream the budget refuses is neither waited for nor excused:
+    /// readiness fails, however long the proxy has run, in the budget's
+    /// own words.
+    #[test]
+    fn a_downstream_refused_before_it_delivered_fails_readiness() {
+        let all = names(&["kube", "fleet"]);
+        let failures = Arc::new(PollFailures::default());
+        assert!(failures.record("fleet", false, Some(REFUSAL.to_owned()), Instant::now()));
+        let refused: BTreeSet<String> = delivered(&["fleet"]);
+        for running in [Duration::ZERO, GRACE * 100] {
+            let mut r = Readiness::assess(&all, &delivered(&["kube"]), &refused, running, GRACE);
+            r.failures = Arc::clone(&failures);
+            assert!(!r.ready(), "{running:?}");
+            assert_eq!(standings(&r), [Standing::Delivered, Standing::Refused]);
+            let text = r.verbose("readyz");
+            assert!(text.contains(&format!("[-]downstream/fleet: {REFUSAL}\n")), "{text}");
+            assert!(text.ends_with("readyz check failed\n"), "{text}");
+        }
+        // Refused again is no change; fitting is.
+        assert!(!failures.record("fleet", false, Some(REFUSAL.to_owned()), Instant::now()));
+        assert!(failures.record("fleet", true, None, Instant::now()));
+    }
+
+    /// One that delivered and is refused later serves its last good
+    /// documents: ready, and stale for the budget's reason.
+    #[test]
+    fn a_delivered_downstream_refused_later_is_stale_and_says_why() {
+        let all = names(&["fleet"]);
+        let failures = Arc::new(PollFailures::default());
+        let start = Instant::now();
+        failures.record("fleet", false, Some(REFUSAL.to_owned()), start);
+        let mut r =
+            Readiness::assess(&all, &delivered(&["fleet"]), &delivered(&["fleet"]), GRACE, GRACE);
+        r.failures = Arc::clone(&failures);
+        assert!(r.ready());
+        assert_eq!(
+            r.verbose_at("readyz", start + Duration::from_secs(3)),
+            format!(
+                "[+]ping ok\n[+]downstream/fleet ok (stale: {REFUSAL}; serving its last good \
+                 documents, last poll 3s ago)\nreadyz check passed\n"
+            )
+        );
     }
 }

@@ -60,13 +60,15 @@ fn poller(site: &Site) -> Poller {
         token: None,
         timeout,
         poll_interval: Duration::from_secs(3600),
-        memory_share: crate::config::DEFAULT_MEMORY_BUDGET_BYTES,
+        memory_share: None,
     };
     let client =
         DownstreamClient::new("d", &site.url(), &TlsConfig::default(), None, timeout, 1 << 20)
             .expect("client");
     let hub = Arc::new(Hub::new(vec!["d".into()], Duration::ZERO));
-    Poller::new(&config, 0, client, hub, Arc::default(), Arc::default())
+    let ledger =
+        Arc::new(Ledger::new(crate::config::DEFAULT_MEMORY_BUDGET_BYTES, &[("d".into(), None)]));
+    Poller::new(&config, 0, client, hub, Arc::default(), Arc::default(), ledger)
 }
 
 /// The value of `openapi_proxy_downstream_fetches_total` for the v3

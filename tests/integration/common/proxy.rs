@@ -24,7 +24,7 @@ pub fn downstream(name: &str, url: &str, priority: i64) -> DownstreamConfig {
         token: None,
         timeout: Duration::from_secs(2),
         poll_interval: POLL,
-        memory_share: openapi_proxy::DEFAULT_MEMORY_BUDGET_BYTES,
+        memory_share: None,
     }
 }
 
@@ -44,6 +44,7 @@ pub fn config(downstreams: Vec<DownstreamConfig>) -> Config {
         // of readiness itself set their own.
         readiness_grace_period: Duration::ZERO,
         serving: openapi_proxy::Serving::default(),
+        memory_budget_source: openapi_proxy::BudgetSource::Assumed,
     }
 }
 
