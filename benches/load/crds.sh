@@ -21,7 +21,12 @@
 # With BUILTINS=1 (the default) the same rounds run first against the
 # Kubernetes 1.27 built-ins alone (KINDS=0), the issue's side-by-side
 # baseline; the document of the wrk case is then apis/apps/v1.
-# The proxy runs with its default memory budget unless BUDGET is set.
+# The proxy runs with its default memory budget unless BUDGET is set. With
+# LIMIT (bytes, e.g. LIMIT=536870912) it runs in a memory cgroup of that
+# limit (v1 or v2; needs root and a writable /sys/fs/cgroup), so the default
+# budget is the one a container of that limit gets.
+# The churn phase also times three one-document changes from the fleet's
+# root changing to the proxy's root changing (polling every POLL, 2s).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -33,6 +38,8 @@ DURATION=${DURATION:-10s}
 CHURN=${CHURN:-1}
 BUILTINS=${BUILTINS:-1}
 BUDGET=${BUDGET:-}
+LIMIT=${LIMIT:-}
+POLL=${POLL:-2s}
 PORT=${PORT:-18190}
 AGG='application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList'
 
@@ -45,6 +52,18 @@ work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
+
+cgroup=
+if [ -n "$LIMIT" ]; then
+  if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+    cgroup=/sys/fs/cgroup/openapi-proxy-bench-$$
+    mkdir "$cgroup" && echo "$LIMIT" >"$cgroup/memory.max"
+  else
+    cgroup=/sys/fs/cgroup/memory/openapi-proxy-bench-$$
+    mkdir "$cgroup" && echo "$LIMIT" >"$cgroup/memory.limit_in_bytes"
+  fi || { echo "cannot make a memory cgroup of $LIMIT bytes (root and a writable /sys/fs/cgroup needed)" >&2; exit 1; }
+  trap 'cleanup; sleep 0.2; rmdir "$cgroup" 2>/dev/null || true' EXIT
+fi
 
 start_fleet() { # $1 kinds, $2 group-versions, then extra arguments
   local kinds=$1 gvs=$2; shift 2
@@ -63,7 +82,9 @@ status() { # $1: pid; prints VmRSS VmHWM in MiB
 start_proxy() { # $1: poll interval
   local t0
   t0=$(date +%s.%N)
-  RUST_LOG=warn target/release/openapi-proxy serve --listen "127.0.0.1:$PORT" --poll-interval "$1" \
+  # In the cgroup when LIMIT is set: the shell joins it, then becomes the proxy.
+  RUST_LOG=info sh -c '[ -z "$1" ] || echo $$ >"$1/cgroup.procs"; shift; exec "$@"' sh "$cgroup" \
+    target/release/openapi-proxy serve --listen "127.0.0.1:$PORT" --poll-interval "$1" \
     ${BUDGET:+--memory-budget-bytes "$BUDGET"} --downstream "crds=$fleet_url" 2>>"$work/proxy.log" &
   proxy=$!
   pids+=($proxy)
@@ -98,6 +119,8 @@ rounds() { # $1 label, $2 kinds, $3 group-versions
   for round in $(seq "$REPEAT"); do
     start_proxy 1h
     echo "round $round: cold start to ready ${cold} s; after start: $(status "$proxy")"
+    echo "  $(grep -o 'memory budget.*' "$work/proxy.log" | tail -1)"
+    echo "  groups in /apis: $(curl -s -H "Accept: $AGG" "$base/apis" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))') (downstream: $(curl -s "$fleet_url/apis" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))'))"
     doc_url=$(curl -s "$base/openapi/v3" | python3 -c 'import json,sys; p=json.load(sys.stdin)["paths"]; crd=[k for k in sorted(p) if ".crd" in k]; print(p[(crd or ["apis/apps/v1"])[0]]["serverRelativeURL"])')
     wrk_case "root /openapi/v3" "$base/openapi/v3"
     wrk_case "document ?hash=" "$base$doc_url"
@@ -127,11 +150,33 @@ rounds "$KINDS CRD kinds in $GVS group-versions + built-ins" "$KINDS" "$GVS"
 
 if [ "$CHURN" = 1 ]; then
   kill "${pids[@]}" 2>/dev/null || true
-  start_fleet "$KINDS" "$GVS" --churn 5
-  start_proxy 1s
+  start_fleet "$KINDS" "$GVS" --churn 7
+  start_proxy "$POLL"
   metric() { curl -s "$base/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
   s0=$(metric openapi_proxy_rebuild_duration_seconds_sum); c0=$(metric openapi_proxy_rebuild_duration_seconds_count)
-  sleep 32
+  # Three changes: from the fleet's root changing to the proxy's.
+  python3 - "$fleet_url" "$base" "$POLL" <<'EOF'
+import hashlib, sys, time, urllib.request
+fleet, proxy, poll = sys.argv[1], sys.argv[2], sys.argv[3]
+def root(base):
+    return hashlib.sha256(urllib.request.urlopen(base + "/openapi/v3").read()).hexdigest()
+seen = []
+while len(seen) < 3:
+    # In step first: the fleet may have changed during the proxy's first
+    # round, and it flips between two revisions.
+    t = time.time()
+    while root(proxy) != root(fleet) and time.time() - t < 120:
+        time.sleep(0.02)
+    f0, p0 = root(fleet), root(proxy)
+    while root(fleet) == f0:
+        time.sleep(0.02)
+    t = time.time()
+    while root(proxy) == p0 and time.time() - t < 120:
+        time.sleep(0.02)
+    seen.append(time.time() - t)
+print("one-document changes visible after (s): " + ", ".join(f"{s:.2f}" for s in seen) + f" (poll interval {poll})")
+EOF
+  sleep 10
   s1=$(metric openapi_proxy_rebuild_duration_seconds_sum); c1=$(metric openapi_proxy_rebuild_duration_seconds_count)
   python3 -c "n=$c1-$c0; print(f'one-change rebuilds (proxy metric): {int(n)}, mean {1000*($s1-$s0)/max(n,1):.2f} ms')"
   curl -s "$base/metrics" | grep -E '^openapi_proxy_rebuild_duration_seconds_bucket' | head -6
