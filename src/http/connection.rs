@@ -21,26 +21,28 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-/// Set on a connection while its exchange is long by nature (one the front
-/// door passes on): the stall guard then times only a client that stops
-/// reading its answer.
+/// Set on a connection while an exchange on it is long by nature (one the
+/// front door passes on): the stall guard then times only a client that
+/// stops reading its answer. A count, not a flag: on HTTP/2 many such
+/// exchanges share one connection, and the first to end must not unmark
+/// the others.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct LongExchange(Rc<Cell<bool>>);
+pub(crate) struct LongExchange(Rc<Cell<usize>>);
 
 impl LongExchange {
     /// Marks the connection until the returned mark is dropped.
     pub(crate) fn mark(&self) -> LongExchangeMark {
-        self.0.set(true);
+        self.0.set(self.0.get().saturating_add(1));
         LongExchangeMark(self.clone())
     }
 
-    /// Whether the connection is marked now.
+    /// Whether any exchange marks the connection now.
     pub(crate) fn is_marked(&self) -> bool {
-        self.0.get()
+        self.0.get() > 0
     }
 }
 
-/// Ends a [`LongExchange`] mark when dropped.
+/// Ends one [`LongExchange`] mark when dropped.
 #[derive(Debug)]
 pub(crate) struct LongExchangeMark(LongExchange);
 
@@ -54,7 +56,8 @@ impl LongExchangeMark {
 
 impl Drop for LongExchangeMark {
     fn drop(&mut self) {
-        (self.0).0.set(false);
+        let count = &(self.0).0;
+        count.set(count.get().saturating_sub(1));
     }
 }
 
@@ -157,5 +160,21 @@ mod stream_tests {
         assert!(places.take().is_none(), "past the limit");
         drop(a);
         assert!(places.take().is_some(), "given back");
+    }
+
+    /// Two watches on one HTTP/2 connection: the first one ending leaves
+    /// the connection marked for the other.
+    #[test]
+    fn a_connection_stays_long_while_any_exchange_on_it_is() {
+        let long = LongExchange::default();
+        assert!(!long.is_marked());
+        let first = long.mark();
+        let second = long.mark();
+        drop(first);
+        assert!(long.is_marked(), "the second exchange still runs");
+        drop(second);
+        assert!(!long.is_marked());
+        long.mark().until_closed();
+        assert!(long.is_marked(), "an upgraded connection stays marked");
     }
 }
