@@ -28,7 +28,7 @@ use super::headers::{self, X_FORWARDED_FOR};
 use super::{Clients, Permit, RESPONSE_HEAD_TIMEOUT, Refused};
 use crate::discovery::owners::group_version_of;
 use crate::http::connection::{
-    AnswerHold, AnswerTurns, LongExchange, LongExchangeMark, StreamPlace, StreamPlaces,
+    AnswerHold, AnswerTurns, ClientGone, LongExchange, LongExchangeMark, StreamPlace, StreamPlaces,
 };
 use crate::http::{AppState, router, status};
 use crate::outbound::body::content_length;
@@ -112,7 +112,25 @@ pub(crate) async fn pass(
             sent => sent,
         }
     };
-    let answer = match tokio::time::timeout(RESPONSE_HEAD_TIMEOUT, sent).await {
+    // A client that closes while the owner has not answered yet ends the
+    // exchange (Go's server cancels the request's context then).
+    let gone = req.conn_data::<ClientGone>().cloned();
+    let waiting = async {
+        match &gone {
+            Some(gone) => tokio::select! {
+                answer = tokio::time::timeout(RESPONSE_HEAD_TIMEOUT, sent) => Some(answer),
+                () = gone.gone() => None,
+            },
+            None => Some(tokio::time::timeout(RESPONSE_HEAD_TIMEOUT, sent).await),
+        }
+    };
+    let Some(answer) = waiting.await else {
+        tracing::debug!(downstream = %target.name, verb = class.verb,
+            "front door: the client closed before the owner answered; ended");
+        metrics.front_door(&target.name, class.verb, 499, None);
+        return status::owner_timeout().into_actix();
+    };
+    let answer = match answer {
         Ok(Ok(answer)) => answer,
         Ok(Err(e)) => {
             let (reply, code) = match &e {
@@ -141,7 +159,14 @@ pub(crate) async fn pass(
         &req,
         answer,
         code,
-        Relaying { _permit: permit, _stream: stream, _long: long, idle: clients.door.idle, class },
+        Relaying {
+            _permit: permit,
+            _stream: stream,
+            _long: long,
+            gone,
+            idle: clients.door.idle,
+            class,
+        },
     )
 }
 
@@ -221,6 +246,8 @@ struct Relaying {
     /// The HTTP/2 connection's place for a long-running pass.
     _stream: Option<StreamPlace>,
     _long: Option<LongExchangeMark>,
+    /// Tells when the HTTP/1 client closed.
+    gone: Option<ClientGone>,
     idle: Duration,
     class: RequestClass,
 }
@@ -294,6 +321,19 @@ where
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
+        // The client closed while the answer was quiet: end it, so the
+        // downstream exchange, its connection and its place go now, not
+        // when the downstream next sends a byte.
+        if this._keep.gone.as_ref().is_some_and(|g| g.poll_gone(cx).is_ready()) {
+            tracing::debug!(
+                verb = this._keep.class.verb,
+                "front door: the client closed; the passed-on answer ended"
+            );
+            return Poll::Ready(Some(Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "the client closed the connection",
+            ))));
+        }
         match Pin::new(&mut this.inner).poll_next(cx) {
             Poll::Ready(Some(Ok(chunk))) => {
                 this.last = tokio::time::Instant::now();

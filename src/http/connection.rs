@@ -12,14 +12,22 @@
 //! - [`AnswerTurns`]: the lockstep counts a request answered when its
 //!   answer is handed back, and then calls the connection idle; an answer
 //!   that streams on (a watch) holds its turn until its body ends.
+//! - [`ClientGone`]: actix-http reads nothing from an HTTP/1 client while
+//!   an answer streams (the lockstep holds the next request back), so a
+//!   client that closes during a quiet watch would keep the exchange, its
+//!   downstream connection and its place until the downstream sends a
+//!   byte; the lockstep watches for the end of the stream meanwhile, and
+//!   the front door ends the exchange when it comes, as Go's server
+//!   cancels a request whose client closed.
 //! - [`StreamPlaces`]: an HTTP/2 connection advertises
 //!   `maxStreamsPerConnection` in its SETTINGS, but actix-http's server
 //!   does not refuse a stream past it; the front door takes a place for
 //!   each long-running pass (a downstream connection, a file descriptor),
 //!   so a client that ignores SETTINGS gets 429 past the limit.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
 
 /// Set on a connection while an exchange on it is long by nature (one the
 /// front door passes on): the stall guard then times only a client that
@@ -58,6 +66,69 @@ impl Drop for LongExchangeMark {
     fn drop(&mut self) {
         let count = &(self.0).0;
         count.set(count.get().saturating_sub(1));
+    }
+}
+
+/// Set by the connection stack when an HTTP/1 client's stream ended (or
+/// failed) while a request of it was being answered.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ClientGone(Rc<GoneState>);
+
+#[derive(Debug, Default)]
+struct GoneState {
+    gone: Cell<bool>,
+    /// The exchange waiting to hear of it (one at a time on HTTP/1).
+    waker: RefCell<Option<Waker>>,
+    /// The stack watches the stream for its end now.
+    watched: Cell<bool>,
+    /// The connection's reading side, parked while an answer is made: it
+    /// starts watching when woken once the exchange asks.
+    reader: RefCell<Option<Waker>>,
+}
+
+impl ClientGone {
+    /// The client's stream has ended: wakes the exchange waiting.
+    pub(crate) fn close(&self) {
+        self.0.gone.set(true);
+        if let Some(waker) = self.0.waker.borrow_mut().take() {
+            waker.wake();
+        }
+    }
+
+    /// The stack's reading side parks here while it does not watch.
+    pub(crate) fn park_reader(&self, cx: &Context<'_>) {
+        *self.0.reader.borrow_mut() = Some(cx.waker().clone());
+    }
+
+    /// Whether the stack watches the stream now: it does from when it
+    /// reads on during an exchange until the next request is given.
+    pub(crate) fn set_watched(&self, watched: bool) {
+        self.0.watched.set(watched);
+    }
+
+    /// Ready once the client has gone; until then the task is woken when
+    /// it goes. The first ask of an exchange wakes the reading side, so
+    /// that it starts watching.
+    pub(crate) fn poll_gone(&self, cx: &Context<'_>) -> Poll<()> {
+        if self.0.gone.get() {
+            return Poll::Ready(());
+        }
+        if !self.0.watched.get()
+            && let Some(reader) = self.0.reader.borrow_mut().take()
+        {
+            reader.wake();
+        }
+        let mut waker = self.0.waker.borrow_mut();
+        match &*waker {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => *waker = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
+
+    /// Resolves once the client has gone.
+    pub(crate) async fn gone(&self) {
+        std::future::poll_fn(|cx| self.poll_gone(cx)).await;
     }
 }
 

@@ -50,7 +50,7 @@ use tokio_util::codec::Decoder;
 
 use super::h2::MaxStreams;
 use super::slots::Slot;
-use crate::http::connection::TakesTurns;
+use crate::http::connection::{ClientGone, LongExchange, TakesTurns};
 
 /// What one read from the stream may take (actix-http reads 32 KiB at a
 /// time; requests here are a few hundred bytes).
@@ -144,6 +144,10 @@ pub struct Lockstep<S> {
 #[derive(Debug)]
 struct Gate {
     turns: Rc<Turns>,
+    /// Told when the stream ends while a long exchange is answered.
+    gone: ClientGone,
+    /// Marked while the front door passes a request of this connection on.
+    long: LongExchange,
     /// Decodes a copy of the stream, as actix-http's own codec will.
     codec: Codec,
     /// Read from the stream, not yet given to actix-http.
@@ -177,6 +181,8 @@ impl<S> Lockstep<S> {
     pub(crate) fn http1(inner: S, slot: Slot, decoding: &Decoding) -> Self {
         let gate = Gate {
             turns: Rc::default(),
+            gone: ClientGone::default(),
+            long: LongExchange::default(),
             codec: Codec::new(decoding.0.clone()),
             held: BytesMut::new(),
             scan: BytesMut::new(),
@@ -209,6 +215,21 @@ impl<S> Lockstep<S> {
     /// data); `None` for HTTP/2.
     pub(crate) fn turns(&self) -> Option<Rc<Turns>> {
         self.gate.as_ref().map(|g| Rc::clone(&g.turns))
+    }
+
+    /// Watches for the client's end while `long` is marked (see
+    /// [`ClientGone`]).
+    pub(crate) fn watching(mut self, long: LongExchange) -> Self {
+        if let Some(gate) = &mut self.gate {
+            gate.long = long;
+        }
+        self
+    }
+
+    /// What tells the answering side that an HTTP/1 client has gone;
+    /// `None` for HTTP/2.
+    pub(crate) fn client_gone(&self) -> Option<ClientGone> {
+        self.gate.as_ref().map(|g| g.gone.clone())
     }
 
     /// Tells the slot whether the connection is idle; when it is and was
@@ -281,6 +302,8 @@ impl Gate {
 
     /// Gives `buf` what it takes of the first `n` held bytes.
     fn give(&mut self, n: usize, buf: &mut ReadBuf<'_>) {
+        // A new exchange: its front door asks anew to be watched for.
+        self.gone.set_watched(false);
         let n = n.min(buf.remaining());
         buf.put_slice(&self.held[..n]);
         self.held.advance(n);
@@ -309,6 +332,43 @@ impl<S: AsyncRead + Unpin> AsyncRead for Lockstep<S> {
         }
         let polled = loop {
             if !gate.allowed() {
+                // The front door passes a request on: its client may close
+                // meanwhile. Read on until a next request's first bytes are
+                // held (as Go's server reads in the background, and stops
+                // at data), so the end of the stream is seen while the
+                // exchange runs. Other answers are short and read nothing.
+                if gate.long.is_marked() {
+                    // With a next request held already, nothing more is
+                    // read (its bytes wait their turn): not watched, as
+                    // Go's server stops its background read at data.
+                    if gate.held.is_empty() && !gate.eof {
+                        if gate.held.capacity() < READ_AT_LEAST {
+                            gate.held.reserve(READ_BUFFER);
+                        }
+                        match tokio_util::io::poll_read_buf(
+                            Pin::new(&mut this.inner),
+                            cx,
+                            &mut gate.held,
+                        ) {
+                            Poll::Ready(Ok(0)) => {
+                                gate.eof = true;
+                                gate.gone.close();
+                            }
+                            Poll::Ready(Ok(n)) => {
+                                let start = gate.held.len() - n;
+                                gate.scan.extend_from_slice(&gate.held[start..]);
+                            }
+                            Poll::Ready(Err(e)) => {
+                                gate.gone.close();
+                                break Poll::Ready(Err(e));
+                            }
+                            Poll::Pending => {}
+                        }
+                    }
+                    gate.gone.set_watched(true);
+                } else {
+                    gate.gone.park_reader(cx);
+                }
                 gate.turns.park(cx);
                 break Poll::Pending;
             }

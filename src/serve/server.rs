@@ -21,7 +21,7 @@ use bytes::Bytes;
 
 use super::direct::{self, Connection, DirectWriter, Rewind};
 use super::lockstep::{self, Decoding, Lockstep};
-use super::slots::Slots;
+use super::slots::{Slot, Slots};
 use super::stall::StallGuard;
 use super::tls;
 use crate::config::Config;
@@ -210,7 +210,7 @@ where
                         }
                         Connection::HandOff(io) => http
                             .call((
-                                Lockstep::http1(StallGuard::new(io, guard, true), slot, &decoding),
+                                http1(StallGuard::new(io, guard, true), slot, &decoding),
                                 Protocol::Http1,
                                 peer,
                             ))
@@ -293,7 +293,7 @@ where
                         },
                         None => Rewind::new(Bytes::new(), io),
                     };
-                    let io = Lockstep::http1(StallGuard::new(io, guard, true), slot, &decoding);
+                    let io = http1(StallGuard::new(io, guard, true), slot, &decoding);
                     http.call((io, Protocol::Http1, peer)).await
                 }
             }))
@@ -397,6 +397,9 @@ where
         // the front door the turns to hold and the guard's `LongExchange`
         // mark.
         .on_connect_ext(move |io: &Lockstep<StallGuard<T>>, data| {
+            if let Some(gone) = io.client_gone() {
+                data.insert(gone);
+            }
             match io.turns() {
                 Some(turns) => {
                     data.insert(AnswerTurns::new(turns.clone()));
@@ -495,4 +498,12 @@ fn listener(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
     socket.bind(&addr.into())?;
     socket.listen(i32::try_from(serving::BACKLOG).unwrap_or(i32::MAX))?;
     Ok(socket.into())
+}
+
+/// An HTTP/1 connection's stream for actix-http: the lockstep over the
+/// stall guard, watching for the client's end while the front door passes
+/// one of its requests on.
+fn http1<T>(io: StallGuard<T>, slot: Slot, decoding: &Decoding) -> Lockstep<StallGuard<T>> {
+    let long = io.long_exchange();
+    Lockstep::http1(io, slot, decoding).watching(long)
 }

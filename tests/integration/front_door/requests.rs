@@ -11,7 +11,7 @@ use actix_web::http::StatusCode;
 use openapi_proxy::demo::{Route, Routes};
 use openapi_proxy::{Config, RawConfig};
 
-use crate::common::proxy::{POLL, TestProxy, config, downstream, request, site};
+use crate::common::proxy::{POLL, TestProxy, config, downstream, eventually, request, site};
 
 /// `/api` and `/apis` in aggregated discovery v2: the core group's `pods`
 /// when `core`, and one resource in each of `groups` (`group/version`).
@@ -346,7 +346,11 @@ async fn off_nothing_is_passed_on() {
 }
 
 /// A raw HTTP/1.1 downstream: aggregated discovery with the core group's
-/// `pods` at `/api` (and none at `/apis`); at `/api/v1/endless` (any query) a chunked
+/// `pods` at `/api` (and none at `/apis`); at `/api/v1/silent` nothing until
+/// the proxy closes (then `closed /api/v1/silent` on `heads`); at
+/// `/api/v1/quiet` one chunk of a
+/// watch, then nothing until the proxy closes (`closed /api/v1/quiet` is
+/// sent on `heads` then); at `/api/v1/endless` (any query) a chunked
 /// body that never ends, as fast as it is read (its bytes counted in
 /// `written`); and for an upgrade a `101` that greets with `hello ` and
 /// echoes what it gets until the client closes. Each upgrade's request
@@ -404,6 +408,28 @@ pub(super) fn raw_downstream(
                             return;
                         }
                         continue;
+                    }
+                    if path == "/api/v1/silent" {
+                        // No answer at all until the proxy closes.
+                        let mut byte = [0u8; 1];
+                        while matches!(s.read(&mut byte), Ok(n) if n > 0) {}
+                        let _ = heads.send("closed /api/v1/silent".to_owned());
+                        return;
+                    }
+                    if path == "/api/v1/quiet" {
+                        // One event, then quiet until the proxy closes.
+                        let event = r#"{"type":"ADDED","object":{"kind":"Pod"}}"#;
+                        let answer = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{event}\r\n",
+                            event.len()
+                        );
+                        if s.write_all(answer.as_bytes()).is_err() {
+                            return;
+                        }
+                        let mut byte = [0u8; 1];
+                        while matches!(s.read(&mut byte), Ok(n) if n > 0) {}
+                        let _ = heads.send("closed /api/v1/quiet".to_owned());
+                        return;
                     }
                     if path == "/api/v1/endless" {
                         let _ = s.write_all(
@@ -753,6 +779,96 @@ async fn over_https_upgrades_are_piped_and_the_proxys_certificate_stays_home() {
     .expect("join");
     assert_eq!(head.status, 101, "{head:?}");
     assert!(heads.recv_timeout(Duration::from_secs(5)).expect("seen").contains("/pods/p/attach"));
+}
+
+/// A client that closes during a quiet watch ends the exchange at once,
+/// as Go's server cancels the request: the downstream's connection is
+/// closed and the watch's place in flight is free within a second or two,
+/// not when the downstream next sends an event.
+#[actix_web::test]
+async fn a_client_closing_during_a_quiet_watch_ends_the_downstream_exchange() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    let (tx, heads) = std::sync::mpsc::channel();
+    let owner = raw_downstream(tx, std::sync::Arc::default());
+    let proxy = TestProxy::start_config(&front_door(vec![downstream(
+        "raw",
+        &format!("http://{owner}"),
+        0,
+    )]));
+    routed(&proxy, "api/v1", "raw").await;
+    let long = r#"openapi_proxy_front_door_inflight{class="long_running"}"#;
+    let inflight = || {
+        let text = proxy.running.state.metrics.render();
+        text.lines().find_map(|l| l.strip_prefix(long)?.trim().parse::<f64>().ok())
+    };
+    let mut client = tokio::net::TcpStream::connect(proxy.running.addr).await.expect("connect");
+    client
+        .write_all(b"GET /api/v1/quiet?watch=1 HTTP/1.1\r\nHost: p\r\n\r\n")
+        .await
+        .expect("request");
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !seen.windows(5).any(|w| w == b"ADDED") {
+        let n = tokio::time::timeout(Duration::from_secs(10), client.read(&mut buf))
+            .await
+            .expect("the event in time")
+            .expect("read");
+        assert!(n > 0, "the watch ended early: {}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buf[..n]);
+    }
+    assert_eq!(inflight(), Some(1.0));
+    // Watching for the client's end costs nothing while the watch is
+    // quiet (no task woken over and over).
+    let cpu = || {
+        let stat = std::fs::read_to_string("/proc/self/stat").expect("stat");
+        let fields: Vec<&str> = stat.rsplit_once(')').expect("comm").1.split_whitespace().collect();
+        // utime and stime, fields 14 and 15 of stat(5), in clock ticks.
+        fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime")
+    };
+    let before = cpu();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let spent = cpu() - before;
+    assert!(spent < 30, "{spent} ticks of CPU in one quiet second");
+    drop(client);
+    let closed = tokio::task::spawn_blocking(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            match heads.recv_timeout(left) {
+                Ok(h) if h == "closed /api/v1/quiet" => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+        false
+    })
+    .await
+    .expect("join");
+    assert!(closed, "the downstream's connection stayed open after the client left");
+    eventually("the watch's place is free", || inflight() == Some(0.0)).await;
+
+    // Before the owner's answer has begun, too.
+    let (tx, heads) = std::sync::mpsc::channel();
+    let owner = raw_downstream(tx, std::sync::Arc::default());
+    let proxy = TestProxy::start_config(&front_door(vec![downstream(
+        "raw",
+        &format!("http://{owner}"),
+        0,
+    )]));
+    routed(&proxy, "api/v1", "raw").await;
+    let mut client = tokio::net::TcpStream::connect(proxy.running.addr).await.expect("connect");
+    client
+        .write_all(b"GET /api/v1/silent?watch=1 HTTP/1.1\r\nHost: p\r\n\r\n")
+        .await
+        .expect("request");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(client);
+    let closed = tokio::task::spawn_blocking(move || {
+        heads.recv_timeout(Duration::from_secs(2)).is_ok_and(|h| h == "closed /api/v1/silent")
+    })
+    .await
+    .expect("join");
+    assert!(closed, "the request stayed with the owner after the client left");
 }
 
 /// A client that stops reading cannot make the proxy buffer: an endless
