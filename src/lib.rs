@@ -67,7 +67,7 @@ mod wiring;
 pub use config::serving::{Serving, ServingTls};
 pub use config::{
     Config, ConfigError, DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MEMORY_BUDGET_BYTES, DownstreamConfig,
-    RawConfig, TlsConfig,
+    MetadataAuthentication, RawConfig, TlsConfig,
 };
 pub use outbound::client::DownstreamClient;
 pub use outbound::credentials::Environment;
