@@ -8,7 +8,7 @@
 //! The router never awaits, so the check has two halves: a transport asks
 //! [`access`] (which may ask a downstream, through an [`Authenticator`]
 //! the front door room provides) and hands the [`Access`] to
-//! [`router::answer`](super::router::answer), which serves a gated route
+//! [`router::answer`], which serves a gated route
 //! only with [`Access::Accepted`] when authentication is on. A transport
 //! that skipped the first half would pass [`Access::Open`], which is then
 //! a 401: no path serves gated metadata unchecked.

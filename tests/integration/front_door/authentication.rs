@@ -24,6 +24,9 @@ use crate::harness::fake_cluster::{TOKEN, run_as};
 
 const REVIEWS: &str = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
 
+/// One review's `Authorization` and body.
+type Seen = (Option<String>, Bytes);
+
 /// What the fake was asked, and how it answers.
 #[derive(Clone, Default)]
 struct Reviews {
@@ -34,7 +37,7 @@ struct Reviews {
     /// Milliseconds to wait before answering a review.
     delay_ms: Arc<AtomicU64>,
     /// Every review's `Authorization` and body.
-    seen: Arc<Mutex<Vec<(Option<String>, Bytes)>>>,
+    seen: Arc<Mutex<Vec<Seen>>>,
 }
 
 impl Reviews {
@@ -48,7 +51,7 @@ async fn fake(req: HttpRequest, body: Bytes, reviews: web::Data<Reviews>) -> Htt
         ("POST", REVIEWS) => {
             let authorization =
                 req.headers().get("authorization").and_then(|v| v.to_str().ok()).map(str::to_owned);
-            reviews.seen.lock().unwrap().push((authorization.clone(), body));
+            reviews.seen.lock().expect("not poisoned").push((authorization.clone(), body));
             reviews.asked.fetch_add(1, Ordering::SeqCst);
             let delay = reviews.delay_ms.load(Ordering::SeqCst);
             if delay > 0 {
@@ -61,7 +64,7 @@ async fn fake(req: HttpRequest, body: Bytes, reviews: web::Data<Reviews>) -> Htt
                 0 => HttpResponse::Unauthorized().content_type("application/json").body(
                     r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}"#,
                 ),
-                code => HttpResponse::build(StatusCode::from_u16(code).unwrap()).finish(),
+                code => HttpResponse::build(StatusCode::from_u16(code).expect("a status")).finish(),
             }
         }
         ("GET", "/openapi/v2") => HttpResponse::Ok()
@@ -149,7 +152,7 @@ async fn gate_holds(proxy: &TestProxy, open: &TestProxy, reviews: &Reviews) {
     // One review per token, whatever the number of requests and paths;
     // none for a request without a bearer token.
     assert_eq!(reviews.asked(), 2);
-    let seen = reviews.seen.lock().unwrap().clone();
+    let seen = reviews.seen.lock().expect("not poisoned").clone();
     for (authorization, body) in &seen {
         assert!(matches!(authorization.as_deref(), Some("Bearer good" | "Bearer bad")));
         let v: serde_json::Value = serde_json::from_slice(body).expect("JSON");
