@@ -23,6 +23,7 @@ use crate::common::tls::Pki;
 use crate::harness::fake_cluster::{TOKEN, run_as};
 
 const REVIEWS: &str = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+const REVIEWS_BETA: &str = "/apis/authentication.k8s.io/v1beta1/selfsubjectreviews";
 
 /// One review's `Authorization` and body.
 type Seen = (Option<String>, Bytes);
@@ -36,6 +37,8 @@ struct Reviews {
     forced: Arc<AtomicU16>,
     /// Milliseconds to wait before answering a review.
     delay_ms: Arc<AtomicU64>,
+    /// Serve `v1beta1` only, as Kubernetes 1.27 does (`v1` is a 404).
+    beta_only: Arc<std::sync::atomic::AtomicBool>,
     /// Every review's `Authorization` and body.
     seen: Arc<Mutex<Vec<Seen>>>,
 }
@@ -47,8 +50,10 @@ impl Reviews {
 }
 
 async fn fake(req: HttpRequest, body: Bytes, reviews: web::Data<Reviews>) -> HttpResponse {
+    let beta_only = reviews.beta_only.load(Ordering::SeqCst);
+    let review = if beta_only { REVIEWS_BETA } else { REVIEWS };
     match (req.method().as_str(), req.path()) {
-        ("POST", REVIEWS) => {
+        ("POST", path) if path == review => {
             let authorization =
                 req.headers().get("authorization").and_then(|v| v.to_str().ok()).map(str::to_owned);
             reviews.seen.lock().expect("not poisoned").push((authorization.clone(), body));
@@ -251,6 +256,57 @@ async fn answers_are_remembered_for_the_ttl_then_asked_again() {
         assert_eq!(proxy.get("/apis", &good).await.status, StatusCode::OK);
     }
     assert_eq!(proxy.get("/apis", &good).await.status, StatusCode::OK);
+}
+
+/// Past `metadataAuthenticationCacheEntries` the oldest answer is
+/// forgotten: made-up tokens push a good one out, which is then asked
+/// about again.
+#[actix_web::test]
+async fn past_the_bound_the_oldest_answer_is_forgotten() {
+    let reviews = Reviews::default();
+    let url = start_fake(&reviews);
+    let mut cfg = config(vec![downstream("widgets", &url, 0)]);
+    cfg.metadata_authentication = MetadataAuthentication::Delegated;
+    cfg.serving.limits.metadata_authentication_cache_entries = 2;
+    let proxy = TestProxy::start_config(&cfg);
+    proxy.wait_for("the widgets documents", |s| !s.openapi.is_empty()).await;
+    let ask = |token: &str| {
+        let header = bearer(token);
+        let proxy = &proxy;
+        async move { proxy.get("/apis", &[("Authorization", header.as_str())]).await.status }
+    };
+    assert_eq!(ask("good").await, StatusCode::OK);
+    assert_eq!(ask("good").await, StatusCode::OK);
+    assert_eq!(reviews.asked(), 1);
+    assert_eq!(ask("made-up-1").await, StatusCode::UNAUTHORIZED);
+    assert_eq!(ask("good").await, StatusCode::OK);
+    assert_eq!(reviews.asked(), 2, "two entries: good still kept");
+    assert_eq!(ask("made-up-2").await, StatusCode::UNAUTHORIZED);
+    assert_eq!(ask("good").await, StatusCode::OK);
+    assert_eq!(reviews.asked(), 4, "the oldest, good, was forgotten and asked about again");
+}
+
+/// Kubernetes 1.27 has `SelfSubjectReview` in `v1beta1` only.
+#[actix_web::test]
+async fn a_cluster_without_v1_is_asked_in_v1beta1() {
+    let reviews = Reviews::default();
+    reviews.beta_only.store(true, std::sync::atomic::Ordering::SeqCst);
+    let url = start_fake(&reviews);
+    let proxy = proxy(&url, MetadataAuthentication::Delegated, Duration::from_secs(60), true).await;
+    assert_eq!(
+        proxy.get("/apis", &[("Authorization", "Bearer good")]).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        proxy.get("/apis", &[("Authorization", "Bearer bad")]).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    let seen = reviews.seen.lock().expect("not poisoned").clone();
+    assert_eq!(seen.len(), 2);
+    for (_, body) in seen {
+        let v: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
+        assert_eq!(v["apiVersion"], "authentication.k8s.io/v1beta1");
+    }
 }
 
 /// Requests with one token at once wait for one review.
