@@ -39,9 +39,27 @@ use crate::metrics::Metrics;
 /// A token's SHA-256: what the cache keys by.
 type TokenHash = [u8; 32];
 
-/// A review's outcome: authenticated or not; `Err` when the downstream
-/// could not say (never remembered).
-type Outcome = Result<bool, ()>;
+/// A review's outcome: authenticated or not; `Err` when there is no
+/// answer (never remembered).
+type Outcome = Result<bool, NoAnswer>;
+
+/// Why a token got no answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NoAnswer {
+    /// The downstream could not say: 503.
+    Failed,
+    /// [`MAX_REVIEWS_IN_FLIGHT`] reviews were being made: 429.
+    Busy,
+}
+
+/// Reviews being made at once, all workers together. Each holds a
+/// connection to the downstream (a file descriptor), so a flood of
+/// made-up tokens over HTTP/2 (250 streams a connection) must not open one
+/// each. kube-apiserver's own bound on mutating requests
+/// (`--max-mutating-requests-inflight`, a `SelfSubjectReview` being a
+/// create) is 200. Waiting for a review another request makes takes none;
+/// a remembered answer needs none.
+pub(crate) const MAX_REVIEWS_IN_FLIGHT: usize = 200;
 
 /// The most of a review's answer read (and dropped), so that its
 /// connection can be reused; a `SelfSubjectReview` is well under 4 KiB.
@@ -75,6 +93,8 @@ pub struct Reviewer {
     /// Reviews being made, by token hash, so that requests with the same
     /// token at once share one.
     pending: Mutex<BTreeMap<TokenHash, Arc<OnceCell<Outcome>>>>,
+    /// Places for reviews in flight ([`MAX_REVIEWS_IN_FLIGHT`]).
+    reviewing: Arc<tokio::sync::Semaphore>,
     metrics: Arc<Metrics>,
 }
 
@@ -123,6 +143,7 @@ impl Reviewer {
                 limits.metadata_authentication_cache_entries,
             ),
             pending: Mutex::default(),
+            reviewing: Arc::new(tokio::sync::Semaphore::new(MAX_REVIEWS_IN_FLIGHT)),
             metrics: Arc::clone(metrics),
         })))
     }
@@ -162,7 +183,8 @@ impl Reviewer {
         let (result, access) = match outcome {
             Ok(true) => ("accepted", Access::Accepted),
             Ok(false) => ("refused", Access::Refused),
-            Err(()) => ("error", Access::Unavailable),
+            Err(NoAnswer::Failed) => ("error", Access::Unavailable),
+            Err(NoAnswer::Busy) => ("busy", Access::Busy),
         };
         self.metrics.metadata_authentication(result, cache);
         access
@@ -174,7 +196,11 @@ impl Reviewer {
         let name = core
             .filter(|c| self.targets.contains_key(c))
             .unwrap_or_else(|| Arc::clone(&self.first));
-        let Some(target) = self.targets.get(&name) else { return Err(()) };
+        let Some(target) = self.targets.get(&name) else { return Err(NoAnswer::Failed) };
+        let Ok(_place) = self.reviewing.try_acquire() else {
+            tracing::debug!(downstream = %target.name, "metadata authentication: too many reviews in flight; answered 429");
+            return Err(NoAnswer::Busy);
+        };
         match self.review(target, token).await {
             Ok(accepted) => {
                 tracing::debug!(downstream = %target.name, accepted, "metadata authentication: token reviewed");
@@ -183,7 +209,7 @@ impl Reviewer {
             Err(e) => {
                 tracing::debug!(downstream = %target.name, error = %crate::error_chain(&e),
                     "metadata authentication: review failed; answered 503");
-                Err(())
+                Err(NoAnswer::Failed)
             }
         }
     }

@@ -36,6 +36,9 @@ pub(crate) enum Access {
     /// The downstream could not say (unreachable, an error, a timeout):
     /// 503, and nothing remembered.
     Unavailable,
+    /// Too many reviews were being made to ask now: 429, nothing
+    /// remembered.
+    Busy,
 }
 
 /// A future an [`Authenticator`] answers with; it runs on the worker that

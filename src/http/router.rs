@@ -167,6 +167,7 @@ fn routed(state: &AppState, req: &Request<'_>, access: Access) -> (RouteLabel, R
         match access {
             Access::Accepted => {}
             Access::Unavailable => return (route.label(), status::authentication_unavailable()),
+            Access::Busy => return (route.label(), status::too_many_reviews()),
             Access::Open | Access::Refused => return (route.label(), status::unauthorized()),
         }
     }

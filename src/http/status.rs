@@ -261,6 +261,21 @@ static AUTHENTICATION_UNAVAILABLE: LazyLock<Bytes> = LazyLock::new(|| {
     )
 });
 
+static TOO_MANY_REVIEWS: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::TOO_MANY_REQUESTS,
+        "TooManyRequests",
+        "too many credentials are being checked at once; please try again later",
+    )
+});
+
+/// The 429 when too many tokens are being reviewed at once to ask about
+/// another, with `Retry-After` as the in-flight limits answer.
+pub(super) fn too_many_reviews() -> Reply {
+    status(StatusCode::TOO_MANY_REQUESTS, &TOO_MANY_REVIEWS)
+        .header(header::RETRY_AFTER, HeaderValue::from_static("1"))
+}
+
 /// The 401 of metadata read without credentials a downstream accepts
 /// (`metadataAuthentication: delegated`): kube-apiserver's own body for an
 /// unauthenticated request, word for word.

@@ -2,7 +2,8 @@
 //! (`metadataAuthentication: delegated`):
 //! `openapi_proxy_metadata_authentications_total{result,cache}`, one per
 //! metadata request that needed credentials. `result`: `accepted`,
-//! `refused` (401) or `error` (the downstream could not say: 503);
+//! `refused` (401), `error` (the downstream could not say: 503) or `busy`
+//! (too many reviews in flight: 429);
 //! `cache`: `hit` (an answer remembered, or shared with a request already
 //! asking), `miss` (this request's review) or `none` (no bearer token:
 //! refused without asking).
@@ -13,7 +14,7 @@ use prometheus::{IntCounter, IntCounterVec, Registry};
 
 use super::family;
 
-const RESULTS: [&str; 3] = ["accepted", "refused", "error"];
+const RESULTS: [&str; 4] = ["accepted", "refused", "error", "busy"];
 const CACHES: [&str; 3] = ["hit", "miss", "none"];
 
 /// The authentication family.

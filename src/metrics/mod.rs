@@ -90,7 +90,7 @@ impl Metrics {
     }
 
     /// Counts one metadata request whose bearer token was checked: its
-    /// `result` (`accepted`, `refused`, `error`) and `cache` (`hit`,
+    /// `result` (`accepted`, `refused`, `error`, `busy`) and `cache` (`hit`,
     /// `miss`, `none`).
     pub fn metadata_authentication(&self, result: &'static str, cache: &'static str) {
         self.authentication.outcome(result, cache);

@@ -41,6 +41,8 @@ struct Reviews {
     beta_only: Arc<std::sync::atomic::AtomicBool>,
     /// Every review's `Authorization` and body.
     seen: Arc<Mutex<Vec<Seen>>>,
+    /// Reviews being answered now, and the most there were at once.
+    in_flight: Arc<(AtomicUsize, AtomicUsize)>,
 }
 
 impl Reviews {
@@ -58,10 +60,13 @@ async fn fake(req: HttpRequest, body: Bytes, reviews: web::Data<Reviews>) -> Htt
                 req.headers().get("authorization").and_then(|v| v.to_str().ok()).map(str::to_owned);
             reviews.seen.lock().expect("not poisoned").push((authorization.clone(), body));
             reviews.asked.fetch_add(1, Ordering::SeqCst);
+            let now = reviews.in_flight.0.fetch_add(1, Ordering::SeqCst) + 1;
+            reviews.in_flight.1.fetch_max(now, Ordering::SeqCst);
             let delay = reviews.delay_ms.load(Ordering::SeqCst);
             if delay > 0 {
                 tokio::time::sleep(Duration::from_millis(delay)).await;
             }
+            reviews.in_flight.0.fetch_sub(1, Ordering::SeqCst);
             match reviews.forced.load(Ordering::SeqCst) {
                 0 if authorization.as_deref() == Some("Bearer good") => HttpResponse::Created()
                     .content_type("application/json")
@@ -307,6 +312,40 @@ async fn a_cluster_without_v1_is_asked_in_v1beta1() {
         let v: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
         assert_eq!(v["apiVersion"], "authentication.k8s.io/v1beta1");
     }
+}
+
+/// A flood of made-up tokens at once opens at most 200 reviews (each a
+/// connection to the downstream); the rest get 429, and once the flood
+/// is over a good token is served.
+#[actix_web::test]
+async fn a_flood_of_tokens_opens_a_bounded_number_of_reviews() {
+    const FLOOD: usize = 230;
+    let reviews = Reviews::default();
+    reviews.delay_ms.store(1500, Ordering::SeqCst);
+    let url = start_fake(&reviews);
+    let proxy = proxy(&url, MetadataAuthentication::Delegated, Duration::from_secs(60), true).await;
+    let headers: Vec<String> = (0..FLOOD).map(|n| bearer(&format!("made-up-{n}"))).collect();
+    let answers = futures_util::future::join_all(
+        headers
+            .iter()
+            .map(|h| async { proxy.get("/apis", &[("Authorization", h.as_str())]).await }),
+    )
+    .await;
+    let busy: Vec<_> =
+        answers.iter().filter(|a| a.status == StatusCode::TOO_MANY_REQUESTS).collect();
+    let refused = answers.iter().filter(|a| a.status == StatusCode::UNAUTHORIZED).count();
+    assert_eq!(busy.len() + refused, FLOOD, "only 401s and 429s");
+    assert!(busy.len() >= FLOOD - 200, "{} busy", busy.len());
+    assert!(busy.iter().all(|a| a.json()["reason"] == "TooManyRequests"));
+    assert!(busy.iter().all(|a| a.header("retry-after") == "1"));
+    assert!(reviews.in_flight.1.load(Ordering::SeqCst) <= 200);
+    assert!(reviews.asked() <= 200, "{}", reviews.asked());
+    reviews.delay_ms.store(0, Ordering::SeqCst);
+    assert_eq!(
+        proxy.get("/apis", &[("Authorization", "Bearer good")]).await.status,
+        StatusCode::OK,
+        "the places are given back"
+    );
 }
 
 /// Requests with one token at once wait for one review.
