@@ -94,7 +94,7 @@ pub struct Reviewer {
     /// token at once share one.
     pending: Mutex<BTreeMap<TokenHash, Arc<OnceCell<Outcome>>>>,
     /// Places for reviews in flight ([`MAX_REVIEWS_IN_FLIGHT`]).
-    reviewing: Arc<tokio::sync::Semaphore>,
+    reviewing: tokio::sync::Semaphore,
     metrics: Arc<Metrics>,
 }
 
@@ -143,7 +143,7 @@ impl Reviewer {
                 limits.metadata_authentication_cache_entries,
             ),
             pending: Mutex::default(),
-            reviewing: Arc::new(tokio::sync::Semaphore::new(MAX_REVIEWS_IN_FLIGHT)),
+            reviewing: tokio::sync::Semaphore::new(MAX_REVIEWS_IN_FLIGHT),
             metrics: Arc::clone(metrics),
         })))
     }
