@@ -68,7 +68,7 @@ pub use config::memory::{BudgetSource, MachineMemory, budget_for_limit, default_
 pub use config::serving::{Serving, ServingTls};
 pub use config::{
     Config, ConfigError, DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MEMORY_BUDGET_BYTES, DownstreamConfig,
-    RawConfig, TlsConfig,
+    MetadataAuthentication, RawConfig, TlsConfig,
 };
 pub use outbound::client::DownstreamClient;
 pub use outbound::credentials::Environment;

@@ -17,8 +17,9 @@ use crate::body::rendered::Rendered;
 use crate::config::Config;
 use crate::downstream::ledger::Ledger;
 use crate::downstream::poll::Poller;
-use crate::front_door::{FrontDoor, FrontDoorError};
+use crate::front_door::{FrontDoor, FrontDoorError, Reviewer};
 use crate::http::AppState;
+use crate::http::access::Authenticator;
 use crate::metrics::Metrics;
 use crate::openapi::cache::ConversionCache;
 use crate::outbound::client::{ClientError, DownstreamClient};
@@ -107,11 +108,13 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
         ));
     }
 
+    let authentication = Reviewer::of(config, &metrics).map_err(StartError::FrontDoor)?;
     let state = AppState {
         store: Arc::clone(&store),
         metrics: Arc::clone(&metrics),
         serve_v2beta1: config.discovery_v2beta1,
         identity: Arc::default(),
+        authentication: authentication.map(|r| r as Arc<dyn Authenticator>),
     };
     let door = FrontDoor::of(config, &metrics).map_err(StartError::FrontDoor)?;
     let limits = &config.serving.limits;
@@ -129,6 +132,7 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
         workers = limits.workers,
         downstreams = config.downstreams.len(),
         front_door = config.front_door,
+        metadata_authentication = ?config.metadata_authentication,
         "listening"
     );
     if config.front_door && config.serving.tls.is_none() {

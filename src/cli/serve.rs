@@ -57,6 +57,12 @@ pub struct ServeArgs {
     /// kubectl sends no credentials to an http:// server [default: false].
     #[arg(long, value_name = "BOOL")]
     pub front_door: Option<bool>,
+    /// Who may read discovery and OpenAPI: anyone (none), or only a client
+    /// whose bearer token the downstream serving /api/v1 authenticates
+    /// (delegated: a SelfSubjectReview sent with the client's token; 401
+    /// otherwise). /version, health and /metrics stay open [default: none].
+    #[arg(long, value_name = "none|delegated", value_parser = config::MetadataAuthentication::parse)]
+    pub metadata_authentication: Option<config::MetadataAuthentication>,
     /// Serving TLS, limits and timeouts (docs/configuration.md).
     #[command(flatten)]
     pub serving: ServingArgs,
@@ -107,6 +113,9 @@ pub fn serve_config(args: &ServeArgs) -> Result<Config, ConfigError> {
     }
     if let Some(b) = args.front_door {
         raw.front_door = Some(b);
+    }
+    if let Some(m) = args.metadata_authentication {
+        raw.metadata_authentication = Some(m);
     }
     args.serving.apply(&mut raw.tls, &mut raw.limits);
     for flag in &args.downstreams {
@@ -178,6 +187,14 @@ pub struct ServingArgs {
     /// advertised as SETTINGS_MAX_CONCURRENT_STREAMS [default: 250].
     #[arg(long, value_name = "N")]
     pub max_streams_per_connection: Option<u32>,
+    /// How long a downstream's answer on a client's bearer token is kept,
+    /// with --metadata-authentication delegated [default: 10s].
+    #[arg(long, value_name = "DURATION", value_parser = checked(config::parse_duration))]
+    pub metadata_authentication_cache_ttl: Option<String>,
+    /// Tokens whose answers are kept at once; past it the oldest is
+    /// forgotten [default: 10000].
+    #[arg(long, value_name = "N")]
+    pub metadata_authentication_cache_entries: Option<usize>,
 }
 
 impl ServingArgs {
@@ -216,6 +233,12 @@ impl ServingArgs {
         }
         if let Some(m) = self.max_streams_per_connection {
             l.max_streams_per_connection = Some(m);
+        }
+        if let Some(t) = &self.metadata_authentication_cache_ttl {
+            l.metadata_authentication_cache_ttl = Some(t.clone());
+        }
+        if let Some(n) = self.metadata_authentication_cache_entries {
+            l.metadata_authentication_cache_entries = Some(n);
         }
     }
 }
@@ -259,6 +282,30 @@ mod tests {
             assert!(e.contains(flag), "{args:?}: {e}");
             assert!(!e.contains("pollInterval") && !e.contains("keepAlive"), "{args:?}: {e}");
         }
+    }
+
+    #[test]
+    fn metadata_authentication_flags_reach_the_configuration() {
+        let a = serve(&[
+            "--downstream",
+            "a=http://127.0.0.1:1",
+            "--metadata-authentication",
+            "delegated",
+            "--metadata-authentication-cache-ttl",
+            "3s",
+            "--metadata-authentication-cache-entries",
+            "50",
+        ])
+        .unwrap();
+        let c = serve_config(&a).unwrap();
+        assert_eq!(c.metadata_authentication, config::MetadataAuthentication::Delegated);
+        assert_eq!(
+            c.serving.limits.metadata_authentication_cache_ttl,
+            std::time::Duration::from_secs(3)
+        );
+        assert_eq!(c.serving.limits.metadata_authentication_cache_entries, 50);
+        let e = serve(&["--metadata-authentication", "yes"]).unwrap_err();
+        assert!(e.contains("--metadata-authentication"), "{e}");
     }
 
     #[test]

@@ -91,6 +91,9 @@ pub struct RawConfig {
     /// Pass every request that is not metadata to the downstream that owns
     /// its group-version, with the client's credentials. Default false.
     pub front_door: Option<bool>,
+    /// Who may read the metadata: anyone (`none`, the default), or only a
+    /// client whose bearer token a downstream authenticates (`delegated`).
+    pub metadata_authentication: Option<MetadataAuthentication>,
     /// The downstream servers, highest priority first unless `priority`
     /// says otherwise.
     #[serde(default)]
@@ -99,6 +102,35 @@ pub struct RawConfig {
     pub tls: Option<RawServingTls>,
     /// Connection limits and timeouts of the serving side.
     pub limits: Option<RawLimits>,
+}
+
+/// Who may read the metadata the proxy answers itself (discovery, OpenAPI,
+/// `/`): `/version`, the health endpoints and `/metrics` stay open either
+/// way, as kube-apiserver leaves the first ones to `system:unauthenticated`.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MetadataAuthentication {
+    /// Anyone who reaches the proxy (a sidecar behind its pod's network).
+    #[default]
+    None,
+    /// Only a request whose `Authorization: Bearer` token a downstream
+    /// authenticates (a `SelfSubjectReview` sent with it), as
+    /// kube-apiserver serves discovery and OpenAPI to `system:authenticated`.
+    Delegated,
+}
+
+impl MetadataAuthentication {
+    /// Reads `none` or `delegated` (the flag's values).
+    ///
+    /// # Errors
+    /// A message naming the values taken.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "none" => Ok(Self::None),
+            "delegated" => Ok(Self::Delegated),
+            _ => Err(format!("{text:?}: must be none or delegated")),
+        }
+    }
 }
 
 /// One downstream server as written.
@@ -164,6 +196,8 @@ pub struct Config {
     /// Pass requests that are not metadata to the downstream that owns
     /// their group-version (`front_door`).
     pub front_door: bool,
+    /// Who may read the metadata the proxy serves itself.
+    pub metadata_authentication: MetadataAuthentication,
     /// Downstream servers, in configuration order.
     pub downstreams: Vec<DownstreamConfig>,
     /// How long readiness waits for a downstream that has not delivered,
@@ -398,6 +432,7 @@ impl Config {
             discovery_v2beta1: raw.discovery_v2beta1.unwrap_or(true),
             direct_writes: raw.direct_writes.unwrap_or(true),
             front_door: raw.front_door.unwrap_or(false),
+            metadata_authentication: raw.metadata_authentication.unwrap_or_default(),
             downstreams,
             readiness_grace_period,
             serving,

@@ -68,6 +68,17 @@ pub const DEFAULT_MAX_STREAMS_PER_CONNECTION: u32 = 250;
 /// at random) whatever happens, so an idle limit above that only catches
 /// exchanges the downstream forgot.
 pub const DEFAULT_FRONT_DOOR_IDLE_TIMEOUT: Duration = Duration::from_secs(60 * 60);
+/// How long a downstream's answer on a bearer token (authenticated or
+/// not) is kept, with `metadataAuthentication: delegated`: a client that
+/// refreshes discovery (dozens of requests within a second) costs one
+/// review, and a revoked token is refused within this time. kube-apiserver
+/// caches its webhook token reviews for 2 min; 10 s is short enough that
+/// a revocation shows almost at once.
+pub const DEFAULT_METADATA_AUTHENTICATION_CACHE_TTL: Duration = Duration::from_secs(10);
+/// Tokens whose answers are kept at once: a SHA-256 and a verdict each,
+/// under 100 bytes, so about a MiB at most; past it the oldest is
+/// forgotten, so a flood of made-up tokens cannot grow the proxy.
+pub const DEFAULT_METADATA_AUTHENTICATION_CACHE_ENTRIES: usize = 10_000;
 /// Pending connections the kernel queues while every worker is at its
 /// connection limit (`listen(2)` backlog; the kernel caps it at
 /// `net.core.somaxconn`).
@@ -111,6 +122,11 @@ pub struct RawLimits {
     pub max_long_running_requests: Option<usize>,
     /// HTTP/2 streams open at once on one client connection.
     pub max_streams_per_connection: Option<u32>,
+    /// How long an answer on a token is kept, e.g. `10s`
+    /// (`metadataAuthentication: delegated`).
+    pub metadata_authentication_cache_ttl: Option<String>,
+    /// Tokens whose answers are kept at once.
+    pub metadata_authentication_cache_entries: Option<usize>,
 }
 
 /// Validated serving settings.
@@ -156,6 +172,11 @@ pub struct Limits {
     /// HTTP/2 streams open at once on one client connection, advertised in
     /// the server's SETTINGS.
     pub max_streams_per_connection: u32,
+    /// How long a downstream's answer on a bearer token is kept
+    /// (`metadataAuthentication: delegated`).
+    pub metadata_authentication_cache_ttl: Duration,
+    /// Tokens whose answers are kept at once; past it the oldest goes.
+    pub metadata_authentication_cache_entries: usize,
 }
 
 impl Default for Limits {
@@ -170,6 +191,8 @@ impl Default for Limits {
             front_door_idle_timeout: DEFAULT_FRONT_DOOR_IDLE_TIMEOUT,
             max_long_running_requests: DEFAULT_MAX_LONG_RUNNING_REQUESTS,
             max_streams_per_connection: DEFAULT_MAX_STREAMS_PER_CONNECTION,
+            metadata_authentication_cache_ttl: DEFAULT_METADATA_AUTHENTICATION_CACHE_TTL,
+            metadata_authentication_cache_entries: DEFAULT_METADATA_AUTHENTICATION_CACHE_ENTRIES,
         }
     }
 }
@@ -271,7 +294,24 @@ impl Serving {
             &raw.front_door_idle_timeout,
             defaults.front_door_idle_timeout,
         )?;
+        let metadata_authentication_cache_entries = raw
+            .metadata_authentication_cache_entries
+            .unwrap_or(defaults.metadata_authentication_cache_entries);
+        if metadata_authentication_cache_entries == 0 {
+            return Err(invalid(
+                "limits.metadataAuthenticationCacheEntries \
+                 (--metadata-authentication-cache-entries)",
+                "must be at least 1",
+            ));
+        }
+        let metadata_authentication_cache_ttl = duration(
+            "limits.metadataAuthenticationCacheTtl (--metadata-authentication-cache-ttl)",
+            &raw.metadata_authentication_cache_ttl,
+            defaults.metadata_authentication_cache_ttl,
+        )?;
         let limits = Limits {
+            metadata_authentication_cache_ttl,
+            metadata_authentication_cache_entries,
             max_requests_inflight,
             max_long_running_requests,
             max_streams_per_connection,

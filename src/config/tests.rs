@@ -1,5 +1,7 @@
 //! Unit tests of `config/mod.rs`.
 
+use std::time::Duration;
+
 use super::*;
 
 fn config(yaml: &str) -> Result<Config, ConfigError> {
@@ -307,4 +309,34 @@ fn stream_and_long_running_bounds_are_read_defaulted_and_at_least_one() {
         error("limits: {maxLongRunningRequests: 0}")
             .contains("limits.maxLongRunningRequests (--max-long-running-requests)")
     );
+}
+
+/// Metadata is open unless `delegated` is asked for; its cache has a
+/// lifetime and a bound, each refused at zero naming its flag.
+#[test]
+fn metadata_authentication_is_none_unless_delegated() {
+    let c = config("").unwrap();
+    assert_eq!(c.metadata_authentication, MetadataAuthentication::None);
+    assert_eq!(c.serving.limits.metadata_authentication_cache_ttl, Duration::from_secs(10));
+    assert_eq!(c.serving.limits.metadata_authentication_cache_entries, 10_000);
+    let c = config(
+        "metadataAuthentication: delegated\nlimits:\n  metadataAuthenticationCacheTtl: 2s\n  \
+         metadataAuthenticationCacheEntries: 5\n",
+    )
+    .unwrap();
+    assert_eq!(c.metadata_authentication, MetadataAuthentication::Delegated);
+    assert_eq!(c.serving.limits.metadata_authentication_cache_ttl, Duration::from_secs(2));
+    assert_eq!(c.serving.limits.metadata_authentication_cache_entries, 5);
+    let e = RawConfig::from_yaml("metadataAuthentication: tokenreview\n").unwrap_err();
+    assert!(e.to_string().contains("none") && e.to_string().contains("delegated"), "{e}");
+    assert_eq!(
+        error("limits: {metadataAuthenticationCacheEntries: 0}"),
+        "limits.metadataAuthenticationCacheEntries (--metadata-authentication-cache-entries): \
+         must be at least 1"
+    );
+    assert!(error("limits: {metadataAuthenticationCacheTtl: 0s}").starts_with(
+        "limits.metadataAuthenticationCacheTtl (--metadata-authentication-cache-ttl)"
+    ));
+    assert_eq!(MetadataAuthentication::parse("delegated"), Ok(MetadataAuthentication::Delegated));
+    assert!(MetadataAuthentication::parse("yes").is_err());
 }

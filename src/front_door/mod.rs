@@ -28,6 +28,7 @@
 mod class;
 mod headers;
 mod pass;
+mod review;
 mod upgrade;
 
 use std::collections::BTreeMap;
@@ -43,6 +44,7 @@ use crate::outbound::client::ClientError;
 use crate::outbound::tls::{TlsConfig, tls_config};
 
 pub(crate) use pass::pass;
+pub use review::Reviewer;
 pub(crate) use upgrade::{UpgradeRequest, relay, upgrades};
 
 /// How long a downstream may take to send the response head of a passed-on

@@ -53,7 +53,7 @@ use crate::discovery::owners::group_version_of;
 use crate::http::connection::LongExchange;
 use crate::http::head::Checked;
 use crate::http::reply::{Reply, Request as Asked, write_head};
-use crate::http::{AppState, router, status};
+use crate::http::{AppState, access, router, status};
 
 /// The largest response head read from a downstream.
 const HEAD_LIMIT: usize = 64 * 1024;
@@ -127,7 +127,9 @@ where
     let decoded = router::decode_path(req.path()).unwrap_or_default();
     if router::route(&decoded).is_some() {
         // Metadata: answered as without the upgrade, then closed.
-        let reply = router::answer(state, &Asked::from_head(req.head()));
+        let asked = Asked::from_head(req.head());
+        let access = access::access(state, &asked).await;
+        let reply = router::answer(state, &asked, access);
         return refuse(framed, reply, req.method() == Method::HEAD).await;
     }
     if let Some(long) = req.conn_data::<LongExchange>() {

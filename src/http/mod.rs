@@ -7,6 +7,7 @@
 //! write bytes prepared when the snapshot was built. They never contact a
 //! downstream.
 
+pub(crate) mod access;
 pub(crate) mod connection;
 mod discovery;
 pub(crate) mod head;
@@ -26,6 +27,7 @@ use crate::body::identity::{IdentityCache, IdentityError};
 use crate::body::rendered::Rendered;
 use crate::metrics::Metrics;
 use crate::publish::snapshot::Store;
+use access::Authenticator;
 use reply::{Reply, Request};
 
 /// What the handlers share.
@@ -40,6 +42,9 @@ pub struct AppState {
     pub serve_v2beta1: bool,
     /// Plain answers of documents kept gzipped only, bounded.
     pub identity: Arc<IdentityCache>,
+    /// With `metadataAuthentication: delegated`, who decides whether a
+    /// request's token may read the metadata; `None`: anyone may.
+    pub(crate) authentication: Option<Arc<dyn Authenticator>>,
 }
 
 /// `Cache-Control` of responses that must be revalidated (docs/upstream.md#b-9-1:
@@ -49,9 +54,12 @@ pub(crate) const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache, pri
 /// `Vary: Accept`, on everything whose form depends on `Accept`.
 pub(crate) const ACCEPT: HeaderValue = HeaderValue::from_static("Accept");
 
-/// actix-web's handler for every path: the router's answer to `req`.
+/// actix-web's handler for every path: the router's answer to `req`,
+/// once its credentials are checked where the metadata needs them.
 pub(crate) async fn dispatch(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    router::answer(&state, &Request::from_actix(&req)).into_actix()
+    let req = Request::from_actix(&req);
+    let access = access::access(&state, &req).await;
+    router::answer(&state, &req, access).into_actix()
 }
 
 /// A 200 (or 304) for a prepared body: ETag, the `extra` headers,
@@ -119,6 +127,7 @@ mod tests {
             accept: None,
             if_none_match: None,
             gzip,
+            authorization: None,
         }
     }
 
@@ -128,6 +137,7 @@ mod tests {
             metrics: Arc::new(Metrics::default()),
             serve_v2beta1: true,
             identity: Arc::new(IdentityCache::new(limit)),
+            authentication: None,
         }
     }
 

@@ -62,6 +62,9 @@ pub(crate) struct Request<'a> {
     pub if_none_match: Option<Cow<'a, str>>,
     /// Whether `Accept-Encoding` takes gzip.
     pub gzip: bool,
+    /// The first `Authorization` line's value, for delegated
+    /// authentication ([`access`](super::access)); never logged.
+    pub authorization: Option<&'a [u8]>,
 }
 
 impl<'a> Request<'a> {
@@ -82,6 +85,7 @@ impl<'a> Request<'a> {
             accept: joined(values(header::ACCEPT)),
             if_none_match: joined(values(header::IF_NONE_MATCH)),
             gzip: joined(values(header::ACCEPT_ENCODING)).is_some_and(|v| accepts_gzip(&v)),
+            authorization: headers.get(header::AUTHORIZATION).map(HeaderValue::as_bytes),
         }
     }
 }

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use percent_encoding::percent_decode_str;
 
+use super::access::Access;
 use super::reply::{Reply, Request};
 use super::{AppState, discovery, health, openapi, status};
 use crate::metrics::RouteLabel;
@@ -144,20 +145,32 @@ impl<'a> FromIterator<&'a str> for SmallList<'a> {
 }
 
 /// The answer to `req`, timed in `openapi_proxy_http_request_duration_seconds`
-/// by route and status code.
-pub(crate) fn answer(state: &AppState, req: &Request<'_>) -> Reply {
+/// by route and status code. `access` is what the transport learned of the
+/// request's credentials ([`access`](super::access::access)); with authentication on, a
+/// route that needs them is served only when they were accepted.
+pub(crate) fn answer(state: &AppState, req: &Request<'_>, access: Access) -> Reply {
     let started = Instant::now();
-    let (label, reply) = routed(state, req);
+    let (label, reply) = routed(state, req, access);
     state.metrics.request(label, reply.status.as_u16(), started.elapsed());
     reply
 }
 
 /// The answer to `req`, and the route it was answered as.
-fn routed(state: &AppState, req: &Request<'_>) -> (RouteLabel, Reply) {
+fn routed(state: &AppState, req: &Request<'_>, access: Access) -> (RouteLabel, Reply) {
     let decoded = decode_path(req.path);
     let Some(route) = decoded.as_deref().and_then(route) else {
         return (RouteLabel::NotFound, status::not_found(req.path));
     };
+    // Before anything else, as kube-apiserver authenticates before it
+    // routes: a refused request learns nothing, not even the methods.
+    if state.authentication.is_some() && route.needs_credentials() {
+        match access {
+            Access::Accepted => {}
+            Access::Unavailable => return (route.label(), status::authentication_unavailable()),
+            Access::Busy => return (route.label(), status::too_many_reviews()),
+            Access::Open | Access::Refused => return (route.label(), status::unauthorized()),
+        }
+    }
     if !req.method.reads() {
         return (RouteLabel::MethodNotAllowed, status::method_not_allowed());
     }

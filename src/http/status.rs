@@ -249,6 +249,47 @@ static OWNER_FAILED: LazyLock<Bytes> = LazyLock::new(|| {
     )
 });
 
+static UNAUTHORIZED: LazyLock<Bytes> =
+    LazyLock::new(|| status_body(StatusCode::UNAUTHORIZED, "Unauthorized", "Unauthorized"));
+
+static AUTHENTICATION_UNAVAILABLE: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "ServiceUnavailable",
+        "the credentials cannot be checked now: the downstream that authenticates them did not \
+         answer (its state: /readyz?verbose); please try again later",
+    )
+});
+
+static TOO_MANY_REVIEWS: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::TOO_MANY_REQUESTS,
+        "TooManyRequests",
+        "too many credentials are being checked at once; please try again later",
+    )
+});
+
+/// The 429 when too many tokens are being reviewed at once to ask about
+/// another, with `Retry-After` as the in-flight limits answer.
+pub(super) fn too_many_reviews() -> Reply {
+    status(StatusCode::TOO_MANY_REQUESTS, &TOO_MANY_REVIEWS)
+        .header(header::RETRY_AFTER, HeaderValue::from_static("1"))
+}
+
+/// The 401 of metadata read without credentials a downstream accepts
+/// (`metadataAuthentication: delegated`): kube-apiserver's own body for an
+/// unauthenticated request, word for word.
+pub(super) fn unauthorized() -> Reply {
+    status(StatusCode::UNAUTHORIZED, &UNAUTHORIZED)
+}
+
+/// The 503 when the downstream that authenticates tokens could not answer:
+/// not a 401, which would tell a client with a good token to drop it.
+pub(super) fn authentication_unavailable() -> Reply {
+    status(StatusCode::SERVICE_UNAVAILABLE, &AUTHENTICATION_UNAVAILABLE)
+        .header(header::RETRY_AFTER, HeaderValue::from_static("1"))
+}
+
 static CONNECT_REFUSED: LazyLock<Bytes> = LazyLock::new(|| {
     status_body(
         StatusCode::METHOD_NOT_ALLOWED,

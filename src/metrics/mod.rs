@@ -5,7 +5,8 @@
 //! every proxy in a test process counts on its own), grouped by what they
 //! describe: the downstreams (`downstream`), the snapshot and its writer
 //! (`publish`), the requests answered (`requests`), and the process itself
-//! (`process`: build information and the Linux process collector). The
+//! (`process`: build information and the Linux process collector), and
+//! the checks of metadata requests' credentials (`authentication`). The
 //! registry renders families sorted by name, series sorted by label
 //! values and labels by name, so the output is stable; a labelled family
 //! appears once it has a series, as with every Prometheus client.
@@ -13,6 +14,7 @@
 //! Only the request histogram is on the serving path (see `requests` for
 //! how it stays cheap); everything else changes a few times per poll.
 
+mod authentication;
 mod downstream;
 mod family;
 mod front_door;
@@ -27,6 +29,7 @@ use prometheus::{Registry, TextEncoder};
 pub use downstream::FetchResult;
 pub use requests::RouteLabel;
 
+use authentication::Authentication;
 use downstream::Downstreams;
 use front_door::FrontDoor;
 use publish::Publishing;
@@ -39,6 +42,7 @@ pub struct Metrics {
     publishing: Publishing,
     requests: Requests,
     front_door: FrontDoor,
+    authentication: Authentication,
 }
 
 impl Default for Metrics {
@@ -48,8 +52,9 @@ impl Default for Metrics {
         let publishing = Publishing::new(&registry);
         let requests = Requests::new(&registry);
         let front_door = FrontDoor::new(&registry);
+        let authentication = Authentication::new(&registry);
         process::register(&registry);
-        Self { registry, downstreams, publishing, requests, front_door }
+        Self { registry, downstreams, publishing, requests, front_door, authentication }
     }
 }
 
@@ -82,6 +87,13 @@ impl Metrics {
     /// `max_streams_per_connection`).
     pub fn front_door_refused(&self, reason: &'static str) {
         self.front_door.refused(reason);
+    }
+
+    /// Counts one metadata request whose bearer token was checked: its
+    /// `result` (`accepted`, `refused`, `error`, `busy`) and `cache` (`hit`,
+    /// `miss`, `none`).
+    pub fn metadata_authentication(&self, result: &'static str, cache: &'static str) {
+        self.authentication.outcome(result, cache);
     }
 
     /// Counts one fetch of `document` (`root`, `document`, `v2`, …).

@@ -23,6 +23,7 @@ fn every_family_used() -> Metrics {
     m.front_door("a", "get", 200, Some(Duration::from_millis(2)));
     m.front_door_inflight(false, 1);
     m.front_door_refused("max_long_running_requests");
+    m.metadata_authentication("accepted", "miss");
     m
 }
 

@@ -45,7 +45,7 @@ use super::slots::Slot;
 use crate::front_door::{self, FrontDoor, UpgradeRequest};
 use crate::http::head::{self, Checked, plain_target_byte};
 use crate::http::reply::{Method, Reply, Request, accepts_gzip, join_value, write_head};
-use crate::http::{AppState, router};
+use crate::http::{AppState, access, router};
 
 /// The largest request head read here; a longer one is handed to actix-http,
 /// which applies its own limits (431 past 128 KiB).
@@ -255,7 +255,7 @@ impl DirectWriter {
                 let mut parsed = httparse::Request::new(&mut headers);
                 match parsed.parse(buf) {
                     Ok(httparse::Status::Complete(len)) => {
-                        return Ok((len, self.next(&parsed, io)));
+                        return Ok((len, self.next(&parsed, io).await));
                     }
                     Ok(httparse::Status::Partial) if buf.len() < HEAD_LIMIT => {}
                     Ok(httparse::Status::Partial) | Err(_) => return Ok((0, Next::HandOff)),
@@ -296,8 +296,10 @@ impl DirectWriter {
         }
     }
 
-    /// Decides on a complete head.
-    fn next(&self, parsed: &httparse::Request<'_, '_>, io: &TcpStream) -> Next {
+    /// Decides on a complete head; with delegated authentication, a
+    /// token not yet known is reviewed here, on this worker, while the
+    /// connection waits (the head stays in the buffer).
+    async fn next(&self, parsed: &httparse::Request<'_, '_>, io: &TcpStream) -> Next {
         // What actix-http would refuse is not answered here, nor passed on:
         // it is handed over, and refused there.
         let parsed = match head::check(parsed) {
@@ -327,8 +329,10 @@ impl DirectWriter {
             accept: plain.accept,
             if_none_match: plain.if_none_match,
             gzip: plain.accept_encoding.is_some_and(|v| accepts_gzip(&v)),
+            authorization: plain.authorization,
         };
-        let reply = router::answer(&self.state, &req);
+        let access = access::access(&self.state, &req).await;
+        let reply = router::answer(&self.state, &req, access);
         Next::Answer { reply, head_only: plain.method == Method::Head, close: plain.close }
     }
 
@@ -374,6 +378,8 @@ struct Plain<'a> {
     accept: Option<Cow<'a, str>>,
     if_none_match: Option<Cow<'a, str>>,
     accept_encoding: Option<Cow<'a, str>>,
+    /// The first `Authorization` line.
+    authorization: Option<&'a [u8]>,
 }
 
 impl<'a> Plain<'a> {
@@ -395,6 +401,7 @@ impl<'a> Plain<'a> {
         let mut close = false;
         let mut host = false;
         let (mut accept, mut if_none_match, mut accept_encoding) = (None, None, None);
+        let mut authorization = None;
         for h in req.headers.iter() {
             let name = h.name;
             if name.eq_ignore_ascii_case("accept") {
@@ -423,11 +430,22 @@ impl<'a> Plain<'a> {
                 }
             } else if name.eq_ignore_ascii_case("host") {
                 host = true;
+            } else if name.eq_ignore_ascii_case("authorization") && authorization.is_none() {
+                authorization = Some(h.value);
             }
         }
         // HTTP/1.1 requires Host (RFC 9112 3.2); what to answer without one
         // is actix-http's to say.
-        host.then_some(Self { method, path, query, close, accept, if_none_match, accept_encoding })
+        host.then_some(Self {
+            method,
+            path,
+            query,
+            close,
+            accept,
+            if_none_match,
+            accept_encoding,
+            authorization,
+        })
     }
 }
 

@@ -23,7 +23,8 @@
 //! (`example.com/v1`), with list, get, create, server-side apply, merge
 //! patches, replace, delete, watch, pod logs (plain and followed) and exec.
 //! Discovery and OpenAPI need no token; every other request must carry
-//! `Authorization: Bearer <token>` or gets kube's 401 Status. Mind that
+//! `Authorization: Bearer <token>` or gets kube's 401 Status. A
+//! `SelfSubjectReview` created with the token gets a 201. Mind that
 //! kubectl sends `--token` only to an `https://` server (client-go drops all
 //! user credentials over plain HTTP), so kubectl straight at [`Cluster::url`]
 //! is always unauthenticated; `tests/integration/harness/fake_cluster.rs` puts TLS in
@@ -773,7 +774,23 @@ fn route(state: &State, req: &Request) -> Reply {
     if req.header("authorization") != Some(expected.as_str()) {
         return Reply::Full(Answer::status(401, "Unauthorized", "Unauthorized", None));
     }
+    if req.method == "POST" && req.path == "/apis/authentication.k8s.io/v1/selfsubjectreviews" {
+        return Reply::Full(self_subject_review());
+    }
     resources(state, req).unwrap_or_else(|| Reply::Full(Answer::path_not_found()))
+}
+
+/// The 201 of a `SelfSubjectReview`, for a request whose token was good
+/// (authentication comes first, as in kube-apiserver).
+fn self_subject_review() -> Answer {
+    Answer::json(
+        201,
+        &json!({
+            "kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1",
+            "metadata": {"creationTimestamp": null},
+            "status": {"userInfo": {"username": "fake-user", "groups": ["system:authenticated"]}},
+        }),
+    )
 }
 
 /// Whether `Accept` asks for aggregated discovery v2.

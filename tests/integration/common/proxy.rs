@@ -38,6 +38,7 @@ pub fn config(downstreams: Vec<DownstreamConfig>) -> Config {
         discovery_v2beta1: true,
         direct_writes: true,
         front_door: false,
+        metadata_authentication: openapi_proxy::MetadataAuthentication::None,
         downstreams,
         // One delivery is enough: tests with a downstream that never
         // delivers wait for the others, not for a grace period. The tests

@@ -1,5 +1,7 @@
 //! The front door: everything that is not metadata, passed on to its owner.
 
+/// Metadata only for a bearer token the downstream authenticates (`metadataAuthentication: delegated`), on every path.
+mod authentication;
 /// What stays open is bounded: HTTP/2 streams per connection, long-running passes in all.
 mod bounds;
 /// Request heads actix-http refuses (two lengths, a length with a transfer coding, two `Host`s) refused on every raw path.

@@ -445,6 +445,14 @@ fn the_overlay_configs_load_and_match_their_objects() {
         assert!(config.listen.ip().is_unspecified(), "{overlay}: a pod listens on every interface");
         assert_eq!(config.downstreams[0].url, "https://10.96.0.1:443", "{overlay}: in-cluster");
         assert_eq!(config.front_door, overlay == "front-door", "{overlay}: frontDoor");
+        // The front door serves metadata as kube-apiserver does, to
+        // authenticated clients only.
+        let authentication = if overlay == "front-door" {
+            openapi_proxy::MetadataAuthentication::Delegated
+        } else {
+            openapi_proxy::MetadataAuthentication::None
+        };
+        assert_eq!(config.metadata_authentication, authentication, "{overlay}");
         let https = config.serving.tls.is_some();
         assert_eq!(https, overlay == "front-door", "{overlay}: HTTPS");
 
