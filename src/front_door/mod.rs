@@ -233,20 +233,20 @@ impl FrontDoor {
                 Refused::RequestsInflightPerClient,
             )
         };
+        // The total first: a full one is what refuses, also when a share
+        // is set to the total (no sharing).
+        if count.fetch_add(1, Ordering::AcqRel) >= max {
+            count.fetch_sub(1, Ordering::AcqRel);
+            self.metrics.front_door_refused(refused.label());
+            return Err(refused);
+        }
         let client = peer.map(ClientKey::of);
         if let Some(client) = client
             && !self.shares.take(client, long_running)
         {
+            count.fetch_sub(1, Ordering::AcqRel);
             self.metrics.front_door_refused(share_refused.label());
             return Err(share_refused);
-        }
-        if count.fetch_add(1, Ordering::AcqRel) >= max {
-            count.fetch_sub(1, Ordering::AcqRel);
-            if let Some(client) = client {
-                self.shares.give_back(client, long_running);
-            }
-            self.metrics.front_door_refused(refused.label());
-            return Err(refused);
         }
         self.metrics.front_door_inflight(long_running, 1);
         Ok(Permit { door: Arc::clone(self), long_running, client })
@@ -401,8 +401,8 @@ mod tests {
         assert_eq!(clear, [true, false]);
     }
 
-    /// A client's places come back with its requests, and a request
-    /// refused by the total leaves none of its client's share taken: the
+    /// A client's places come back with its requests, and a refused
+    /// request takes nothing, by its share or by the total: the
     /// bookkeeping holds no client once every request ended.
     #[test]
     fn a_clients_share_is_given_back_with_its_requests() {
@@ -419,8 +419,12 @@ mod tests {
         let held_by_b = door.admit(false, b).expect("b's first");
         assert_eq!(door.admit(false, c).err(), Some(Refused::RequestsInflight), "the total");
         assert_eq!(door.shares.clients(), 2, "c holds nothing");
+        drop(held_by_b);
+        let refused = door.admit(false, a).err();
+        assert_eq!(refused, Some(Refused::RequestsInflightPerClient), "a, with a place free");
+        assert_eq!(door.inflight.load(Ordering::Acquire), 2, "a's refusal took no place");
         let watch = door.admit(true, a).expect("another class");
-        drop((held_by_a, held_by_b, watch));
+        drop((held_by_a, watch));
         assert_eq!(door.shares.clients(), 0);
         assert_eq!(door.inflight.load(Ordering::Acquire), 0);
     }
