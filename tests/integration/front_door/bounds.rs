@@ -1,8 +1,11 @@
 //! The bounds on what stays open: the HTTP/2 streams of one connection
 //! (`maxStreamsPerConnection`, advertised in SETTINGS) and the
 //! long-running passes of all connections together
-//! (`maxLongRunningRequests`, 429 past it). Two HTTP/2 connections once
-//! held 16,947 watches and the proxy ran out of file descriptors.
+//! (`maxLongRunningRequests`, 429 past it), and one client address's share
+//! of the in-flight places (`maxRequestsInflightPerClient`,
+//! `maxLongRunningRequestsPerClient`). Two HTTP/2 connections once held
+//! 16,947 watches and the proxy ran out of file descriptors; 600 slow
+//! uploads from one client once took every short place.
 
 use std::future::Future;
 use std::sync::Arc;
