@@ -183,6 +183,18 @@ pub struct ServingArgs {
     /// client gets 429 with Retry-After [default: 2000].
     #[arg(long, value_name = "N")]
     pub max_long_running_requests: Option<usize>,
+    /// Front-door short requests one client (its IP address, an IPv6 /64)
+    /// may have in flight; past it that client gets 429 with Retry-After
+    /// while others are served [default: a quarter of
+    /// --max-requests-inflight, 150].
+    #[arg(long, value_name = "N")]
+    pub max_requests_inflight_per_client: Option<usize>,
+    /// Long-running front-door passes one client (its IP address, an IPv6
+    /// /64) may hold; past it that client gets 429 with Retry-After while
+    /// others are served [default: a quarter of
+    /// --max-long-running-requests, 500].
+    #[arg(long, value_name = "N")]
+    pub max_long_running_requests_per_client: Option<usize>,
     /// HTTP/2 streams one client connection may have open at once,
     /// advertised as SETTINGS_MAX_CONCURRENT_STREAMS [default: 250].
     #[arg(long, value_name = "N")]
@@ -230,6 +242,12 @@ impl ServingArgs {
         }
         if let Some(m) = self.max_long_running_requests {
             l.max_long_running_requests = Some(m);
+        }
+        if let Some(m) = self.max_requests_inflight_per_client {
+            l.max_requests_inflight_per_client = Some(m);
+        }
+        if let Some(m) = self.max_long_running_requests_per_client {
+            l.max_long_running_requests_per_client = Some(m);
         }
         if let Some(m) = self.max_streams_per_connection {
             l.max_streams_per_connection = Some(m);
@@ -315,6 +333,8 @@ mod tests {
             request_timeout: Some("3s".into()),
             max_long_running_requests: Some(7),
             max_streams_per_connection: Some(9),
+            max_requests_inflight_per_client: Some(5),
+            max_long_running_requests_per_client: Some(6),
             ..ServingArgs::default()
         };
         let mut tls = Some(RawServingTls { cert_file: None, key_file: Some("k.pem".into()) });
@@ -328,5 +348,7 @@ mod tests {
         assert_eq!(limits.request_timeout.as_deref(), Some("3s"));
         assert_eq!(limits.max_long_running_requests, Some(7));
         assert_eq!(limits.max_streams_per_connection, Some(9));
+        assert_eq!(limits.max_requests_inflight_per_client, Some(5));
+        assert_eq!(limits.max_long_running_requests_per_client, Some(6));
     }
 }

@@ -54,6 +54,17 @@ pub const DEFAULT_MAX_REQUESTS_INFLIGHT: usize = 600;
 /// with the metadata clients still served; a fixed figure rather than one
 /// derived from the limit, so that the bound is the same on every node.
 pub const DEFAULT_MAX_LONG_RUNNING_REQUESTS: usize = 2000;
+/// One client's share of each in-flight total
+/// (`maxRequestsInflightPerClient`, `maxLongRunningRequestsPerClient`,
+/// when not set): the total divided by this, at least one. A quarter
+/// leaves three quarters of every class to the other clients while one
+/// holds its share, and is still more than an honest client uses: 150 of
+/// the 600 short places is above what client-go's rate limiter lets a
+/// controller have at once (QPS 5, burst 10 by default; Argo CD's 50 and
+/// 100), and 500 of the 2,000 long-running places fits a controller
+/// watching every resource type of a large cluster (Argo CD opens a watch
+/// per type, a few hundred) with room for kubectl's.
+pub const PER_CLIENT_SHARE_DIVISOR: usize = 4;
 /// HTTP/2 streams one client connection may have open at once, advertised
 /// as `SETTINGS_MAX_CONCURRENT_STREAMS`: Go's default (`net/http` and
 /// `x/net/http2` servers), which every Kubernetes client in Go expects.
@@ -120,6 +131,10 @@ pub struct RawLimits {
     pub front_door_idle_timeout: Option<String>,
     /// Long-running front-door passes at once, all connections together.
     pub max_long_running_requests: Option<usize>,
+    /// Front-door short requests one client (address) may have in flight.
+    pub max_requests_inflight_per_client: Option<usize>,
+    /// Long-running front-door passes one client (address) may hold.
+    pub max_long_running_requests_per_client: Option<usize>,
     /// HTTP/2 streams open at once on one client connection.
     pub max_streams_per_connection: Option<u32>,
     /// How long an answer on a token is kept, e.g. `10s`
@@ -169,6 +184,12 @@ pub struct Limits {
     /// Long-running front-door passes at once, all connections together
     /// (429 past it).
     pub max_long_running_requests: usize,
+    /// Short front-door requests one client (its address) may have in
+    /// flight (429 past it), at most `max_requests_inflight`.
+    pub max_requests_inflight_per_client: usize,
+    /// Long-running front-door passes one client (its address) may hold
+    /// (429 past it), at most `max_long_running_requests`.
+    pub max_long_running_requests_per_client: usize,
     /// HTTP/2 streams open at once on one client connection, advertised in
     /// the server's SETTINGS.
     pub max_streams_per_connection: u32,
@@ -190,6 +211,8 @@ impl Default for Limits {
             max_requests_inflight: DEFAULT_MAX_REQUESTS_INFLIGHT,
             front_door_idle_timeout: DEFAULT_FRONT_DOOR_IDLE_TIMEOUT,
             max_long_running_requests: DEFAULT_MAX_LONG_RUNNING_REQUESTS,
+            max_requests_inflight_per_client: share_of(DEFAULT_MAX_REQUESTS_INFLIGHT),
+            max_long_running_requests_per_client: share_of(DEFAULT_MAX_LONG_RUNNING_REQUESTS),
             max_streams_per_connection: DEFAULT_MAX_STREAMS_PER_CONNECTION,
             metadata_authentication_cache_ttl: DEFAULT_METADATA_AUTHENTICATION_CACHE_TTL,
             metadata_authentication_cache_entries: DEFAULT_METADATA_AUTHENTICATION_CACHE_ENTRIES,
@@ -203,6 +226,28 @@ impl Limits {
     #[must_use]
     pub fn max_connections_per_worker(&self) -> usize {
         (self.max_connections / self.workers.max(1)).max(1)
+    }
+}
+
+/// One client's default share of `total` places.
+const fn share_of(total: usize) -> usize {
+    let share = total / PER_CLIENT_SHARE_DIVISOR;
+    if share == 0 { 1 } else { share }
+}
+
+/// A client's share of `total`: as given, between one and the total, or
+/// [`share_of`] it.
+fn per_client(
+    field: &str,
+    given: Option<usize>,
+    total: usize,
+    of: &str,
+) -> Result<usize, ConfigError> {
+    match given {
+        None => Ok(share_of(total)),
+        Some(0) => Err(invalid(field, "must be at least 1")),
+        Some(n) if n > total => Err(invalid(field, format!("must be at most {of} ({total})"))),
+        Some(n) => Ok(n),
     }
 }
 
@@ -281,6 +326,18 @@ impl Serving {
                 "must be at least 1",
             ));
         }
+        let max_requests_inflight_per_client = per_client(
+            "limits.maxRequestsInflightPerClient (--max-requests-inflight-per-client)",
+            raw.max_requests_inflight_per_client,
+            max_requests_inflight,
+            "limits.maxRequestsInflight",
+        )?;
+        let max_long_running_requests_per_client = per_client(
+            "limits.maxLongRunningRequestsPerClient (--max-long-running-requests-per-client)",
+            raw.max_long_running_requests_per_client,
+            max_long_running_requests,
+            "limits.maxLongRunningRequests",
+        )?;
         let max_streams_per_connection =
             raw.max_streams_per_connection.unwrap_or(defaults.max_streams_per_connection);
         if max_streams_per_connection == 0 {
@@ -314,6 +371,8 @@ impl Serving {
             metadata_authentication_cache_entries,
             max_requests_inflight,
             max_long_running_requests,
+            max_requests_inflight_per_client,
+            max_long_running_requests_per_client,
             max_streams_per_connection,
             front_door_idle_timeout,
             workers,

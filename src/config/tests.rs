@@ -311,6 +311,27 @@ fn stream_and_long_running_bounds_are_read_defaulted_and_at_least_one() {
     );
 }
 
+/// A client's shares: a quarter of each total unless set (of the total
+/// set, when only it is), never zero and never above the total.
+#[test]
+fn per_client_shares_default_to_a_quarter_of_the_totals() {
+    let c = config("").unwrap();
+    assert_eq!(c.serving.limits.max_requests_inflight_per_client, 150);
+    assert_eq!(c.serving.limits.max_long_running_requests_per_client, 500);
+    let c = config("limits: {maxRequestsInflight: 2, maxLongRunningRequests: 40}").unwrap();
+    assert_eq!(c.serving.limits.max_requests_inflight_per_client, 1);
+    assert_eq!(c.serving.limits.max_long_running_requests_per_client, 10);
+    let c =
+        config("limits: {maxRequestsInflightPerClient: 600, maxLongRunningRequestsPerClient: 7}")
+            .unwrap();
+    assert_eq!(c.serving.limits.max_requests_inflight_per_client, 600);
+    assert_eq!(c.serving.limits.max_long_running_requests_per_client, 7);
+    let e = error("limits: {maxRequestsInflightPerClient: 0}");
+    assert!(e.contains("limits.maxRequestsInflightPerClient"), "{e}");
+    let e = error("limits: {maxLongRunningRequests: 10, maxLongRunningRequestsPerClient: 11}");
+    assert!(e.contains("limits.maxLongRunningRequestsPerClient") && e.contains("at most"), "{e}");
+}
+
 /// Metadata is open unless `delegated` is asked for; its cache has a
 /// lifetime and a bound, each refused at zero naming its flag.
 #[test]

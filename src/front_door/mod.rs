@@ -19,7 +19,10 @@
 //!   ones ([`class`]) by a total of their own (`maxLongRunningRequests`,
 //!   429 past it: over HTTP/2 one connection carries many, so the
 //!   connection limit does not bound them), and each is ended after
-//!   `frontDoorIdleTimeout` without a byte.
+//!   `frontDoorIdleTimeout` without a byte. One client (its address,
+//!   [`share`]) holds at most its share of each total
+//!   (`maxRequestsInflightPerClient`, `maxLongRunningRequestsPerClient`),
+//!   so that the others are still served while it holds it.
 //!
 //! The connection stack (`serve`) hands requests and upgrades here; what the
 //! front door asks of a connection in return (a long exchange, a held turn)
@@ -29,9 +32,11 @@ mod class;
 mod headers;
 mod pass;
 mod review;
+mod share;
 mod upgrade;
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -42,6 +47,7 @@ use crate::config::{Config, DownstreamConfig};
 use crate::metrics::Metrics;
 use crate::outbound::client::ClientError;
 use crate::outbound::tls::{TlsConfig, tls_config};
+use share::{ClientKey, Shares};
 
 pub(crate) use pass::pass;
 pub use review::Reviewer;
@@ -63,6 +69,8 @@ pub struct FrontDoor {
     /// connection (a file descriptor) for its whole life.
     max_long_running: usize,
     long_running: AtomicUsize,
+    /// Each client's part of the two totals.
+    shares: Shares,
     idle: Duration,
     metrics: Arc<Metrics>,
 }
@@ -188,28 +196,60 @@ impl FrontDoor {
             inflight: AtomicUsize::new(0),
             max_long_running: config.serving.limits.max_long_running_requests,
             long_running: AtomicUsize::new(0),
+            shares: Shares::new(
+                config.serving.limits.max_requests_inflight_per_client,
+                config.serving.limits.max_long_running_requests_per_client,
+            ),
             idle: config.serving.limits.front_door_idle_timeout,
             metrics: Arc::clone(metrics),
         })))
     }
 
-    /// A place among the requests in flight, of its class: while fewer
-    /// than `maxRequestsInflight` short ones, or `maxLongRunningRequests`
-    /// long-running ones, are in flight. A refusal is counted by the bound
-    /// that refused it.
-    fn admit(self: &Arc<Self>, long_running: bool) -> Result<Permit, Refused> {
-        let (count, max, refused) = if long_running {
-            (&self.long_running, self.max_long_running, Refused::LongRunningRequests)
+    /// A place among the requests in flight, of its class, for the client
+    /// at `peer`: while it holds fewer than its share of them
+    /// (`maxRequestsInflightPerClient` short ones,
+    /// `maxLongRunningRequestsPerClient` long-running ones), and while
+    /// fewer than `maxRequestsInflight` short ones, or
+    /// `maxLongRunningRequests` long-running ones, are in flight in all. A
+    /// refusal is counted by the bound that refused it. A request of no
+    /// known peer is held to the totals only.
+    fn admit(
+        self: &Arc<Self>,
+        long_running: bool,
+        peer: Option<IpAddr>,
+    ) -> Result<Permit, Refused> {
+        let (count, max, refused, share_refused) = if long_running {
+            (
+                &self.long_running,
+                self.max_long_running,
+                Refused::LongRunningRequests,
+                Refused::LongRunningRequestsPerClient,
+            )
         } else {
-            (&self.inflight, self.max_inflight, Refused::RequestsInflight)
+            (
+                &self.inflight,
+                self.max_inflight,
+                Refused::RequestsInflight,
+                Refused::RequestsInflightPerClient,
+            )
         };
+        // The total first: a full one is what refuses, also when a share
+        // is set to the total (no sharing).
         if count.fetch_add(1, Ordering::AcqRel) >= max {
             count.fetch_sub(1, Ordering::AcqRel);
             self.metrics.front_door_refused(refused.label());
             return Err(refused);
         }
+        let client = peer.map(ClientKey::of);
+        if let Some(client) = client
+            && !self.shares.take(client, long_running)
+        {
+            count.fetch_sub(1, Ordering::AcqRel);
+            self.metrics.front_door_refused(share_refused.label());
+            return Err(share_refused);
+        }
         self.metrics.front_door_inflight(long_running, 1);
-        Ok(Permit { door: Arc::clone(self), long_running })
+        Ok(Permit { door: Arc::clone(self), long_running, client })
     }
 }
 
@@ -220,6 +260,10 @@ enum Refused {
     RequestsInflight,
     /// `maxLongRunningRequests`: long-running ones.
     LongRunningRequests,
+    /// `maxRequestsInflightPerClient`: one client's short requests.
+    RequestsInflightPerClient,
+    /// `maxLongRunningRequestsPerClient`: one client's long-running ones.
+    LongRunningRequestsPerClient,
     /// `maxStreamsPerConnection`: long-running ones on one HTTP/2
     /// connection whose client ignored its SETTINGS.
     StreamsPerConnection,
@@ -231,6 +275,8 @@ impl Refused {
         match self {
             Self::RequestsInflight => "max_requests_inflight",
             Self::LongRunningRequests => "max_long_running_requests",
+            Self::RequestsInflightPerClient => "max_requests_inflight_per_client",
+            Self::LongRunningRequestsPerClient => "max_long_running_requests_per_client",
             Self::StreamsPerConnection => "max_streams_per_connection",
         }
     }
@@ -240,6 +286,10 @@ impl Refused {
         match self {
             Self::RequestsInflight => crate::http::status::too_many_in_flight(),
             Self::LongRunningRequests => crate::http::status::too_many_long_running(),
+            Self::RequestsInflightPerClient => crate::http::status::too_many_in_flight_of_client(),
+            Self::LongRunningRequestsPerClient => {
+                crate::http::status::too_many_long_running_of_client()
+            }
             Self::StreamsPerConnection => crate::http::status::too_many_streams(),
         }
     }
@@ -250,12 +300,17 @@ impl Refused {
 struct Permit {
     door: Arc<FrontDoor>,
     long_running: bool,
+    /// The client whose share it is part of.
+    client: Option<ClientKey>,
 }
 
 impl Drop for Permit {
     fn drop(&mut self) {
         let count = if self.long_running { &self.door.long_running } else { &self.door.inflight };
         count.fetch_sub(1, Ordering::AcqRel);
+        if let Some(client) = self.client {
+            self.door.shares.give_back(client, self.long_running);
+        }
         self.door.metrics.front_door_inflight(self.long_running, -1);
     }
 }
@@ -344,5 +399,33 @@ mod tests {
             .map(|d| Target::new(d).expect("target").in_clear_text())
             .collect();
         assert_eq!(clear, [true, false]);
+    }
+
+    /// A client's places come back with its requests, and a refused
+    /// request takes nothing, by its share or by the total: the
+    /// bookkeeping holds no client once every request ended.
+    #[test]
+    fn a_clients_share_is_given_back_with_its_requests() {
+        let yaml = "frontDoor: true\n\
+                    limits: {maxRequestsInflight: 3, maxRequestsInflightPerClient: 2}\n\
+                    downstreams:\n- {name: a, url: 'https://10.0.0.1:6443'}\n";
+        let config = Config::from_raw(RawConfig::from_yaml(yaml).expect("yaml")).expect("config");
+        let door =
+            FrontDoor::of(&config, &Arc::new(Metrics::default())).expect("door").expect("on");
+        let [a, b, c] = ["10.0.0.1", "10.0.0.2", "10.0.0.3"].map(|ip| ip.parse().ok());
+        let held_by_a = [door.admit(false, a), door.admit(false, a)];
+        assert!(held_by_a.iter().all(Result::is_ok));
+        assert_eq!(door.admit(false, a).err(), Some(Refused::RequestsInflightPerClient));
+        let held_by_b = door.admit(false, b).expect("b's first");
+        assert_eq!(door.admit(false, c).err(), Some(Refused::RequestsInflight), "the total");
+        assert_eq!(door.shares.clients(), 2, "c holds nothing");
+        drop(held_by_b);
+        let refused = door.admit(false, a).err();
+        assert_eq!(refused, Some(Refused::RequestsInflightPerClient), "a, with a place free");
+        assert_eq!(door.inflight.load(Ordering::Acquire), 2, "a's refusal took no place");
+        let watch = door.admit(true, a).expect("another class");
+        drop((held_by_a, watch));
+        assert_eq!(door.shares.clients(), 0);
+        assert_eq!(door.inflight.load(Ordering::Acquire), 0);
     }
 }

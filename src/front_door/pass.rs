@@ -68,7 +68,7 @@ pub(crate) async fn pass(
         },
         _ => None,
     };
-    let permit = match clients.door.admit(class.long_running) {
+    let permit = match clients.door.admit(class.long_running, req.peer_addr().map(|a| a.ip())) {
         Ok(permit) => permit,
         Err(refused) => {
             metrics.front_door(&target.name, class.verb, 429, None);

@@ -269,7 +269,7 @@ where
         write_reply(&mut client, status::not_owned(), false).await?;
         return Ok(());
     };
-    let _permit = match door.admit(true) {
+    let _permit = match door.admit(true, upgrade.peer) {
         Ok(permit) => permit,
         Err(refused) => {
             state.metrics.front_door(&target.name, class.verb, 429, None);

@@ -214,6 +214,25 @@ static TOO_MANY_LONG_RUNNING: LazyLock<Bytes> = LazyLock::new(|| {
     )
 });
 
+static TOO_MANY_IN_FLIGHT_OF_CLIENT: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::TOO_MANY_REQUESTS,
+        "TooManyRequests",
+        "too many requests from this client address are being passed on \
+         (limits.maxRequestsInflightPerClient); please try again later",
+    )
+});
+
+static TOO_MANY_LONG_RUNNING_OF_CLIENT: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::TOO_MANY_REQUESTS,
+        "TooManyRequests",
+        "too many long-running requests (watch, logs, exec, attach, port-forward, proxy) from \
+         this client address are being passed on (limits.maxLongRunningRequestsPerClient); \
+         please try again later",
+    )
+});
+
 static TOO_MANY_STREAMS: LazyLock<Bytes> = LazyLock::new(|| {
     status_body(
         StatusCode::TOO_MANY_REQUESTS,
@@ -339,6 +358,20 @@ pub(crate) fn too_many_in_flight() -> Reply {
 /// as for short requests.
 pub(crate) fn too_many_long_running() -> Reply {
     status(StatusCode::TOO_MANY_REQUESTS, &TOO_MANY_LONG_RUNNING)
+        .header(header::RETRY_AFTER, HeaderValue::from_static("1"))
+}
+
+/// The front door's 429 past one client's `maxRequestsInflightPerClient`,
+/// with `Retry-After` as for the total.
+pub(crate) fn too_many_in_flight_of_client() -> Reply {
+    status(StatusCode::TOO_MANY_REQUESTS, &TOO_MANY_IN_FLIGHT_OF_CLIENT)
+        .header(header::RETRY_AFTER, HeaderValue::from_static("1"))
+}
+
+/// The front door's 429 past one client's
+/// `maxLongRunningRequestsPerClient`, with `Retry-After` as for the total.
+pub(crate) fn too_many_long_running_of_client() -> Reply {
+    status(StatusCode::TOO_MANY_REQUESTS, &TOO_MANY_LONG_RUNNING_OF_CLIENT)
         .header(header::RETRY_AFTER, HeaderValue::from_static("1"))
 }
 

@@ -14,8 +14,11 @@
 //!   `long_running` (watches, logs, upgraded connections);
 //! - `openapi_proxy_front_door_refused_total{reason}`: requests refused
 //!   with 429 by a bound, `max_requests_inflight`,
-//!   `max_long_running_requests` or `max_streams_per_connection` (the
-//!   requests family's 429 does not say which).
+//!   `max_long_running_requests`, one client's share of either
+//!   (`max_requests_inflight_per_client`,
+//!   `max_long_running_requests_per_client`) or
+//!   `max_streams_per_connection` (the requests family's 429 does not say
+//!   which).
 
 use std::time::Duration;
 

@@ -84,7 +84,8 @@ impl Metrics {
 
     /// Counts one request the front door refused (429) by the bound that
     /// refused it (`max_requests_inflight`, `max_long_running_requests`,
-    /// `max_streams_per_connection`).
+    /// their per-client shares `max_requests_inflight_per_client` and
+    /// `max_long_running_requests_per_client`, `max_streams_per_connection`).
     pub fn front_door_refused(&self, reason: &'static str) {
         self.front_door.refused(reason);
     }

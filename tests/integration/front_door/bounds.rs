@@ -1,8 +1,11 @@
 //! The bounds on what stays open: the HTTP/2 streams of one connection
 //! (`maxStreamsPerConnection`, advertised in SETTINGS) and the
 //! long-running passes of all connections together
-//! (`maxLongRunningRequests`, 429 past it). Two HTTP/2 connections once
-//! held 16,947 watches and the proxy ran out of file descriptors.
+//! (`maxLongRunningRequests`, 429 past it), and one client address's share
+//! of the in-flight places (`maxRequestsInflightPerClient`,
+//! `maxLongRunningRequestsPerClient`). Two HTTP/2 connections once held
+//! 16,947 watches and the proxy ran out of file descriptors; 600 slow
+//! uploads from one client once took every short place.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -206,4 +209,128 @@ async fn a_client_ignoring_the_stream_limit_gets_no_more_watches_than_it() {
     .await;
     let passed = kube.routes.seen().iter().filter(|s| s.uri.contains("watch")).count();
     assert_eq!(passed, LIMIT as usize, "watches of one connection at the downstream");
+}
+
+/// A request head sent from `source` (a loopback address: another client
+/// to the proxy) on a connection of its own, kept open for the caller.
+async fn send_from(source: &str, proxy: &TestProxy, head: &str) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt as _;
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.bind(format!("{source}:0").parse().expect("source")).expect("bind the source");
+    let mut stream = socket.connect(proxy.running.addr).await.expect("connect");
+    stream.write_all(head.as_bytes()).await.expect("send");
+    stream
+}
+
+/// The status and the whole answer to a `GET path` from `source`, on a
+/// connection that closes after it.
+async fn get_from(source: &str, proxy: &TestProxy, path: &str) -> (u16, String) {
+    use tokio::io::AsyncReadExt as _;
+    let head = format!("GET {path} HTTP/1.1\r\nHost: proxy\r\nConnection: close\r\n\r\n");
+    let mut stream = send_from(source, proxy, &head).await;
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut answer))
+        .await
+        .expect("an answer in time")
+        .expect("read");
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let code = answer.get(9..12).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (code, answer)
+}
+
+/// The value of the metrics line starting with `series`, 0 when absent.
+fn metric(proxy: &TestProxy, series: &str) -> u64 {
+    let metrics = proxy.running.state.metrics.render();
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(series).and_then(|v| v.trim().parse().ok()))
+        .unwrap_or(0)
+}
+
+/// Slow uploads (a byte, then nothing) from one client address take at
+/// most `maxRequestsInflightPerClient` of the in-flight places: past it
+/// that client's requests get 429 with `Retry-After: 1`, counted as
+/// `max_requests_inflight_per_client`, while another client (127.0.0.2)
+/// is served from the places left; once the uploads end the places come
+/// back. Without the share the uploads took every place and the other
+/// client got 429.
+#[actix_web::test]
+async fn slow_uploads_from_one_client_take_its_share_and_another_is_served() {
+    const TOTAL: usize = 4;
+    const SHARE: usize = 2;
+    let kube = site();
+    discovery(&kube.routes, true, &[]);
+    kube.routes.set("/api/v1/namespaces/default/pods", Route::json(r#"{"kind":"PodList"}"#));
+    let mut cfg = front_door(vec![downstream("kube", &kube.url(), 10)]);
+    cfg.serving.limits.max_requests_inflight = TOTAL;
+    cfg.serving.limits.max_requests_inflight_per_client = SHARE;
+    let proxy = TestProxy::start_config(&cfg);
+    routed(&proxy, "api/v1", "kube").await;
+    let upload = "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: proxy\r\n\
+                  Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{";
+    let mut uploads = Vec::new();
+    for _ in 0..TOTAL {
+        uploads.push(send_from("127.0.0.1", &proxy, upload).await);
+    }
+    let short = r#"openapi_proxy_front_door_inflight{class="short"}"#;
+    let by_share =
+        r#"openapi_proxy_front_door_refused_total{reason="max_requests_inflight_per_client"}"#;
+    eventually("the uploads hold their places or are refused", || {
+        metric(&proxy, short) + metric(&proxy, by_share) == TOTAL as u64
+    })
+    .await;
+    assert_eq!(metric(&proxy, short), SHARE as u64, "the uploads hold the share, no more");
+    let pods = "/api/v1/namespaces/default/pods";
+    let (other, answer) = get_from("127.0.0.2", &proxy, pods).await;
+    assert_eq!(other, 200, "another client is served: {answer}");
+    let (same, answer) = get_from("127.0.0.1", &proxy, pods).await;
+    assert_eq!(same, 429, "{answer}");
+    let lower = answer.to_ascii_lowercase();
+    assert!(lower.contains("\r\nretry-after: 1\r\n"), "{answer}");
+    assert!(answer.contains("limits.maxRequestsInflightPerClient"), "{answer}");
+    assert!(answer.contains(r#""reason":"TooManyRequests""#), "{answer}");
+    assert_eq!(metric(&proxy, by_share), (TOTAL - SHARE + 1) as u64);
+    drop(uploads);
+    eventually("the uploads' places come back", || metric(&proxy, short) == 0).await;
+    assert_eq!(get_from("127.0.0.1", &proxy, pods).await.0, 200, "the share came back");
+}
+
+/// Watches from one client address hold at most
+/// `maxLongRunningRequestsPerClient` places; past it its watch gets 429,
+/// counted as `max_long_running_requests_per_client`, while another
+/// client's watch is passed on.
+#[actix_web::test]
+async fn watches_from_one_client_take_its_share_and_another_is_served() {
+    const SHARE: usize = 2;
+    let kube = site();
+    discovery(&kube.routes, true, &[]);
+    kube.routes.set("/api/v1/pods", Route::json("{}").delayed(Duration::from_secs(3)));
+    let mut cfg = front_door(vec![downstream("kube", &kube.url(), 10)]);
+    cfg.serving.limits.max_long_running_requests = 10;
+    cfg.serving.limits.max_long_running_requests_per_client = SHARE;
+    let proxy = TestProxy::start_config(&cfg);
+    routed(&proxy, "api/v1", "kube").await;
+    let watch = "/api/v1/pods?watch=1";
+    let held =
+        futures_util::future::join_all((0..SHARE).map(|_| get_from("127.0.0.1", &proxy, watch)));
+    let others = async {
+        eventually("the share's watches open at the downstream", || {
+            kube.routes.most_in_flight() >= SHARE
+        })
+        .await;
+        let (same, other) = futures_util::future::join(
+            get_from("127.0.0.1", &proxy, watch),
+            get_from("127.0.0.2", &proxy, watch),
+        )
+        .await;
+        (same, other)
+    };
+    let (held, ((same, answer), (other, _))) = futures_util::future::join(held, others).await;
+    assert!(held.iter().all(|(code, _)| *code == 200), "{held:?}");
+    assert_eq!((same, other), (429, 200), "{answer}");
+    assert!(answer.contains("limits.maxLongRunningRequestsPerClient"), "{answer}");
+    assert!(answer.to_ascii_lowercase().contains("\r\nretry-after: 1\r\n"), "{answer}");
+    let by_share =
+        r#"openapi_proxy_front_door_refused_total{reason="max_long_running_requests_per_client"}"#;
+    assert_eq!(metric(&proxy, by_share), 1);
 }
