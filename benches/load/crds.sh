@@ -25,6 +25,9 @@
 # LIMIT (bytes, e.g. LIMIT=536870912) it runs in a memory cgroup of that
 # limit (v1 or v2; needs root and a writable /sys/fs/cgroup), so the default
 # budget is the one a container of that limit gets.
+# With WITH_135=1 a second downstream serves Kubernetes 1.35's Swagger 2.0
+# (converted by the proxy) beside the fleet; every round then checks both
+# are whole.
 # The churn phase also times three one-document changes from the fleet's
 # root changing to the proxy's root changing (polling every POLL, 2s).
 set -euo pipefail
@@ -39,6 +42,7 @@ CHURN=${CHURN:-1}
 BUILTINS=${BUILTINS:-1}
 BUDGET=${BUDGET:-}
 LIMIT=${LIMIT:-}
+WITH_135=${WITH_135:-0}
 POLL=${POLL:-2s}
 PORT=${PORT:-18190}
 AGG='application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList'
@@ -53,6 +57,18 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 
+second=
+if [ "$WITH_135" = 1 ]; then
+  mkdir -p "$work/k135/openapi"
+  cp "$(scripts/testdata.sh --print-dir)/kubernetes-1.35/swagger.json" "$work/k135/openapi/v2"
+  port135=$((PORT + 1))
+  # Not in pids: each round kills those, and this one serves every round.
+  (cd "$work/k135" && exec python3 -m http.server "$port135" --bind 127.0.0.1) >/dev/null 2>&1 &
+  pid135=$!
+  trap 'kill "$pid135" 2>/dev/null || true; cleanup' EXIT
+  second="--downstream kube135=http://127.0.0.1:$port135"
+fi
+
 cgroup=
 if [ -n "$LIMIT" ]; then
   if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
@@ -62,7 +78,7 @@ if [ -n "$LIMIT" ]; then
     cgroup=/sys/fs/cgroup/memory/openapi-proxy-bench-$$
     mkdir "$cgroup" && echo "$LIMIT" >"$cgroup/memory.limit_in_bytes"
   fi || { echo "cannot make a memory cgroup of $LIMIT bytes (root and a writable /sys/fs/cgroup needed)" >&2; exit 1; }
-  trap 'cleanup; sleep 0.2; rmdir "$cgroup" 2>/dev/null || true' EXIT
+  trap 'kill "${pid135:-}" 2>/dev/null || true; cleanup; sleep 0.2; rmdir "$cgroup" 2>/dev/null || true' EXIT
 fi
 
 start_fleet() { # $1 kinds, $2 group-versions, then extra arguments
@@ -85,7 +101,7 @@ start_proxy() { # $1: poll interval
   # In the cgroup when LIMIT is set: the shell joins it, then becomes the proxy.
   RUST_LOG=info sh -c '[ -z "$1" ] || echo $$ >"$1/cgroup.procs"; shift; exec "$@"' sh "$cgroup" \
     target/release/openapi-proxy serve --listen "127.0.0.1:$PORT" --poll-interval "$1" \
-    ${BUDGET:+--memory-budget-bytes "$BUDGET"} --downstream "crds=$fleet_url" 2>>"$work/proxy.log" &
+    ${BUDGET:+--memory-budget-bytes "$BUDGET"} --downstream "crds=$fleet_url" $second 2>>"$work/proxy.log" &
   proxy=$!
   pids+=($proxy)
   base="http://127.0.0.1:$PORT"
@@ -120,6 +136,8 @@ rounds() { # $1 label, $2 kinds, $3 group-versions
     start_proxy 1h
     echo "round $round: cold start to ready ${cold} s; after start: $(status "$proxy")"
     echo "  $(grep -o 'memory budget.*' "$work/proxy.log" | tail -1)"
+    echo "  $(curl -s "$base/readyz?verbose" | tr '\n' ' ')"
+    curl -s "$base/metrics" | grep -E '^openapi_proxy_(downstream_memory_bytes|downstream_documents)' | sed 's/^/  /'
     echo "  groups in /apis: $(curl -s -H "Accept: $AGG" "$base/apis" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))') (downstream: $(curl -s "$fleet_url/apis" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))'))"
     doc_url=$(curl -s "$base/openapi/v3" | python3 -c 'import json,sys; p=json.load(sys.stdin)["paths"]; crd=[k for k in sorted(p) if ".crd" in k]; print(p[(crd or ["apis/apps/v1"])[0]]["serverRelativeURL"])')
     wrk_case "root /openapi/v3" "$base/openapi/v3"
