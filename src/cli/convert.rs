@@ -211,7 +211,7 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
     } else if threads > 1 {
         std::thread::scope(|scope| {
             let refers = scope.spawn(|| refers_to_files(&v2));
-            let converted = convert::convert_tree(&v2);
+            let converted = convert::convert_tree_parallel(&v2, threads);
             let refers = refers.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             (refers, Some(converted))
         })
@@ -227,7 +227,7 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
     let tree = bundled.as_ref().unwrap_or(&v2);
     let converted = match as_read {
         Some(converted) if bundled.is_none() => converted,
-        _ => convert::convert_tree(tree),
+        _ => convert::convert_tree_parallel(tree, threads),
     };
     let mut converted = converted
         .map_err(|source| ConvertCommandError::Convert { input: input_name.clone(), source })?;
