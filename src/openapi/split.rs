@@ -247,7 +247,7 @@ pub fn split_rendered_parallel(
     threads: usize,
     each: impl Fn(usize, &DocumentKey, &[u8]) + Sync,
 ) -> Result<Vec<String>, SplitError> {
-    let plan = match Plan::new(doc, threads)? {
+    let plan = match Plan::make(doc, threads)? {
         Planned::Nothing(unplaced) => return Ok(unplaced),
         Planned::Keys(plan) => plan,
     };
@@ -299,7 +299,7 @@ fn split_with<'a, T>(
         &mut Fragments,
     ) -> T,
 ) -> Result<(BTreeMap<DocumentKey, T>, Vec<String>), SplitError> {
-    let plan = match Plan::new(doc, 1)? {
+    let plan = match Plan::make(doc, 1)? {
         Planned::Nothing(unplaced) => return Ok((BTreeMap::new(), unplaced)),
         Planned::Keys(plan) => plan,
     };
@@ -334,7 +334,7 @@ enum Planned<'a> {
 impl<'a> Plan<'a> {
     /// Works out every key's paths and reach; the reference walk runs on
     /// up to two threads when `threads` allows.
-    fn new(doc: &'a Node<'a>, threads: usize) -> Result<Planned<'a>, SplitError> {
+    fn make(doc: &'a Node<'a>, threads: usize) -> Result<Planned<'a>, SplitError> {
         let root = doc.as_object().ok_or(SplitError::UnknownFormat)?;
         let format = Format::detect(root).ok_or(SplitError::UnknownFormat)?;
         let Some(paths) = root.get("paths").and_then(Node::as_object) else {
