@@ -202,34 +202,14 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
     let (v2, reading) = document::parse_tree_within(&bytes, args.memory_budget_bytes)
         .map_err(|source| ConvertCommandError::Parse { input: input_name.clone(), source })?;
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    // Whether the input refers to other files takes a walk of the whole
-    // tree. With a second core that walk runs beside the conversion of the
-    // input as it is, which is thrown away in the rare case that the
-    // files must be followed first.
-    let (refers, as_read) = if args.keep_file_refs {
-        (false, None)
-    } else if threads > 1 {
-        std::thread::scope(|scope| {
-            let refers = scope.spawn(|| refers_to_files(&v2));
-            let converted = convert::convert_tree_parallel(&v2, threads);
-            let refers = refers.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (refers, Some(converted))
-        })
-    } else {
-        (refers_to_files(&v2), None)
-    };
-    let (bundled, bundle_notes, files_read) = if refers {
+    let (bundled, bundle_notes, files_read) = if !args.keep_file_refs && refers_to_files(&v2) {
         let bundled = bundle_files(args, &v2, bytes.len())?;
         (Some(Node::from_owned_value(bundled.document)), bundled.notes, bundled.files)
     } else {
         (None, Vec::new(), 0)
     };
     let tree = bundled.as_ref().unwrap_or(&v2);
-    let converted = match as_read {
-        Some(converted) if bundled.is_none() => converted,
-        _ => convert::convert_tree_parallel(tree, threads),
-    };
-    let mut converted = converted
+    let mut converted = convert::convert_tree_parallel(tree, threads)
         .map_err(|source| ConvertCommandError::Convert { input: input_name.clone(), source })?;
     converted.notes.splice(0..0, bundle_notes);
     let mut summary = ConvertSummary {
