@@ -410,13 +410,14 @@ pub fn convert_tree<'a>(v2: &'a Node<'a>) -> Result<ConvertedTree<'a>, ConvertEr
     convert_tree_parallel(v2, 1)
 }
 
-/// [`convert_tree`], with the `definitions` converted on a second thread
-/// when `threads` > 1 (for `convert`, which has the machine to itself; the
-/// proxy converts on one thread). The result is the same: the schemas are
-/// converted as they would be in place, on a fresh context, and taken only
-/// when that cannot have changed anything — no schema hoisted out of
-/// `paths`, no note the rest of the document took already, no error; else
-/// they are converted again in place.
+/// [`convert_tree`], with the `definitions` and the last 40 % of `paths`
+/// converted on a second thread when `threads` > 1 (for `convert`, which
+/// has the machine to itself; the proxy converts on one thread). The
+/// result is the same: each part is converted as it would be in place, on
+/// a fresh context, and taken only when that cannot have changed anything
+/// (nothing hoisted out of `paths`, the copies of shared parameters within
+/// the bound together, no note taken twice); else, and on any error, it is
+/// converted again in place.
 ///
 /// # Errors
 /// As [`convert`].
