@@ -23,6 +23,8 @@
 #   LIST_RATES   downstream rates for the list, nginx units; 0 is
 #                unlimited                                 [0 1000m 400m 100m]
 #   KEEP         1: keep the work directory                [0]
+#   BIN          the openapi-proxy binary to measure (another commit's
+#                build, side by side); unset: this tree's, built  [unset]
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -40,9 +42,11 @@ for tool in wrk nginx python3 curl socat; do
     command -v "$tool" >/dev/null 2>&1 || die "missing $tool (apt-get install -y $tool)"
 done
 
-say "cargo build --release"
-(cd "$ROOT" && cargo build --release --quiet)
-BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/openapi-proxy
+if [ -z "${BIN:-}" ]; then
+    say "cargo build --release"
+    (cd "$ROOT" && cargo build --release --quiet)
+    BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/openapi-proxy
+fi
 
 start_work front-door
 

@@ -29,6 +29,7 @@ use super::{Clients, Permit, RESPONSE_HEAD_TIMEOUT, Refused};
 use crate::discovery::owners::group_version_of;
 use crate::http::connection::{
     AnswerHold, AnswerTurns, ClientGone, LongExchange, LongExchangeMark, StreamPlace, StreamPlaces,
+    Written,
 };
 use crate::http::{AppState, router, status};
 use crate::outbound::body::content_length;
@@ -282,8 +283,12 @@ where
     // Last: nothing may fail between taking the hold and handing the answer
     // back (see `AnswerTurns::hold`).
     let hold = req.conn_data::<AnswerTurns>().map(AnswerTurns::hold);
+    let written = req.conn_data::<Written>().cloned();
     let body = Relay {
         inner: answer,
+        start: written.as_ref().map_or(0, Written::bytes),
+        written,
+        handed: 0,
         sleep: Box::pin(tokio::time::sleep(keep.idle)),
         idle: keep.idle,
         last: tokio::time::Instant::now(),
@@ -296,9 +301,18 @@ where
     }
 }
 
+/// How far an HTTP/1 answer's body may be handed on ahead of what was
+/// written to the client. actix-http takes a body for as long as its write
+/// buffer is under 256 KiB (`h1_write_buffer_size`, what the metadata
+/// needs); past this the rest waits at the downstream, held back by TCP,
+/// so that a burst to a client that does not read costs the proxy at most
+/// this (and one chunk) per connection (docs/operations.md, "Streaming").
+const WRITE_AHEAD: u64 = 32 * 1024;
+
 /// A downstream body relayed to the client: ended after `idle` without a
 /// byte; holds the request's place in flight, its connection's long
-/// exchange mark and its answer hold until dropped.
+/// exchange mark and its answer hold until dropped. Over HTTP/1 it is
+/// handed on at most [`WRITE_AHEAD`] ahead of the bytes written.
 ///
 /// The idle timer is not reset per chunk (a tokio timer reset takes the
 /// timer driver's lock, and a large list is thousands of chunks): each
@@ -309,6 +323,12 @@ struct Relay<S> {
     sleep: Pin<Box<Sleep>>,
     idle: Duration,
     last: tokio::time::Instant,
+    /// The connection's bytes written (HTTP/1), and their count when the
+    /// answer began.
+    written: Option<Written>,
+    start: u64,
+    /// The body's bytes handed on so far.
+    handed: u64,
     _hold: Option<AnswerHold>,
     _keep: Relaying,
 }
@@ -334,9 +354,19 @@ where
                 "the client closed the connection",
             ))));
         }
+        if let Some(written) = &this.written {
+            let out = written.bytes().saturating_sub(this.start);
+            if this.handed.saturating_sub(out) >= WRITE_AHEAD {
+                // Not the downstream's silence: its idle time starts anew.
+                this.last = tokio::time::Instant::now();
+                written.wake_at_next(cx);
+                return Poll::Pending;
+            }
+        }
         match Pin::new(&mut this.inner).poll_next(cx) {
             Poll::Ready(Some(Ok(chunk))) => {
                 this.last = tokio::time::Instant::now();
+                this.handed = this.handed.saturating_add(chunk.len() as u64);
                 Poll::Ready(Some(Ok(chunk)))
             }
             Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(io::Error::other(e.to_string())))),

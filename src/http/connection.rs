@@ -19,6 +19,11 @@
 //!   byte; the lockstep watches for the end of the stream meanwhile, and
 //!   the front door ends the exchange when it comes, as Go's server
 //!   cancels a request whose client closed.
+//! - [`Written`]: actix-http polls an answer's body for as long as its
+//!   HTTP/1 write buffer is under 256 KiB (the size the metadata needs),
+//!   so a burst from a downstream to a client that does not read would be
+//!   held there, per connection; the lockstep counts the bytes written,
+//!   and the front door hands the body on only as they go out.
 //! - [`StreamPlaces`]: an HTTP/2 connection advertises
 //!   `maxStreamsPerConnection` in its SETTINGS, but actix-http's server
 //!   does not refuse a stream past it; the front door takes a place for
@@ -129,6 +134,45 @@ impl ClientGone {
     /// Resolves once the client has gone.
     pub(crate) async fn gone(&self) {
         std::future::poll_fn(|cx| self.poll_gone(cx)).await;
+    }
+}
+
+/// The bytes written to an HTTP/1 connection so far, counted by the
+/// connection stack; an answer waiting for them to go out is woken when
+/// some do.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Written(Rc<WrittenState>);
+
+#[derive(Debug, Default)]
+struct WrittenState {
+    bytes: Cell<u64>,
+    waker: RefCell<Option<Waker>>,
+}
+
+impl Written {
+    /// The stack wrote `n` bytes.
+    pub(crate) fn add(&self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        self.0.bytes.set(self.0.bytes.get().saturating_add(n as u64));
+        if let Some(waker) = self.0.waker.borrow_mut().take() {
+            waker.wake();
+        }
+    }
+
+    /// The bytes written so far.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.0.bytes.get()
+    }
+
+    /// Has the task woken at the next write.
+    pub(crate) fn wake_at_next(&self, cx: &Context<'_>) {
+        let mut waker = self.0.waker.borrow_mut();
+        match &*waker {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => *waker = Some(cx.waker().clone()),
+        }
     }
 }
 

@@ -50,7 +50,7 @@ use tokio_util::codec::Decoder;
 
 use super::h2::MaxStreams;
 use super::slots::Slot;
-use crate::http::connection::{ClientGone, LongExchange, TakesTurns};
+use crate::http::connection::{ClientGone, LongExchange, TakesTurns, Written};
 
 /// What one read from the stream may take (actix-http reads 32 KiB at a
 /// time; requests here are a few hundred bytes).
@@ -148,6 +148,8 @@ struct Gate {
     gone: ClientGone,
     /// Marked while the front door passes a request of this connection on.
     long: LongExchange,
+    /// The bytes written to the stream.
+    written: Written,
     /// Decodes a copy of the stream, as actix-http's own codec will.
     codec: Codec,
     /// Read from the stream, not yet given to actix-http.
@@ -183,6 +185,7 @@ impl<S> Lockstep<S> {
             turns: Rc::default(),
             gone: ClientGone::default(),
             long: LongExchange::default(),
+            written: Written::default(),
             codec: Codec::new(decoding.0.clone()),
             held: BytesMut::new(),
             scan: BytesMut::new(),
@@ -230,6 +233,12 @@ impl<S> Lockstep<S> {
     /// `None` for HTTP/2.
     pub(crate) fn client_gone(&self) -> Option<ClientGone> {
         self.gate.as_ref().map(|g| g.gone.clone())
+    }
+
+    /// The count of bytes written, for the connection's data; `None` for
+    /// HTTP/2.
+    pub(crate) fn written(&self) -> Option<Written> {
+        self.gate.as_ref().map(|g| g.written.clone())
     }
 
     /// Tells the slot whether the connection is idle; when it is and was
@@ -414,9 +423,12 @@ impl<S: AsyncRead + Unpin> AsyncRead for Lockstep<S> {
 }
 
 impl<S: AsyncWrite + Unpin> Lockstep<S> {
-    fn wrote<T>(&mut self, polled: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
+    fn wrote(&mut self, polled: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
         if let Some(gate) = &mut self.gate {
             gate.write_blocked = polled.is_pending();
+            if let Poll::Ready(Ok(n)) = &polled {
+                gate.written.add(*n);
+            }
             self.slot.busy();
         }
         polled

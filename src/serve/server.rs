@@ -411,6 +411,9 @@ where
                     data.insert(StreamPlaces::new(streams));
                 }
             }
+            if let Some(written) = io.written() {
+                data.insert(written);
+            }
             data.insert(io.get_ref().long_exchange());
         })
         .graceful_shutdown_signal(move || {

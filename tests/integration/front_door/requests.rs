@@ -431,6 +431,23 @@ pub(super) fn raw_downstream(
                         let _ = heads.send("closed /api/v1/quiet".to_owned());
                         return;
                     }
+                    if path == "/api/v1/burst" {
+                        // A watch's 900 KB burst at once, then quiet until
+                        // the proxy closes.
+                        let event = "x".repeat(60 * 1024);
+                        let mut answer = String::from(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+                        );
+                        for _ in 0..15 {
+                            answer.push_str(&format!("{:x}\r\n{event}\r\n", event.len()));
+                        }
+                        if s.write_all(answer.as_bytes()).is_err() {
+                            return;
+                        }
+                        let mut byte = [0u8; 1];
+                        while matches!(s.read(&mut byte), Ok(n) if n > 0) {}
+                        return;
+                    }
                     if path == "/api/v1/endless" {
                         let _ = s.write_all(
                             b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
@@ -917,6 +934,67 @@ async fn a_client_that_stops_reading_holds_the_downstream_back() {
     drop(slow);
     served.stop();
 }
+
+/// A watch that bursts 900 KB at once to clients that do not read holds
+/// at most [`BURST_BOUND_KIB`] of the proxy's memory per connection: the
+/// answer is handed to the connection only as fast as it is written, the
+/// rest waits at the downstream (TCP back-pressure), whatever the burst.
+#[actix_web::test]
+async fn a_burst_to_clients_that_do_not_read_holds_little_per_connection() {
+    use crate::common::memory::peak_rss_kib;
+
+    const WATCHES: u64 = 50;
+    let (tx, _heads) = std::sync::mpsc::channel();
+    let owner = raw_downstream(tx, std::sync::Arc::default());
+    let served = crate::front_door::kubectl::serve_front_door("burst", &format!("http://{owner}"));
+    let base = served.base().await;
+    let addr: std::net::SocketAddr = base.trim_start_matches("http://").parse().expect("address");
+    crate::common::proxy::eventually("the core group is routed", || {
+        std::net::TcpStream::connect(addr)
+            .and_then(|mut s| {
+                s.write_all(b"GET /api/v1/pods HTTP/1.1\r\nHost: p\r\nConnection: close\r\n\r\n")?;
+                let mut text = String::new();
+                s.read_to_string(&mut text)?;
+                Ok(text.starts_with("HTTP/1.1 404") && !text.contains("Status"))
+            })
+            .unwrap_or(false)
+    })
+    .await;
+    // One watch first, so that what every connection shares (the worker's
+    // pools, the client's first buffers) is in `before`.
+    let mut warm = std::net::TcpStream::connect(addr).expect("connect");
+    warm.write_all(b"GET /api/v1/burst?watch=1 HTTP/1.1\r\nHost: p\r\n\r\n").expect("request");
+    let mut body = vec![0u8; 900 * 1024];
+    warm.read_exact(&mut body).expect("the burst, read");
+    drop(warm);
+    actix_web::rt::time::sleep(Duration::from_millis(500)).await;
+    let before = peak_rss_kib(served.pid()).expect("runs");
+    let mut idle = Vec::new();
+    for _ in 0..WATCHES {
+        let mut s = std::net::TcpStream::connect(addr).expect("connect");
+        s.write_all(b"GET /api/v1/burst?watch=1 HTTP/1.1\r\nHost: p\r\n\r\n").expect("request");
+        let mut head = [0u8; 12];
+        s.read_exact(&mut head).expect("the answer begins");
+        assert_eq!(&head, b"HTTP/1.1 200");
+        idle.push(s);
+    }
+    // Not read any further: the proxy takes what it will of the bursts.
+    actix_web::rt::time::sleep(Duration::from_secs(2)).await;
+    let peak = peak_rss_kib(served.pid()).expect("runs");
+    let each = peak.saturating_sub(before) / WATCHES;
+    eprintln!("{WATCHES} bursts not read: peak RSS {before} -> {peak} KiB, {each} KiB each");
+    assert!(each <= BURST_BOUND_KIB, "{each} KiB held per connection, bound {BURST_BOUND_KIB}");
+    // Read again, each burst arrives whole.
+    for s in &mut idle {
+        s.read_exact(&mut body[..256 * 1024]).expect("the burst goes on");
+    }
+    drop(idle);
+    served.stop();
+}
+
+/// The memory per watch whose client does not read, whatever the burst
+/// (docs/operations.md, "Streaming").
+const BURST_BOUND_KIB: u64 = 160;
 
 /// A passed-on request is not cut by the request timeout, which is for
 /// clients sending their heads: a downstream that takes longer than it to
