@@ -229,7 +229,7 @@ pub struct DownstreamConfig {
     pub poll_interval: Duration,
     /// `memoryShareBytes`: what this downstream's documents may hold, and
     /// converting them may take, whatever the others hold. Without it the
-    /// downstream draws on the budget's pool ([`crate::downstream::ledger`]).
+    /// downstream draws on the budget's pool (`downstream/ledger.rs`).
     pub memory_share: Option<usize>,
 }
 
