@@ -89,7 +89,6 @@ pub use openapi::bundle;
 pub use openapi::cache::ConversionCache;
 pub use openapi::convert::{
     ConvertError, Converted, ConvertedTree, Note, NoteKind, convert, convert_tree,
-    convert_tree_parallel,
 };
 pub use openapi::pipeline::{
     Budget, Documents, PipelineError, Summary, convert_each, swagger_to_openapi,

@@ -1,12 +1,10 @@
 //! `openapi-proxy convert`: read a Swagger 2.0 document, write one OpenAPI
 //! 3.0 document per key (and the whole one, if asked), summarise the notes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Args;
 
@@ -201,7 +199,6 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
     // `--whole` and `--out` are given.
     let (v2, reading) = document::parse_tree_within(&bytes, args.memory_budget_bytes)
         .map_err(|source| ConvertCommandError::Parse { input: input_name.clone(), source })?;
-    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let (bundled, bundle_notes, files_read) = if !args.keep_file_refs && refers_to_files(&v2) {
         let bundled = bundle_files(args, &v2, bytes.len())?;
         (Some(Node::from_owned_value(bundled.document)), bundled.notes, bundled.files)
@@ -209,7 +206,7 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
         (None, Vec::new(), 0)
     };
     let tree = bundled.as_ref().unwrap_or(&v2);
-    let mut converted = convert::convert_tree_parallel(tree, threads)
+    let mut converted = convert::convert_tree(tree)
         .map_err(|source| ConvertCommandError::Convert { input: input_name.clone(), source })?;
     converted.notes.splice(0..0, bundle_notes);
     let mut summary = ConvertSummary {
@@ -237,43 +234,30 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
         std::mem::forget(bundled);
         return Ok(summary);
     };
-    // Each document is written as soon as it is rendered, on as many
-    // threads as there are cores (rendering and writing were a third of
-    // the command's time); after a failure the documents not yet started
-    // are skipped, and the first failure in key order is reported.
-    let failed = AtomicBool::new(false);
-    let written: Mutex<Vec<(usize, Result<DocumentKey, ConvertCommandError>)>> =
-        Mutex::new(Vec::new());
-    let split = pipeline::split_each_parallel(
-        &document,
-        notes,
-        bytes.len(),
-        usize::MAX,
-        threads,
-        |ordinal, key, rendered| {
-            if failed.load(Ordering::Relaxed) {
-                return;
-            }
-            let path = dir.join(format!("{key}.json"));
-            let result = if args.pretty {
-                serde_json::from_slice::<serde_json::Value>(rendered)
-                    .map_err(|e| io_error("re-reading", &path, std::io::Error::other(e)))
-                    .and_then(|doc| write_pretty(&path, &doc))
-            } else {
-                replace_file(&path, rendered)
-            };
-            if result.is_err() {
-                failed.store(true, Ordering::Relaxed);
-            }
-            let entry = (ordinal, result.map(|()| key.clone()));
-            written.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(entry);
-        },
-    )
+    // Each document is written as soon as it is rendered; after the first
+    // failure the rest are skipped and the failure is reported.
+    let mut failed = None;
+    let mut made_dirs = BTreeSet::new();
+    let split = pipeline::split_each(&document, notes, bytes.len(), usize::MAX, |key, rendered| {
+        if failed.is_some() {
+            return;
+        }
+        let path = dir.join(format!("{key}.json"));
+        let written = if args.pretty {
+            serde_json::from_slice::<serde_json::Value>(rendered)
+                .map_err(|e| io_error("re-reading", &path, std::io::Error::other(e)))
+                .and_then(|doc| write_pretty(&path, &doc))
+        } else {
+            make_parent(&path, &mut made_dirs).and_then(|()| replace_file(&path, rendered))
+        };
+        match written {
+            Ok(()) => summary.keys.push(key.clone()),
+            Err(e) => failed = Some(e),
+        }
+    })
     .map_err(|source| ConvertCommandError::Pipeline { input: input_name.clone(), source })?;
-    let mut written = written.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-    written.sort_by_key(|(ordinal, _)| *ordinal);
-    for (_, result) in written {
-        summary.keys.push(result?);
+    if let Some(e) = failed {
+        return Err(e);
     }
     summary.schemas = split.schemas;
     summary.notes = split.notes;
@@ -333,6 +317,7 @@ fn write_whole(
     if whole.as_os_str() == "-" {
         return write_stdout(&out);
     }
+    make_parent(whole, &mut BTreeSet::new())?;
     replace_file(whole, &out)?;
     Ok(false)
 }
@@ -524,7 +509,21 @@ fn io_error(action: &'static str, path: &Path, source: std::io::Error) -> Conver
 fn write_pretty(path: &Path, value: &serde_json::Value) -> Result<(), ConvertCommandError> {
     let bytes = serde_json::to_vec_pretty(value)
         .map_err(|e| io_error("serializing", path, std::io::Error::other(e)))?;
+    make_parent(path, &mut BTreeSet::new())?;
     replace_file(path, &bytes)
+}
+
+/// Creates the directory `path` goes in, unless `made` says it was already
+/// (one `mkdir` per directory rather than per file).
+fn make_parent(path: &Path, made: &mut BTreeSet<PathBuf>) -> Result<(), ConvertCommandError> {
+    if let Some(parent) = path.parent()
+        && !made.contains(parent)
+    {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| io_error("creating the directory of", path, e))?;
+        made.insert(parent.to_path_buf());
+    }
+    Ok(())
 }
 
 /// Writes `bytes` to `path` over what is there, then cuts a regular file
@@ -543,23 +542,13 @@ fn write_pretty(path: &Path, value: &serde_json::Value) -> Result<(), ConvertCom
 /// Like truncating, this is not atomic for a reader of the file; links,
 /// ownership and permissions stay, and a symbolic link or a device
 /// (`/dev/null`) is written through as before.
-///
-/// The directory the file goes in is created when opening the file finds
-/// it missing, rather than checked before every file: rerun over its
-/// previous output, the command then makes no call for directories.
 fn replace_file(path: &Path, bytes: &[u8]) -> Result<(), ConvertCommandError> {
-    let open = || std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(path);
-    let mut file = match open() {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| io_error("creating the directory of", path, e))?;
-            }
-            open()
-        }
-        opened => opened,
-    }
-    .map_err(|e| io_error("writing", path, e))?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| io_error("writing", path, e))?;
     file.write_all(bytes).map_err(|e| io_error("writing", path, e))?;
     let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
     let meta = file.metadata().map_err(|e| io_error("writing", path, e))?;

@@ -144,29 +144,6 @@ pub fn split_each(
     Ok(Summary { notes, unplaced, schemas })
 }
 
-/// [`split_each`] on up to `threads` threads (see
-/// `split_rendered_parallel` in `openapi/split.rs`), for `convert --out`,
-/// which has the machine to itself: `each` gets each document's position
-/// in key order and may be called from any of the threads, in any order.
-/// The proxy splits on the thread it converts on.
-///
-/// # Errors
-/// As [`split_each`].
-pub fn split_each_parallel(
-    document: &Node<'_>,
-    notes: Vec<Note>,
-    size_hint: usize,
-    max_output: usize,
-    threads: usize,
-    each: impl Fn(usize, &DocumentKey, &[u8]) + Sync,
-) -> Result<Summary, PipelineError> {
-    let schemas =
-        document.pointer("/components/schemas").and_then(Node::as_object).map_or(0, Object::len);
-    let unplaced = split::split_rendered_parallel(document, size_hint, max_output, threads, each)
-        .map_err(PipelineError::Split)?;
-    Ok(Summary { notes, unplaced, schemas })
-}
-
 /// Parses a downstream's `body` (JSON only) and runs [`convert_each`],
 /// keeping what `prepare` makes of each document.
 ///

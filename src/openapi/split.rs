@@ -216,68 +216,12 @@ pub fn split_rendered_each(
         max_output,
         &mut fragments,
         |key, index, paths, indices, reach, fragments| {
-            fragments.fill(index, reach);
             scratch.clear();
             index.render(paths, indices, reach, fragments, &mut scratch);
             each(key, &scratch);
         },
     )?;
     Ok(unplaced)
-}
-
-/// [`split_rendered_each`] on `threads` threads, for a caller that has the
-/// cores to spare and whose `each` can run on any of them (`convert --out`,
-/// which writes each document to its own file). Each document is handed
-/// to `each` with its position in key order, from whichever thread
-/// rendered it, in no particular order; the bytes are the same as
-/// [`split_rendered_each`]'s.
-///
-/// Two steps share the work: the walk that finds every component's and
-/// path's references (components on one thread, the rest on another), and
-/// rendering (each thread takes the next document not yet taken). The
-/// shared fragments are all serialized first, so the threads only read
-/// them. With `threads` ≤ 1 it all runs on the calling thread.
-///
-/// # Errors
-/// As [`split_rendered_each`]; nothing is handed out then.
-pub fn split_rendered_parallel(
-    doc: &Node<'_>,
-    size_hint: usize,
-    max_output: usize,
-    threads: usize,
-    each: impl Fn(usize, &DocumentKey, &[u8]) + Sync,
-) -> Result<Vec<String>, SplitError> {
-    let plan = match Plan::make(doc, threads)? {
-        Planned::Nothing(unplaced) => return Ok(unplaced),
-        Planned::Keys(plan) => plan,
-    };
-    let mut fragments = Fragments { arena: Vec::with_capacity(size_hint), ..Fragments::default() };
-    plan.check_size(max_output, &mut fragments)?;
-    for reach in &plan.reaches {
-        fragments.fill(&plan.index, reach);
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let render = || {
-        let mut scratch = Vec::with_capacity(size_hint / 2);
-        loop {
-            let ordinal = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let (Some((key, indices)), Some(reach)) =
-                (plan.keys.get(ordinal), plan.reaches.get(ordinal))
-            else {
-                break;
-            };
-            scratch.clear();
-            plan.index.render(&plan.path_entries, indices, reach, &fragments, &mut scratch);
-            each(ordinal, key, &scratch);
-        }
-    };
-    std::thread::scope(|scope| {
-        for _ in 1..threads.min(plan.keys.len()) {
-            scope.spawn(render);
-        }
-        render();
-    });
-    Ok(plan.unplaced)
 }
 
 /// The splitting shared by [`split`] and [`split_rendered`]: which paths
@@ -299,105 +243,64 @@ fn split_with<'a, T>(
         &mut Fragments,
     ) -> T,
 ) -> Result<(BTreeMap<DocumentKey, T>, Vec<String>), SplitError> {
-    let plan = match Plan::make(doc, 1)? {
-        Planned::Nothing(unplaced) => return Ok((BTreeMap::new(), unplaced)),
-        Planned::Keys(plan) => plan,
+    let root = doc.as_object().ok_or(SplitError::UnknownFormat)?;
+    let format = Format::detect(root).ok_or(SplitError::UnknownFormat)?;
+    let Some(paths) = root.get("paths").and_then(Node::as_object) else {
+        return Ok((BTreeMap::new(), Vec::new()));
     };
-    plan.check_size(max_output, fragments)?;
-    let mut documents = BTreeMap::new();
-    for ((key, indices), reach) in plan.keys.into_iter().zip(&plan.reaches) {
-        let out = emit(&key, &plan.index, &plan.path_entries, &indices, reach, fragments);
-        documents.insert(key, out);
+
+    let path_entries: Vec<(&'a Text<'a>, &'a Node<'a>)> = paths.iter().collect();
+    let mut by_key: BTreeMap<DocumentKey, Vec<usize>> = BTreeMap::new();
+    let mut unplaced = Vec::new();
+    for (i, (path, _)) in path_entries.iter().enumerate() {
+        match DocumentKey::from_path(path) {
+            Some(key) => by_key.entry(key).or_default().push(i),
+            None => unplaced.push(path.to_string()),
+        }
     }
-    Ok((documents, plan.unplaced))
-}
-
-/// What a split is made of: every key, in key order, with its paths and
-/// what it reaches.
-struct Plan<'a> {
-    index: Index<'a>,
-    path_entries: Vec<(&'a Text<'a>, &'a Node<'a>)>,
-    /// Each key and the positions of its paths in `path_entries`.
-    keys: Vec<(DocumentKey, Vec<usize>)>,
-    /// What each key reaches, in the order of `keys`.
-    reaches: Vec<Reach>,
-    /// Paths that belong to no key.
-    unplaced: Vec<String>,
-}
-
-/// A [`Plan`], or the paths of a document that splits into nothing.
-enum Planned<'a> {
-    Nothing(Vec<String>),
-    Keys(Plan<'a>),
-}
-
-impl<'a> Plan<'a> {
-    /// Works out every key's paths and reach; the reference walk runs on
-    /// up to two threads when `threads` allows.
-    fn make(doc: &'a Node<'a>, threads: usize) -> Result<Planned<'a>, SplitError> {
-        let root = doc.as_object().ok_or(SplitError::UnknownFormat)?;
-        let format = Format::detect(root).ok_or(SplitError::UnknownFormat)?;
-        let Some(paths) = root.get("paths").and_then(Node::as_object) else {
-            return Ok(Planned::Nothing(Vec::new()));
-        };
-
-        let path_entries: Vec<(&'a Text<'a>, &'a Node<'a>)> = paths.iter().collect();
-        let mut by_key: BTreeMap<DocumentKey, Vec<usize>> = BTreeMap::new();
-        let mut unplaced = Vec::new();
-        for (i, (path, _)) in path_entries.iter().enumerate() {
-            match DocumentKey::from_path(path) {
-                Some(key) => by_key.entry(key).or_default().push(i),
-                None => unplaced.push(path.to_string()),
-            }
-        }
-        if by_key.is_empty() {
-            // Nothing is published, so nothing is reachable and no reference
-            // can be at fault.
-            return Ok(Planned::Nothing(unplaced));
-        }
-
-        // Which key (by its position in `by_key`) owns each path, to judge
-        // `$ref`s that point into `paths`.
-        let mut path_owner: Vec<Option<usize>> = vec![None; path_entries.len()];
-        for (ordinal, indices) in by_key.values().enumerate() {
-            for &i in indices {
-                if let Some(owner) = path_owner.get_mut(i) {
-                    *owner = Some(ordinal);
-                }
-            }
-        }
-
-        let index = Index::new(doc, root, format, paths);
-        let graph = Graph::build(&index, &path_entries, &path_owner, threads);
-
-        // Every key's reach first, so that an error leaves nothing emitted:
-        // `split_rendered_each` hands documents out as they are made.
-        let reaches = by_key
-            .values()
-            .enumerate()
-            .map(|(ordinal, indices)| graph.reach(ordinal, indices, &path_owner))
-            .collect::<Result<Vec<_>, _>>()?;
-        let keys = by_key.into_iter().collect();
-        Ok(Planned::Keys(Plan { index, path_entries, keys, reaches, unplaced }))
+    if by_key.is_empty() {
+        // Nothing is published, so nothing is reachable and no reference
+        // can be at fault.
+        return Ok((BTreeMap::new(), unplaced));
     }
 
-    /// [`SplitError::TooLarge`] when the outputs would pass `max_output`
-    /// bytes together (`usize::MAX`: not checked).
-    fn check_size(&self, max_output: usize, fragments: &mut Fragments) -> Result<(), SplitError> {
-        if max_output == usize::MAX {
-            return Ok(());
+    // Which key (by its position in `by_key`) owns each path, to judge
+    // `$ref`s that point into `paths`.
+    let mut path_owner: Vec<Option<usize>> = vec![None; path_entries.len()];
+    for (ordinal, indices) in by_key.values().enumerate() {
+        for &i in indices {
+            if let Some(owner) = path_owner.get_mut(i) {
+                *owner = Some(ordinal);
+            }
         }
-        let keys = self.keys.iter().map(|(_, indices)| indices);
-        let expected = self.index.output_len(&self.path_entries, keys, &self.reaches, fragments);
+    }
+
+    let index = Index::new(doc, root, format, paths);
+    let graph = Graph::build(&index, &path_entries, &path_owner);
+
+    // Every key's reach first, so that an error leaves nothing emitted:
+    // `split_rendered_each` hands documents out as they are made.
+    let reaches = by_key
+        .values()
+        .enumerate()
+        .map(|(ordinal, indices)| graph.reach(ordinal, indices, &path_owner))
+        .collect::<Result<Vec<_>, _>>()?;
+    if max_output != usize::MAX {
+        let expected = index.output_len(&path_entries, by_key.values(), &reaches, fragments);
         if expected > max_output {
             return Err(SplitError::TooLarge {
-                documents: self.keys.len(),
+                documents: by_key.len(),
                 expected,
                 limit: max_output,
             });
         }
-        Ok(())
     }
+    let mut documents = BTreeMap::new();
+    for ((key, indices), reach) in by_key.into_iter().zip(&reaches) {
+        let out = emit(&key, &index, &path_entries, &indices, reach, fragments);
+        documents.insert(key, out);
+    }
+    Ok((documents, unplaced))
 }
 
 /// The two input formats; they differ only in where the components live.
@@ -666,11 +569,25 @@ struct Fragments {
     /// not sections), by name; `true` in the key for v3 `components`
     /// members.
     members: BTreeMap<(bool, String), Range<usize>>,
-    /// Whether [`Fragments::fill`] has serialized the members yet.
-    members_filled: bool,
 }
 
 impl Fragments {
+    /// Appends the serialized `value` to `out`, serializing it into the
+    /// arena under `range` first if that was not done yet.
+    fn copy(
+        arena: &mut Vec<u8>,
+        range: &mut Option<Range<usize>>,
+        value: &Node<'_>,
+        out: &mut Vec<u8>,
+    ) {
+        let range = range.get_or_insert_with(|| {
+            let start = arena.len();
+            value.render(arena);
+            start..arena.len()
+        });
+        out.extend_from_slice(arena.get(range.clone()).unwrap_or_default());
+    }
+
     /// Serializes component `id` into the arena (once) and gives its
     /// length.
     fn component_len(&mut self, id: usize, value: &Node<'_>) -> usize {
@@ -688,61 +605,33 @@ impl Fragments {
     /// Serializes a member kept whole into the arena (once) and gives its
     /// length.
     fn member_len(&mut self, key: (bool, &str), value: &Node<'_>) -> usize {
-        if let Some(range) = self.members.get(&(key.0, key.1.to_owned())) {
-            return range.len();
-        }
-        let start = self.arena.len();
-        value.render(&mut self.arena);
-        self.members.insert((key.0, key.1.to_owned()), start..self.arena.len());
-        self.arena.len() - start
+        let arena = &mut self.arena;
+        self.members
+            .entry((key.0, key.1.to_owned()))
+            .or_insert_with(|| {
+                let start = arena.len();
+                value.render(arena);
+                start..arena.len()
+            })
+            .len()
     }
 
-    /// Serializes into the arena what rendering `reach`'s output takes
-    /// from it and is not there yet: the members every output keeps whole
-    /// and the components `reach` reaches. Rendering then only reads the
-    /// fragments, so several threads can share them.
-    fn fill(&mut self, index: &Index<'_>, reach: &Reach) {
-        if !self.members_filled {
-            self.members_filled = true;
-            for (name, value) in index.root {
-                match (index.format, name.as_str()) {
-                    (_, "paths") => {}
-                    (Format::Swagger2, section) if index.section(section).is_some() => {}
-                    (Format::OpenApi3, "components") if value.is_object() => {
-                        for (member, value) in value.as_object().into_iter().flatten() {
-                            if index.section(member).is_none() {
-                                self.member_len((true, member), value);
-                            }
-                        }
-                    }
-                    _ => {
-                        self.member_len((false, name), value);
-                    }
-                }
-            }
-        }
-        for (id, _) in reach.components.iter().enumerate().filter(|(_, r)| **r) {
-            if let Some(c) = index.components.get(id) {
-                self.component_len(id, c.value);
-            }
+    fn component(&mut self, id: usize, value: &Node<'_>, out: &mut Vec<u8>) {
+        let mut range = self.components.get(&id).cloned();
+        let fresh = range.is_none();
+        Self::copy(&mut self.arena, &mut range, value, out);
+        if let (true, Some(r)) = (fresh, range) {
+            self.components.insert(id, r);
         }
     }
 
-    /// Appends `value`'s bytes from the arena under `range`, or, when it
-    /// was not filled in, renders `value` (the same bytes).
-    fn copy(&self, range: Option<&Range<usize>>, value: &Node<'_>, out: &mut Vec<u8>) {
-        match range.and_then(|r| self.arena.get(r.clone())) {
-            Some(bytes) => out.extend_from_slice(bytes),
-            None => value.render(out),
+    fn member(&mut self, key: (bool, &str), value: &Node<'_>, out: &mut Vec<u8>) {
+        let mut range = self.members.get(&(key.0, key.1.to_owned())).cloned();
+        let fresh = range.is_none();
+        Self::copy(&mut self.arena, &mut range, value, out);
+        if let (true, Some(r)) = (fresh, range) {
+            self.members.insert((key.0, key.1.to_owned()), r);
         }
-    }
-
-    fn component(&self, id: usize, value: &Node<'_>, out: &mut Vec<u8>) {
-        self.copy(self.components.get(&id), value, out);
-    }
-
-    fn member(&self, key: (bool, &str), value: &Node<'_>, out: &mut Vec<u8>) {
-        self.copy(self.members.get(&(key.0, key.1.to_owned())), value, out);
     }
 }
 
@@ -820,7 +709,7 @@ impl<'a> Index<'a> {
         path_entries: &[(&Text<'a>, &Node<'a>)],
         indices: &[usize],
         reach: &Reach,
-        fragments: &Fragments,
+        fragments: &mut Fragments,
         out: &mut Vec<u8>,
     ) {
         out.push(b'{');
@@ -885,7 +774,7 @@ impl<'a> Index<'a> {
         name: &Text<'_>,
         s: usize,
         reach: &Reach,
-        fragments: &Fragments,
+        fragments: &mut Fragments,
         out: &mut Vec<u8>,
         first: &mut bool,
     ) {
@@ -906,7 +795,7 @@ impl<'a> Index<'a> {
         &self,
         s: usize,
         reach: &Reach,
-        fragments: &Fragments,
+        fragments: &mut Fragments,
         out: &mut Vec<u8>,
     ) -> bool {
         let Some(section) = self.sections.get(s) else { return false };
@@ -938,16 +827,6 @@ enum Edge {
     },
     /// A reference that resolves to nothing; an error only if reached.
     Dangling(usize),
-}
-
-impl Edge {
-    /// Moves the error site this edge names, if any, `offset` places on.
-    fn renumber_site(&mut self, offset: usize) {
-        match self {
-            Self::Path { site, .. } | Self::Dangling(site) => *site += offset,
-            Self::Component(_) | Self::Section(_) => {}
-        }
-    }
 }
 
 /// Where a reference stands, kept for error reporting.
@@ -992,53 +871,46 @@ struct Reach {
 }
 
 impl<'i, 'a> Graph<'i, 'a> {
-    /// Walks the components, the placed paths and the members every output
-    /// keeps whole for their references. With `threads` > 1 the components
-    /// are walked on a second thread (each walk has its own resolved
-    /// references and error sites; the second's sites are numbered after
-    /// the first's): together they are the whole converted document, a
-    /// walk of some milliseconds for Kubernetes.
     fn build(
         index: &'i Index<'a>,
         path_entries: &[(&'a Text<'a>, &'a Node<'a>)],
         path_owner: &[Option<usize>],
-        threads: usize,
     ) -> Self {
-        let walk_components = || {
-            let mut walker = Walker { index, cache: BTreeMap::new(), sites: Vec::new() };
-            let edges: Vec<Vec<Edge>> = index
-                .components
-                .iter()
-                .map(|&c| walker.edges(c.value, &index.component_location(c)))
-                .collect();
-            (edges, walker.sites)
-        };
         let mut walker = Walker { index, cache: BTreeMap::new(), sites: Vec::new() };
-        if threads > 1 {
-            std::thread::scope(|scope| {
-                let components = scope.spawn(walk_components);
-                let (path_edges, shared_edges) = walker.rest(path_entries, path_owner);
-                let (mut component_edges, sites) = match components.join() {
-                    Ok(walked) => walked,
-                    Err(panic) => std::panic::resume_unwind(panic),
-                };
-                let offset = walker.sites.len();
-                for edge in component_edges.iter_mut().flatten() {
-                    edge.renumber_site(offset);
-                }
-                walker.sites.extend(sites);
-                Self { index, component_edges, path_edges, shared_edges, sites: walker.sites }
+
+        let component_edges = index
+            .components
+            .iter()
+            .map(|&c| walker.edges(c.value, &index.component_location(c)))
+            .collect();
+
+        let path_edges = path_entries
+            .iter()
+            .zip(path_owner)
+            .map(|((path, value), owner)| match owner {
+                Some(_) => walker.edges(value, &[Token::Key("paths"), Token::Key(path)]),
+                None => Vec::new(),
             })
-        } else {
-            let (component_edges, mut sites) = walk_components();
-            let offset = sites.len();
-            let (mut path_edges, mut shared_edges) = walker.rest(path_entries, path_owner);
-            for edge in path_edges.iter_mut().flatten().chain(&mut shared_edges) {
-                edge.renumber_site(offset);
+            .collect();
+
+        let mut shared_edges = Vec::new();
+        for (name, value) in index.root {
+            match (index.format, name.as_str()) {
+                (_, "paths") => {}
+                (Format::Swagger2, section) if index.section(section).is_some() => {}
+                (Format::OpenApi3, "components") if value.is_object() => {
+                    for (member, value) in value.as_object().into_iter().flatten() {
+                        if index.section(member).is_none() {
+                            let at = [Token::Key("components"), Token::Key(member)];
+                            shared_edges.extend(walker.edges(value, &at));
+                        }
+                    }
+                }
+                _ => shared_edges.extend(walker.edges(value, &[Token::Key(name)])),
             }
-            sites.extend(walker.sites);
-            Self { index, component_edges, path_edges, shared_edges, sites }
         }
+
+        Self { index, component_edges, path_edges, shared_edges, sites: walker.sites }
     }
 
     /// Breadth-first search from the shared members and the paths of the
@@ -1213,42 +1085,6 @@ impl<'a> Walker<'_, 'a> {
             }
         }
         None
-    }
-
-    /// The edges of each placed path (empty for unplaced ones) and of the
-    /// members every output keeps whole.
-    fn rest(
-        &mut self,
-        path_entries: &[(&'a Text<'a>, &'a Node<'a>)],
-        path_owner: &[Option<usize>],
-    ) -> (Vec<Vec<Edge>>, Vec<Edge>) {
-        let index = self.index;
-        let path_edges = path_entries
-            .iter()
-            .zip(path_owner)
-            .map(|((path, value), owner)| match owner {
-                Some(_) => self.edges(value, &[Token::Key("paths"), Token::Key(path)]),
-                None => Vec::new(),
-            })
-            .collect();
-
-        let mut shared_edges = Vec::new();
-        for (name, value) in index.root {
-            match (index.format, name.as_str()) {
-                (_, "paths") => {}
-                (Format::Swagger2, section) if index.section(section).is_some() => {}
-                (Format::OpenApi3, "components") if value.is_object() => {
-                    for (member, value) in value.as_object().into_iter().flatten() {
-                        if index.section(member).is_none() {
-                            let at = [Token::Key("components"), Token::Key(member)];
-                            shared_edges.extend(self.edges(value, &at));
-                        }
-                    }
-                }
-                _ => shared_edges.extend(self.edges(value, &[Token::Key(name)])),
-            }
-        }
-        (path_edges, shared_edges)
     }
 
     fn target(&mut self, reference: &'a str) -> Target {

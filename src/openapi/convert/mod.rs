@@ -45,7 +45,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::json::tree::{Node, Number, Object, Text};
+use crate::json::tree::{Node, Number, Object};
 
 use crate::json::pointer::{JsonPointer, Location};
 
@@ -407,133 +407,15 @@ pub fn convert(v2: &Value) -> Result<Converted, ConvertError> {
 /// # Errors
 /// As [`convert`].
 pub fn convert_tree<'a>(v2: &'a Node<'a>) -> Result<ConvertedTree<'a>, ConvertError> {
-    convert_tree_parallel(v2, 1)
-}
-
-/// [`convert_tree`], with the `definitions` and the last 40 % of `paths`
-/// converted on a second thread when `threads` > 1 (for `convert`, which
-/// has the machine to itself; the proxy converts on one thread). The
-/// result is the same: each part is converted as it would be in place, on
-/// a fresh context, and taken only when that cannot have changed anything
-/// (nothing hoisted out of `paths`, the copies of shared parameters within
-/// the bound together, no note taken twice); else, and on any error, it is
-/// converted again in place.
-///
-/// # Errors
-/// As [`convert`].
-pub fn convert_tree_parallel<'a>(
-    v2: &'a Node<'a>,
-    threads: usize,
-) -> Result<ConvertedTree<'a>, ConvertError> {
     let root = swagger2_root(v2)?;
     let mut cx = Context::new(v2, root)?;
     if let Some(Node::Number(_)) = root.get("swagger") {
         cx.note(&Location::root().key("swagger"), NoteKind::NumericSwaggerVersion);
     }
-    let mut document = if threads > 1 {
-        std::thread::scope(|scope| {
-            // One more thread, not one per part: on a machine whose other
-            // core is busy, more threads than cores made the command
-            // slower. It converts the `definitions`, then the last 40 % of
-            // `paths`, while the first 60 % convert here (about as long).
-            let from = root.get("paths").and_then(Node::as_object).map_or(0, |p| p.len() * 3 / 5);
-            let worker = scope.spawn(move || {
-                let definitions = root
-                    .get("definitions")
-                    .is_some()
-                    .then(|| definitions_alone(v2, root))
-                    .flatten();
-                let paths = (from > 0).then(|| paths_alone(v2, root, from)).flatten();
-                (paths, definitions)
-            });
-            let state = std::cell::RefCell::new((Some(worker), None));
-            let wait = || {
-                let mut state = state.borrow_mut();
-                if let Some(worker) = state.0.take() {
-                    state.1 = worker.join().ok();
-                }
-                std::cell::RefMut::map(state, |s| &mut s.1)
-            };
-            let mut wait_paths = || wait().as_mut().and_then(|(paths, _)| paths.take());
-            let mut wait_definitions =
-                || wait().as_mut().and_then(|(_, definitions)| definitions.take());
-            cx.document(Ahead {
-                paths: (from > 0).then_some((from, &mut wait_paths as _)),
-                definitions: Some(&mut wait_definitions),
-            })
-        })?
-    } else {
-        cx.document(Ahead { paths: None, definitions: None })?
-    };
+    let mut document = cx.document()?;
     cx.add_hoisted(&mut document)?;
     cx.drop_unreferenced_parameter_components(&mut document);
     Ok(ConvertedTree { document, notes: cx.notes })
-}
-
-/// The paths of a document from the one numbered `from` on, converted on
-/// a context of their own, and what that context gathered on the way.
-pub(crate) struct PathsAlone<'a> {
-    /// The converted path items (and `x-` members), in input order.
-    paths: Vec<(Text<'a>, Node<'a>)>,
-    /// The notes converting them took, in order.
-    notes: Vec<Note>,
-    /// Whether a schema was hoisted out of `paths` meanwhile.
-    hoisted: bool,
-    /// Top-level parameters the paths took in place.
-    taken_in_place: BTreeSet<String>,
-    /// Values copied for shared parameters, and the limit they were
-    /// counted against (set when anything was copied).
-    copied: usize,
-    input_values: Option<usize>,
-}
-
-/// Converts the paths of `root` from the one numbered `from` on, as
-/// [`Context::paths`] does, on a fresh context; `None` when that fails
-/// (then the conversion in place says why).
-fn paths_alone<'a>(v2: &'a Node<'a>, root: &'a Object<'a>, from: usize) -> Option<PathsAlone<'a>> {
-    let mut cx = Context::new(v2, root).ok()?;
-    let before = cx.notes.len();
-    let at = Location::root().key("paths");
-    let mut paths = Vec::new();
-    for (path, item) in root.get("paths")?.as_object()?.iter().skip(from) {
-        paths.push((path.clone(), cx.path_entry(path, item, &at).ok()?));
-    }
-    Some(PathsAlone {
-        paths,
-        notes: cx.notes.split_off(before),
-        hoisted: !cx.hoisted.is_empty(),
-        taken_in_place: cx.taken_in_place,
-        copied: cx.copied,
-        input_values: cx.input_values,
-    })
-}
-
-/// The `definitions` of a document, converted on a context of their own.
-pub(crate) struct DefinitionsAlone<'a> {
-    /// `components.schemas`, in input order.
-    schemas: Object<'a>,
-    /// The notes converting them took, in order.
-    notes: Vec<Note>,
-    /// Whether a schema was hoisted out of `paths` meanwhile: the names
-    /// hoisting gives depend on what was hoisted before.
-    hoisted: bool,
-}
-
-/// Converts the `definitions` of `root` as [`Context::components`] does,
-/// on a fresh context; `None` when they are not an object of schemas or a
-/// schema fails (then the conversion in place says why).
-fn definitions_alone<'a>(v2: &'a Node<'a>, root: &'a Object<'a>) -> Option<DefinitionsAlone<'a>> {
-    let mut cx = Context::new(v2, root).ok()?;
-    let before = cx.notes.len();
-    let at = Location::root().key("definitions");
-    let defs = root.get("definitions")?.as_object()?;
-    let mut schemas = Object::with_capacity(defs.len());
-    for (name, s) in defs {
-        let converted = cx.named_schema(name, s, &at.key(name)).ok()?;
-        schemas.push_new(cx.component_key("definitions", name), converted);
-    }
-    let notes = cx.notes.split_off(before);
-    Some(DefinitionsAlone { schemas, notes, hoisted: !cx.hoisted.is_empty() })
 }
 
 /// The top-level object of `v2`, once it is known to declare
@@ -611,15 +493,6 @@ pub(crate) struct Context<'a> {
     hoisted_names: Option<refs::ComponentNames>,
 }
 
-/// What other threads convert of a document, each waited for when the
-/// conversion comes to it.
-pub(crate) struct Ahead<'f, 'a> {
-    /// The paths from the one numbered `.0` on.
-    paths: Option<(usize, &'f mut dyn FnMut() -> Option<PathsAlone<'a>>)>,
-    /// The `definitions`.
-    definitions: Option<&'f mut dyn FnMut() -> Option<DefinitionsAlone<'a>>>,
-}
-
 /// The copies of shared parameters any document may make, whatever its
 /// size: half a million values, some 25 MB of tree.
 pub const COPY_FLOOR: usize = 500_000;
@@ -683,45 +556,10 @@ impl<'a> Context<'a> {
         Ok(())
     }
 
-    /// Whether the `definitions` converted alone are what converting them
-    /// here would give: nothing hoisted (hoisted names depend on order),
-    /// and no note this context took already (it would be taken once).
-    fn can_take(&self, alone: &DefinitionsAlone<'a>) -> bool {
-        !alone.hoisted && !alone.notes.iter().any(|n| self.noted.contains(n))
-    }
-
-    /// Takes in the paths converted alone, when that gives what converting
-    /// them here would: nothing hoisted (hoisted names depend on order),
-    /// and the copies of shared parameters within the limit together (else
-    /// the conversion here finds where they pass it). Notes this context
-    /// took already are not taken again, as here.
-    fn take_paths(&mut self, alone: PathsAlone<'a>, out: &mut Object<'a>) -> bool {
-        let copied = self.copied.saturating_add(alone.copied);
-        let limit = self.input_values.or(alone.input_values);
-        if alone.hoisted || (copied > 0 && limit.is_none_or(|limit| copied > limit)) {
-            return false;
-        }
-        self.copied = copied;
-        self.input_values = limit;
-        self.taken_in_place.extend(alone.taken_in_place);
-        for note in alone.notes {
-            if self.noted.insert(note.clone()) {
-                self.notes.push(note);
-            }
-        }
-        for (path, item) in alone.paths {
-            out.push_new(path, item);
-        }
-        true
-    }
-
     /// The document level: input members in input order, each mapped to its
     /// v3 place (`host`/`basePath`/`schemes` → `servers`, `definitions`,
     /// `parameters`, `responses`, `securityDefinitions` → `components`).
-    ///
-    /// `ahead` waits for what other threads converted ([`paths_alone`],
-    /// [`definitions_alone`]).
-    fn document(&mut self, mut ahead: Ahead<'_, 'a>) -> Result<Node<'a>, ConvertError> {
+    fn document(&mut self) -> Result<Node<'a>, ConvertError> {
         let top = Location::root();
         let mut out = Object::new();
         out.insert("openapi", Node::String(OPENAPI_VERSION.into()));
@@ -739,13 +577,13 @@ impl<'a> Context<'a> {
                     }
                 }
                 "paths" => {
-                    let paths = self.paths(value, &top.key("paths"), ahead.paths.take())?;
+                    let paths = self.paths(value, &top.key("paths"))?;
                     out.insert("paths", paths);
                 }
                 "definitions" | "parameters" | "responses" | "securityDefinitions" => {
                     if !components_done {
                         components_done = true;
-                        let components = self.components(ahead.definitions.take())?;
+                        let components = self.components()?;
                         out.insert("components", components);
                     }
                 }
@@ -792,32 +630,17 @@ impl<'a> Context<'a> {
         }))
     }
 
-    fn components(
-        &mut self,
-        ahead: Option<&mut dyn FnMut() -> Option<DefinitionsAlone<'a>>>,
-    ) -> Result<Node<'a>, ConvertError> {
+    fn components(&mut self) -> Result<Node<'a>, ConvertError> {
         let top = Location::root();
         let mut out = Object::new();
         if let Some(defs) = self.doc.get("definitions") {
             let at = top.key("definitions");
             let defs = as_object(defs, &at, "an object of schemas")?;
-            let schemas = match ahead.and_then(|wait| wait()) {
-                Some(alone) if self.can_take(&alone) => {
-                    for note in alone.notes {
-                        self.noted.insert(note.clone());
-                        self.notes.push(note);
-                    }
-                    alone.schemas
-                }
-                _ => {
-                    let mut schemas = Object::new();
-                    for (name, s) in defs {
-                        let converted = self.named_schema(name, s, &at.key(name))?;
-                        schemas.push_new(self.component_key("definitions", name), converted);
-                    }
-                    schemas
-                }
-            };
+            let mut schemas = Object::new();
+            for (name, s) in defs {
+                let converted = self.named_schema(name, s, &at.key(name))?;
+                schemas.push_new(self.component_key("definitions", name), converted);
+            }
             out.insert("schemas", Node::Object(schemas));
         }
         if let Some(responses) = self.doc.get("responses") {

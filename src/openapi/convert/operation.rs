@@ -16,52 +16,31 @@
 //!   known.
 
 use crate::json::pointer::{JsonPointer, Location};
-use crate::json::tree::{Node, Object, Text};
+use crate::json::tree::{Node, Object};
 
 use super::parameter::Param;
-use super::{Context, ConvertError, NoteKind, PathsAlone, as_object, media_types};
+use super::{Context, ConvertError, NoteKind, as_object, media_types};
 
 /// The operations a v2 path item can hold.
 pub(super) const METHODS: [&str; 7] = ["get", "put", "post", "delete", "options", "head", "patch"];
 
 impl<'a> Context<'a> {
-    ///
-    /// `ahead` gives the paths from the one numbered `.0` on, converted on
-    /// another thread ([`super::Context::take_paths`] says when they are
-    /// taken; else they are converted here).
     pub(super) fn paths(
         &mut self,
         paths: &'a Node<'a>,
         at: &Location<'_>,
-        mut ahead: Option<(usize, &mut dyn FnMut() -> Option<PathsAlone<'a>>)>,
     ) -> Result<Node<'a>, ConvertError> {
         let paths = as_object(paths, at, "an object of path items")?;
         let mut out = Object::with_capacity(paths.len());
-        for (i, (path, item)) in paths.iter().enumerate() {
-            if let Some((_, wait)) = ahead.take_if(|(from, _)| *from == i)
-                && let Some(alone) = wait()
-                && self.take_paths(alone, &mut out)
-            {
-                break;
-            }
-            let converted = self.path_entry(path, item, at)?;
+        for (path, item) in paths {
+            let converted = if path.starts_with("x-") {
+                self.extension(item, &at.key(path))
+            } else {
+                self.path_item(item, &at.key(path))?
+            };
             out.push_new(path.clone(), converted);
         }
         Ok(Node::Object(out))
-    }
-
-    /// One member of `paths` (at `at`), converted.
-    pub(super) fn path_entry(
-        &mut self,
-        path: &Text<'a>,
-        item: &'a Node<'a>,
-        at: &Location<'_>,
-    ) -> Result<Node<'a>, ConvertError> {
-        if path.starts_with("x-") {
-            Ok(self.extension(item, &at.key(path)))
-        } else {
-            self.path_item(item, &at.key(path))
-        }
     }
 
     fn path_item(

@@ -9,17 +9,6 @@ fn doc(paths: Value, definitions: Value) -> Value {
     json!({"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": paths, "definitions": definitions})
 }
 
-/// `super::convert`, held to the conversion on two threads: the same
-/// document and notes, or the same error.
-fn convert(v2: &Value) -> Result<Converted, ConvertError> {
-    let serial = super::convert(v2);
-    let tree = Node::from_value(v2);
-    let parallel = convert_tree_parallel(&tree, 2)
-        .map(|c| Converted { document: c.document.to_value(), notes: c.notes });
-    assert_eq!(serial, parallel, "converted on two threads");
-    serial
-}
-
 fn convert_ok(v2: &Value) -> Converted {
     convert(v2).unwrap_or_else(|e| panic!("conversion failed: {e}"))
 }
@@ -1601,74 +1590,4 @@ fn a_shared_body_dropped_as_a_second_body_keeps_its_component() {
     let shared = &c.document["components"]["requestBodies"]["shared"];
     assert_eq!(shared["description"], "kept", "{}", c.document);
     assert!(c.notes.iter().any(|n| n.to_string().contains("more than one body parameter")));
-}
-
-/// The later paths of Kubernetes 1.27, converted on a thread of their own,
-/// are taken: what the second core is there for.
-#[test]
-fn paths_converted_alone_are_taken_for_kubernetes() {
-    let path = crate::testkit::testdata::path("kube-openapi/pkg/schemaconv/testdata/swagger.json");
-    let bytes = std::fs::read(&path).expect("the test data is readable");
-    let v2 = crate::json::document::parse_tree(&bytes).expect("valid JSON");
-    let root = swagger2_root(&v2).expect("Swagger 2.0");
-    let alone = paths_alone(&v2, root, 200).expect("the paths convert");
-    assert_eq!(
-        alone.paths.len(),
-        root.get("paths").and_then(Node::as_object).map_or(0, Object::len) - 200
-    );
-    let mut cx = Context::new(&v2, root).expect("context");
-    assert!(cx.take_paths(alone, &mut Object::new()));
-    assert!(definitions_alone(&v2, root).is_some_and(|d| cx.can_take(&d)));
-    let serial = convert_tree(&v2).expect("converts");
-    let parallel = convert_tree_parallel(&v2, 2).expect("converts");
-    assert_eq!(serial.notes, parallel.notes);
-    assert!(serial.document == parallel.document);
-}
-
-/// Paths that hoist a schema out of `paths` are converted again in place:
-/// a hoisted schema's name depends on the ones hoisted before it.
-#[test]
-fn paths_that_hoist_a_schema_are_converted_again_in_place() {
-    let body = json!({"in": "body", "name": "b", "schema": {"type": "object"}});
-    let v2 = doc(
-        json!({
-            "/apis/g/v1/a": {"post": {"parameters": [body]}},
-            "/apis/g/v1/b": {"post": {"parameters": [{"in": "body", "name": "b", "schema": {
-                "$ref": "#/paths/~1apis~1g~1v1~1a/post/parameters/0/schema"}}]}},
-        }),
-        json!({}),
-    );
-    let tree = Node::from_value(&v2);
-    let root = swagger2_root(&tree).expect("Swagger 2.0");
-    let alone = paths_alone(&tree, root, 1).expect("the paths convert");
-    assert!(alone.hoisted);
-    let mut cx = Context::new(&tree, root).expect("context");
-    assert!(!cx.take_paths(alone, &mut Object::new()));
-    let c = convert_ok(&v2);
-    assert!(kinds(&c.notes).contains(&"hoisted-schema"), "{:?}", c.notes);
-}
-
-/// Copies of shared parameters made on both threads are counted together,
-/// and the paths are taken while the copies stay within the bound.
-#[test]
-fn paths_converted_alone_with_copies_within_the_bound_are_taken() {
-    let paths: serde_json::Map<String, Value> = (0..4)
-        .map(|i| {
-            (
-                format!("/apis/g/v1/p{i}"),
-                json!({"get": {"parameters": [{"$ref": "#/parameters/q"}]}}),
-            )
-        })
-        .collect();
-    let mut v2 = doc(Value::Object(paths), json!({}));
-    v2["parameters"] = json!({"q": {"name": "q", "in": "query", "type": "string"}});
-    let tree = Node::from_value(&v2);
-    let root = swagger2_root(&tree).expect("Swagger 2.0");
-    let alone = paths_alone(&tree, root, 2).expect("the paths convert");
-    assert!(alone.copied > 0 && alone.taken_in_place.contains("q"));
-    let mut cx = Context::new(&tree, root).expect("context");
-    let mut out = Object::new();
-    assert!(cx.take_paths(alone, &mut out));
-    assert_eq!((out.len(), cx.taken_in_place.len()), (2, 1));
-    convert_ok(&v2);
 }

@@ -37,45 +37,8 @@ fn split_ok(doc: &Value) -> Split {
     split
 }
 
-/// What `split_rendered_parallel` hands out on `threads` threads: each
-/// document once, by position in key order, or the error.
-fn split_in_parallel(doc: &Value, threads: usize) -> Result<RenderedSplit, SplitError> {
-    let tree = Node::from_value(doc);
-    let handed = std::sync::Mutex::new(Vec::new());
-    let unplaced =
-        split_rendered_parallel(&tree, 0, usize::MAX, threads, |ordinal, key, bytes| {
-            handed.lock().expect("not poisoned").push((ordinal, key.clone(), bytes.to_vec()));
-        })?;
-    let mut handed = handed.into_inner().expect("not poisoned");
-    handed.sort_by_key(|(ordinal, _, _)| *ordinal);
-    let ordinals: Vec<usize> = handed.iter().map(|(ordinal, _, _)| *ordinal).collect();
-    assert_eq!(ordinals, (0..handed.len()).collect::<Vec<_>>(), "each position once");
-    let documents = handed.into_iter().map(|(_, key, bytes)| (key, bytes)).collect();
-    Ok(RenderedSplit { documents, unplaced })
-}
-
-/// `split_rendered_parallel`, on two and on three threads, gives what
-/// `split_rendered` gives: the same documents in key order, or the same
-/// error (the same reference at the same place).
-fn assert_parallel_matches(doc: &Value) {
-    let serial = split_rendered(doc);
-    for threads in [2, 3] {
-        match (&serial, split_in_parallel(doc, threads)) {
-            (Ok(serial), Ok(parallel)) => assert!(
-                *serial == parallel,
-                "{threads} threads: documents differ from the serial split"
-            ),
-            (Err(serial), Err(parallel)) => {
-                assert_eq!(serial.to_string(), parallel.to_string(), "{threads} threads");
-            }
-            (serial, parallel) => panic!("{threads} threads: {parallel:?}, serial: {serial:?}"),
-        }
-    }
-}
-
 /// `split_rendered` gives exactly the bytes of serializing `split`.
 fn assert_rendered_matches(doc: &Value, split: &Split) {
-    assert_parallel_matches(doc);
     let rendered = split_rendered(doc).expect("split_rendered succeeds where split does");
     assert_eq!(rendered.unplaced, split.unplaced);
     let expected: BTreeMap<DocumentKey, Vec<u8>> = split
@@ -293,7 +256,6 @@ fn dangling_ref_is_reported_with_the_pointer_of_its_object() {
         "paths": { "/api/v1/a": v2_op("A") },
         "definitions": { "A": { "properties": { "b": { "$ref": "#/definitions/Missing" } } } },
     });
-    assert_parallel_matches(&doc);
     match split(&doc) {
         Err(SplitError::UnresolvedRef { reference, at }) => {
             assert_eq!(reference, "#/definitions/Missing");
@@ -309,34 +271,12 @@ fn dangling_ref_in_a_path_points_at_the_path() {
         "swagger": "2.0",
         "paths": { "/api/v1/a": { "get": { "parameters": [{ "$ref": "#/parameters/nope" }] } } },
     });
-    assert_parallel_matches(&doc);
     match split(&doc) {
         Err(SplitError::UnresolvedRef { at, .. }) => {
             assert_eq!(at.as_str(), "/paths/~1api~1v1~1a/get/parameters/0");
         }
         other => panic!("expected UnresolvedRef, got {other:?}"),
     }
-}
-
-/// The parallel split walks components and paths on two threads, each
-/// numbering its error sites from zero: the component's error must still
-/// be the component's, not the path's that took the same number.
-#[test]
-fn dangling_refs_in_a_component_and_a_path_keep_their_own_places_in_parallel() {
-    let doc = json!({
-        "swagger": "2.0",
-        "paths": {
-            "/api/v1/a": v2_op("A"),
-            "/apis/g/v1/b": { "get": { "parameters": [{ "$ref": "#/parameters/nope" }] } },
-        },
-        "definitions": { "A": { "properties": { "b": { "$ref": "#/definitions/Missing" } } } },
-    });
-    let Err(error) = split_in_parallel(&doc, 2) else { panic!("the split must fail") };
-    assert_eq!(
-        error.to_string(),
-        "reference #/definitions/Missing at /definitions/A/properties/b points to nothing"
-    );
-    assert_parallel_matches(&doc);
 }
 
 #[test]
@@ -736,7 +676,6 @@ proptest! {
 
     #[test]
     fn split_never_panics_and_its_outputs_are_closed_under_refs(doc in arb_document()) {
-        assert_parallel_matches(&doc);
         if let Ok(split) = split(&doc) {
             for (key, out) in &split.documents {
                 prop_assert!(closed_under_refs(out), "{} is not closed: {}", key, out);

@@ -5,7 +5,7 @@
 //! invariants run longer under cargo-fuzz (`fuzz/`).
 
 use crate::common::refs::dangling_refs;
-use openapi_proxy::{NoteKind, convert, convert_tree, convert_tree_parallel};
+use openapi_proxy::{NoteKind, convert, convert_tree};
 use openapi_proxy::{parse_document, parse_tree};
 use openapi_proxy::{split, split_rendered, split_rendered_tree, split_tree};
 use proptest::prelude::*;
@@ -183,17 +183,6 @@ fn same_bytes_both_ways(input: &Value) -> Result<(), TestCaseError> {
             }
             (Err(a), Err(b)) => prop_assert_eq!(a.to_string(), b.to_string()),
             (a, b) => prop_assert!(false, "split: {:?} vs {:?}", a.err(), b.err()),
-        }
-
-        // `convert` converts on several threads: the very same result.
-        let parallel = convert_tree_parallel(&tree, 2);
-        match (convert_tree(&tree), &parallel) {
-            (Ok(a), Ok(b)) => {
-                prop_assert_eq!(&a.notes, &b.notes);
-                prop_assert!(a.document == b.document, "converted on two threads differs");
-            }
-            (Err(a), Err(b)) => prop_assert_eq!(&a, b),
-            (a, b) => prop_assert!(false, "two threads: {:?} vs {:?}", a.err(), b.as_ref().err()),
         }
 
         match (convert(&value), convert_tree(&tree)) {
