@@ -167,6 +167,16 @@ impl Target {
     }
 }
 
+/// Every downstream of `config` as a place to pass requests on to, by
+/// name: its URL and CA, never its credentials.
+fn targets(config: &Config) -> Result<BTreeMap<Arc<str>, Arc<Target>>, FrontDoorError> {
+    config
+        .downstreams
+        .iter()
+        .map(|d| Target::new(d).map(|t| (Arc::clone(&t.name), Arc::new(t))))
+        .collect()
+}
+
 impl FrontDoor {
     /// The front door of `config`, or `None` when it is off.
     ///
@@ -180,11 +190,7 @@ impl FrontDoor {
         if !config.front_door {
             return Ok(None);
         }
-        let targets: BTreeMap<Arc<str>, Arc<Target>> = config
-            .downstreams
-            .iter()
-            .map(|d| Target::new(d).map(|t| (Arc::clone(&t.name), Arc::new(t))))
-            .collect::<Result<_, _>>()?;
+        let targets = targets(config)?;
         for target in targets.values().filter(|t| t.in_clear_text()) {
             tracing::warn!(downstream = %target.name, url = %target.base,
                 "front door: passed-on requests to this downstream go over plain HTTP, \

@@ -123,11 +123,7 @@ impl Reviewer {
             return Ok(None);
         }
         let Some(first) = config.downstreams.first() else { return Ok(None) };
-        let targets: BTreeMap<Arc<str>, Arc<Target>> = config
-            .downstreams
-            .iter()
-            .map(|d| Target::new(d).map(|t| (Arc::clone(&t.name), Arc::new(t))))
-            .collect::<Result<_, _>>()?;
+        let targets = super::targets(config)?;
         for target in targets.values().filter(|t| t.in_clear_text()) {
             tracing::warn!(downstream = %target.name, url = %target.base,
                 "metadata authentication: clients' bearer tokens may be reviewed at this \
