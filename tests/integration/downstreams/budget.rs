@@ -65,6 +65,12 @@ async fn fleet_weight(group_versions: usize) -> usize {
     held(&proxy, "fleet").unwrap_or_default() as usize
 }
 
+/// Waits until the fleet's polls have failed `n` times for the budget.
+async fn budget_failures(proxy: &TestProxy, n: f64) {
+    let series = "openapi_proxy_downstream_errors_total{downstream=\"fleet\",reason=\"budget\"}";
+    eventually("budget failures", || gauge(proxy, series).is_some_and(|failed| failed >= n)).await;
+}
+
 async fn readyz(proxy: &TestProxy) -> (StatusCode, String) {
     let r = proxy.get("/readyz?verbose", &[]).await;
     (r.status, String::from_utf8_lossy(&r.body).into_owned())
@@ -100,14 +106,7 @@ async fn a_downstream_refused_by_the_budget_fails_readiness_and_serves_nothing()
         ..config(vec![downstream("fleet", &site.url(), 0)])
     });
     proxy.wait_polled("fleet").await;
-    eventually("a budget failure", || {
-        gauge(
-            &proxy,
-            "openapi_proxy_downstream_errors_total{downstream=\"fleet\",reason=\"budget\"}",
-        )
-        .is_some_and(|n| n >= 2.0)
-    })
-    .await;
+    budget_failures(&proxy, 2.0).await;
     let (status, text) = readyz(&proxy).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{text}");
     assert!(text.contains("[-]downstream/fleet: budget: "), "{text}");
@@ -165,14 +164,7 @@ async fn a_delivered_downstream_that_outgrows_the_budget_keeps_its_last_good_rou
     let before = fleet_served(&proxy).await;
     assert_eq!(before, (small / 2, small));
     site.routes.replace(fleet_routes(FLEET.group_versions));
-    eventually("a budget failure", || {
-        gauge(
-            &proxy,
-            "openapi_proxy_downstream_errors_total{downstream=\"fleet\",reason=\"budget\"}",
-        )
-        .is_some_and(|n| n >= 2.0)
-    })
-    .await;
+    budget_failures(&proxy, 2.0).await;
     let (status, text) = readyz(&proxy).await;
     assert_eq!(status, StatusCode::OK, "{text}");
     assert!(text.contains("[+]downstream/fleet ok (stale: budget: "), "{text}");

@@ -901,19 +901,7 @@ async fn a_client_that_stops_reading_holds_the_downstream_back() {
     let served = crate::front_door::kubectl::serve_front_door("slow", &format!("http://{owner}"));
     let base = served.base().await;
     let addr: std::net::SocketAddr = base.trim_start_matches("http://").parse().expect("address");
-    crate::common::proxy::eventually("the core group is routed", || {
-        std::net::TcpStream::connect(addr)
-            .and_then(|mut s| {
-                s.write_all(b"GET /api/v1/pods HTTP/1.1\r\nHost: p\r\nConnection: close\r\n\r\n")?;
-                let mut text = String::new();
-                s.read_to_string(&mut text)?;
-                // The owner answers 404 for it: routed (unrouted is the
-                // proxy's own 404 Status).
-                Ok(text.starts_with("HTTP/1.1 404") && !text.contains("Status"))
-            })
-            .unwrap_or(false)
-    })
-    .await;
+    raw_downstream_routed(addr).await;
     let before = peak_rss_kib(served.pid()).expect("runs");
     let mut slow = std::net::TcpStream::connect(addr).expect("connect");
     slow.write_all(b"GET /api/v1/endless HTTP/1.1\r\nHost: p\r\n\r\n").expect("request");
@@ -949,17 +937,7 @@ async fn a_burst_to_clients_that_do_not_read_holds_little_per_connection() {
     let served = crate::front_door::kubectl::serve_front_door("burst", &format!("http://{owner}"));
     let base = served.base().await;
     let addr: std::net::SocketAddr = base.trim_start_matches("http://").parse().expect("address");
-    crate::common::proxy::eventually("the core group is routed", || {
-        std::net::TcpStream::connect(addr)
-            .and_then(|mut s| {
-                s.write_all(b"GET /api/v1/pods HTTP/1.1\r\nHost: p\r\nConnection: close\r\n\r\n")?;
-                let mut text = String::new();
-                s.read_to_string(&mut text)?;
-                Ok(text.starts_with("HTTP/1.1 404") && !text.contains("Status"))
-            })
-            .unwrap_or(false)
-    })
-    .await;
+    raw_downstream_routed(addr).await;
     // One watch first, so that what every connection shares (the worker's
     // pools, the client's first buffers) is in `before`.
     let mut warm = std::net::TcpStream::connect(addr).expect("connect");
@@ -1088,6 +1066,23 @@ async fn a_refused_upgrade_is_passed_back_whole() {
     assert_eq!(status["reason"], "Unauthorized");
     let length: usize = response.header("content-length").expect("length").parse().expect("n");
     assert_eq!(length, response.body.len());
+}
+
+/// Waits until the proxy at `addr` passes the core group on to the raw
+/// fake downstream, which answers 404 for `/api/v1/pods` (unrouted is the
+/// proxy's own 404 `Status`).
+async fn raw_downstream_routed(addr: std::net::SocketAddr) {
+    crate::common::proxy::eventually("the core group is routed", || {
+        std::net::TcpStream::connect(addr)
+            .and_then(|mut s| {
+                s.write_all(b"GET /api/v1/pods HTTP/1.1\r\nHost: p\r\nConnection: close\r\n\r\n")?;
+                let mut text = String::new();
+                s.read_to_string(&mut text)?;
+                Ok(text.starts_with("HTTP/1.1 404") && !text.contains("Status"))
+            })
+            .unwrap_or(false)
+    })
+    .await;
 }
 
 /// One request head read byte by byte from a raw fake downstream's
