@@ -14,6 +14,8 @@ pub mod kubectl;
 pub mod logs;
 /// A child process's peak memory and bytes read, from `/proc`.
 pub mod memory;
+/// `protoc --decode` with the upstream `.proto` files: the independent decoder.
+pub mod protoc;
 /// The proxy under test and fake downstreams.
 pub mod proxy;
 /// HTTP/1.1 by hand over plain sockets.
