@@ -79,7 +79,32 @@ pub(crate) fn decode_path(raw: &str) -> Option<Cow<'_, str>> {
 }
 
 /// The route of a decoded path; `None` for a path nothing serves.
+///
+/// `/version/`, `/api/`, `/api/<v>/`, `/apis/<g>/` and `/apis/<g>/<v>/`
+/// are their slash-less routes: kube-apiserver serves them with go-restful,
+/// whose routes ignore a trailing slash, and clients ask for them (kr8s,
+/// the generated Python client, whose paths come from kube-apiserver's own
+/// Swagger). `/apis/` keeps its own, legacy-only route, and the paths
+/// served by exact-match handlers upstream (`/openapi/v2/`, `/healthz/`,
+/// `/metrics/` …) stay unknown.
 pub(crate) fn route(path: &str) -> Option<Route<'_>> {
+    let found = exact_route(path);
+    if found.is_some() {
+        return found;
+    }
+    let trimmed = path.strip_suffix('/')?;
+    match exact_route(trimmed)? {
+        r @ (Route::Version
+        | Route::Api
+        | Route::Group(_)
+        | Route::GroupVersion(_)
+        | Route::CoreVersion(_)) => Some(r),
+        _ => None,
+    }
+}
+
+/// The route of a path as written, slash for slash.
+fn exact_route(path: &str) -> Option<Route<'_>> {
     if let Some(rest) = path.strip_prefix("/openapi/v3") {
         return match rest.strip_prefix('/') {
             None if rest.is_empty() => Some(Route::OpenApiRoot),
@@ -212,12 +237,26 @@ mod tests {
         assert_eq!(route("/apis"), Some(Route::Apis));
         assert_eq!(route("/apis/"), Some(Route::ApisSlash));
         assert_eq!(route("/apis/apps"), Some(Route::Group("apps")));
-        assert_eq!(route("/apis/apps/"), None);
+        assert_eq!(route("/apis/apps/"), Some(Route::Group("apps")));
+        assert_eq!(route("/apis/apps/v1/"), Some(Route::GroupVersion("apis/apps/v1")));
+        assert_eq!(route("/apis/apps/v1//"), None);
+        assert_eq!(route("/apis/apps//"), None);
         assert_eq!(route("/apis/apps/v1"), Some(Route::GroupVersion("apis/apps/v1")));
         assert_eq!(route("/apis/apps/v1/deployments"), None);
         assert_eq!(route("/apis//v1"), None);
         assert_eq!(route("/api"), Some(Route::Api));
-        assert_eq!(route("/api/"), None);
+        assert_eq!(route("/api/"), Some(Route::Api));
+        assert_eq!(route("/api/v1/"), Some(Route::CoreVersion("api/v1")));
+        assert_eq!(route("/api//"), None);
+        assert_eq!(route("/version/"), Some(Route::Version));
+        assert_eq!(route("/version//"), None);
+        assert_eq!(route("/healthz/"), None);
+        assert_eq!(route("/readyz/"), None);
+        assert_eq!(
+            route("/openapi/v3/apis/apps/v1/"),
+            Some(Route::OpenApiDocument("apis/apps/v1/"))
+        );
+        assert_eq!(route("//"), None);
         assert_eq!(route("/api/v1"), Some(Route::CoreVersion("api/v1")));
         assert_eq!(route("/api/v1/pods"), None);
         assert_eq!(route("/livez"), Some(Route::Healthz));

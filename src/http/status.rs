@@ -43,10 +43,14 @@ fn status(code: StatusCode, body: &Bytes) -> Reply {
         .body(body.clone())
 }
 
+/// Not a 404: clients read a `NotFound` as "no such object", and
+/// `kubectl apply --dry-run=client` of a new object then printed
+/// `created (dry run)` through a proxy that never looked. A 501 is no
+/// answer about the object, and no client retries it.
 static RESOURCE_REQUEST: LazyLock<Bytes> = LazyLock::new(|| {
     status_body(
-        StatusCode::NOT_FOUND,
-        "NotFound",
+        StatusCode::NOT_IMPLEMENTED,
+        "NotImplemented",
         "openapi-proxy serves discovery (/api, /apis) and OpenAPI (/openapi/v2, /openapi/v3) \
          only; this is a resource request: send it to the API server that owns it",
     )
@@ -121,13 +125,17 @@ pub(super) fn openapi_v3_not_published() -> Reply {
     status(StatusCode::NOT_FOUND, &V3_KEY_NOT_PUBLISHED)
 }
 
-/// The 404 of a path nothing serves. A path under `/api/` or `/apis/`
-/// deeper than a group-version is a resource request (`kubectl get pods`
-/// through the proxy): the message says where it belongs. The path is not
-/// repeated: the body stays the same few prepared bytes whatever is asked.
+/// The answer to a path nothing serves: 404, but 501 for a path under
+/// `/api/` or `/apis/` deeper than a group-version, a resource request
+/// (`kubectl get pods` through the proxy), whose message says where it
+/// belongs. The path is not repeated: the body stays the same few prepared
+/// bytes whatever is asked.
 pub(super) fn not_found(path: &str) -> Reply {
-    let body = if is_resource_request(path) { &RESOURCE_REQUEST } else { &UNKNOWN_PATH };
-    status(StatusCode::NOT_FOUND, body)
+    if is_resource_request(path) {
+        status(StatusCode::NOT_IMPLEMENTED, &RESOURCE_REQUEST)
+    } else {
+        status(StatusCode::NOT_FOUND, &UNKNOWN_PATH)
+    }
 }
 
 /// The 406 of `/openapi/v2` for an `Accept` it cannot meet. kubectl 1.27
@@ -433,9 +441,15 @@ mod tests {
     #[test]
     fn a_resource_request_is_told_where_it_belongs() {
         for path in ["/api/v1/namespaces/default/pods", "/apis/apps/v1/deployments"] {
-            let m = message(&not_found(path));
+            let reply = not_found(path);
+            // Not "no such object": clients must not take it for an answer.
+            assert_eq!(reply.status, StatusCode::NOT_IMPLEMENTED, "{path}");
+            let m = message(&reply);
             assert!(m.contains("is a resource request"), "{path}: {m}");
             assert!(m.contains("serves discovery"), "{path}: {m}");
+        }
+        for path in ["/nothing", "/apis/apps/v1/", "/api/v1x"] {
+            assert_eq!(not_found(path).status, StatusCode::NOT_FOUND, "{path}");
         }
         let m = message(&not_found("/nothing"));
         assert!(m.starts_with("the server could not find the requested resource"), "{m}");

