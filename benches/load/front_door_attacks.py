@@ -11,8 +11,13 @@ A raw downstream (legacy discovery for the core group; any watch answered
 2. `encoded`: CONNS watches spelled `?%77atch=1` held open, then another
    client's GET: its status.
 
-    python3 benches/load/front_door_attacks.py BIN upgrade [CONNS] [BURST_KB]
+    python3 benches/load/front_door_attacks.py BIN upgrade [CONNS] [BURST_KB] [CLIENTS]
     python3 benches/load/front_door_attacks.py BIN encoded [CONNS]
+
+CLIENTS spreads the upgrade run's connections over that many client
+addresses (127.0.0.1, 127.0.0.2, ...): each client address has its own
+share of the long-running places (`maxLongRunningRequestsPerClient`, 500),
+so one address alone gets 429 past 500 watches.
 
 See BENCHMARKS.md, "The front door".
 """
@@ -88,8 +93,8 @@ async def get(port, target):
     return int(data.split(b" ", 2)[1]) if data else 0
 
 
-async def watch(port, head, read, opened):
-    r, w = await asyncio.open_connection("127.0.0.1", port)
+async def watch(port, head, read, opened, source="127.0.0.1"):
+    r, w = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
     try:
         w.write(head)
         line = await r.readline()
@@ -107,6 +112,7 @@ async def main():
     binary, mode = sys.argv[1], sys.argv[2]
     conns = int(sys.argv[3]) if len(sys.argv) > 3 else (1500 if mode == "upgrade" else 600)
     burst = int(sys.argv[4]) * 1000 if len(sys.argv) > 4 else 900_000
+    clients = int(sys.argv[5]) if len(sys.argv) > 5 else 1
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     server = await asyncio.start_server(lambda r, w: downstream(r, w, burst), "127.0.0.1", 0, backlog=4096)
@@ -134,7 +140,8 @@ async def main():
         if mode == "upgrade":
             head = (b"GET /api/v1/namespaces/default/pods?watch=1 HTTP/1.1\r\nHost: p\r\n"
                     b"Connection: Upgrade\r\nUpgrade: x-anything\r\n\r\n")
-            tasks = [asyncio.create_task(watch(port, head, True, opened)) for _ in range(conns)]
+            tasks = [asyncio.create_task(watch(port, head, True, opened, f"127.0.0.{1 + i % clients}"))
+                     for i in range(conns)]
             # Sampled until every answer began and 5 s more (the bursts
             # read), 60 s at most.
             peak = idle
@@ -154,7 +161,8 @@ async def main():
             await asyncio.sleep(10)
             after = rss_kib(proxy.pid)
             fds = len(os.listdir(f"/proc/{proxy.pid}/fd"))
-            print(f"upgrade: {conns} watches with Upgrade: x-anything, {burst // 1000} KB bursts, read; "
+            print(f"upgrade: {conns} watches with Upgrade: x-anything from {clients} client address(es), "
+                  f"{burst // 1000} KB bursts, read; "
                   f"answers {codes}; RSS idle {idle / 1024:.1f} MiB, peak {peak / 1024:.1f} MiB "
                   f"(+{(peak - idle) / 1024:.1f}), 10 s after they left {after / 1024:.1f} MiB "
                   f"(+{(after - idle) / 1024:.1f}), {fds} descriptors open")

@@ -973,7 +973,7 @@ async fn a_burst_to_clients_that_do_not_read_holds_little_per_connection() {
 
 /// The memory per watch whose client does not read, whatever the burst
 /// (docs/operations.md, "Streaming").
-const BURST_BOUND_KIB: u64 = 160;
+const BURST_BOUND_KIB: u64 = 125;
 
 /// A passed-on request is not cut by the request timeout, which is for
 /// clients sending their heads: a downstream that takes longer than it to
