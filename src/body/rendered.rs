@@ -147,6 +147,33 @@ impl Rendered {
         Self::new(body, HeaderValue::from_static("application/json"))
     }
 
+    /// Prepares `body`, served with `content_type`, as another form of
+    /// `json`'s document: named by `json`'s hash and ETag, not hashed. As
+    /// kube-apiserver names an object, not its bytes, so that a client's
+    /// `If-None-Match` holds across forms (discovery's YAML and protobuf:
+    /// docs/wire.md#a-12).
+    #[must_use]
+    pub fn form_of(body: impl Into<Bytes>, content_type: HeaderValue, json: &Self) -> Self {
+        let body = body.into();
+        let gzip = (body.len() >= GZIP_MIN).then(|| gzip(&body)).flatten();
+        Self {
+            len: body.len(),
+            plain: Some(body),
+            gzip,
+            hash: json.hash.clone(),
+            etag: json.etag.clone(),
+            content_type,
+        }
+    }
+
+    /// This body named by `json`'s hash and ETag, as [`Rendered::form_of`].
+    #[must_use]
+    pub fn retagged(mut self, json: &Self) -> Self {
+        self.hash.clone_from(&json.hash);
+        self.etag = json.etag.clone();
+        self
+    }
+
     /// Prepares `body`, served with `content_type`.
     #[must_use]
     pub fn new(body: impl Into<Bytes>, content_type: HeaderValue) -> Self {
