@@ -133,6 +133,13 @@ impl Rendered {
         Self::compact(Self::new(body, content_type))
     }
 
+    /// This body kept as [`Rendered::document`] keeps one: gzipped only
+    /// when it is in the gzip-only size range and compresses.
+    #[must_use]
+    pub fn gzipped_only(self) -> Self {
+        self.compact()
+    }
+
     /// Drops the plain bytes of a body in the gzip-only size range.
     fn compact(mut self) -> Self {
         if self.gzip.is_some() && (GZIP_ONLY_MIN..=GZIP_ONLY_MAX).contains(&self.len) {

@@ -7,12 +7,16 @@
 //! rebuild and all that memory for the few clients that ask. What is made
 //! is kept for as long as what it was made from:
 //!
-//! - a group's aggregated item, in each form, with the group's piece
-//!   (carried over while the group does not change), and each run's items
-//!   joined and deflated with the run: so, as for JSON, a change to one
-//!   group encodes and compresses that group's run again, not the list;
-//! - the aggregated lists themselves, and the legacy `/api` and `/apis`,
-//!   with the rendering (one snapshot);
+//! - each run's items, encoded, joined and deflated, with the run (carried
+//!   over while its groups do not change): so, as for JSON, a change to
+//!   one group encodes and compresses that group's run again, not the
+//!   list. A group's item is not kept on its own: a run is about 32 KB
+//!   of JSON, so encoding its groups again costs little, and keeping them
+//!   would hold every list's bytes once more;
+//! - the aggregated lists themselves, each version on its own, kept
+//!   gzipped only as large OpenAPI documents are (a client that does not
+//!   take gzip gets them inflated, `body::identity`), and the legacy `/api`
+//!   and `/apis`, with the rendering (one snapshot);
 //! - the legacy `APIGroup` and `APIResourceList` forms with the very JSON
 //!   body they were made from, carried over to the next rendering while it
 //!   serves that body.
@@ -23,7 +27,6 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use actix_web::http::header::HeaderValue;
-use bytes::Bytes;
 use serde::Deserialize;
 
 use super::{GroupPiece, Rendering, Run, proto, types, yaml};
@@ -136,10 +139,10 @@ fn legacy_protobuf(kind: LegacyKind, json: &[u8]) -> Result<Vec<u8>, FormError> 
 /// The forms one rendering makes on request.
 #[derive(Debug, Default)]
 pub(super) struct Forms {
-    /// `/api` aggregated, [v2, v2beta1], as YAML and as protobuf.
-    api: [OnceLock<[Rendered; 2]>; 2],
+    /// `/api` aggregated, as [YAML, protobuf] × [v2, v2beta1].
+    api: [[OnceLock<Rendered>; 2]; 2],
     /// `/apis` aggregated, the same.
-    apis: [OnceLock<[Rendered; 2]>; 2],
+    apis: [[OnceLock<Rendered>; 2]; 2],
     /// Legacy `/api`.
     pub(super) api_legacy: Option<LegacyForms>,
     /// Legacy `/apis`.
@@ -200,15 +203,14 @@ impl Rendering {
         let i = usize::from(version == DiscoveryVersion::V2beta1);
         let Some(s) = slot(format) else { return json[i] };
         let lists = if core { &self.forms.api } else { &self.forms.apis };
-        let made = lists[s].get_or_init(|| {
+        lists[s][i].get_or_init(|| {
             let items: Vec<Segment> = if core {
-                self.core.iter().map(|p| Segment::new(item(p, format).clone())).collect()
+                self.core.iter().map(|p| Segment::new(item(p, format))).collect()
             } else {
                 self.ordered_runs.iter().map(|r| run_items(r, format).clone()).collect()
             };
-            aggregated_lists(&items, format, json)
-        });
-        &made[i]
+            aggregated_list(&items, format, version, json[i])
+        })
     }
 
     /// Legacy `/api` (`core`) or `/apis` in `format`.
@@ -257,18 +259,15 @@ fn legacy_forms(
     Some(f)
 }
 
-/// A group's aggregated item in `format` (YAML or protobuf).
-fn item(p: &GroupPiece, format: DiscoveryFormat) -> &Bytes {
-    match format {
-        DiscoveryFormat::Protobuf => {
-            p.protobuf.get_or_init(|| Bytes::from(proto::list_item(&p.model)))
-        }
-        DiscoveryFormat::Json | DiscoveryFormat::Yaml => p.yaml.get_or_init(|| {
-            let value = serde_json::to_value(&p.model).expect("discovery types always serialize");
-            let text = yaml::from_value(value).expect("a JSON value always has a YAML form");
-            Bytes::from(yaml::list_item(&text))
-        }),
+/// A group's aggregated item as protobuf (`format`), else as YAML (JSON
+/// items are [`GroupPiece::item`]).
+fn item(p: &GroupPiece, format: DiscoveryFormat) -> Vec<u8> {
+    if format == DiscoveryFormat::Protobuf {
+        return proto::list_item(&p.model);
     }
+    let value = serde_json::to_value(&p.model).expect("discovery types always serialize");
+    let text = yaml::from_value(value).expect("a JSON value always has a YAML form");
+    yaml::list_item(&text).into_bytes()
 }
 
 /// A run's items in `format`, joined and deflated as one segment.
@@ -277,7 +276,7 @@ fn run_items(r: &Run, format: DiscoveryFormat) -> &Segment {
     cell.get_or_init(|| {
         let mut out = Vec::new();
         for m in &r.members {
-            out.extend_from_slice(item(m, format));
+            out.extend_from_slice(&item(m, format));
         }
         Segment::new(out)
     })
@@ -286,36 +285,30 @@ fn run_items(r: &Run, format: DiscoveryFormat) -> &Segment {
 /// The YAML document after an aggregated list's items.
 const YAML_TAIL: &str = "kind: APIGroupDiscoveryList\nmetadata: {}\n";
 
-/// The v2 and v2beta1 lists of `items` in `format`, each named as its
-/// JSON form in `json`.
-fn aggregated_lists(
+/// The `version` list of `items` in `format`, named as its JSON form
+/// `json`, kept gzipped only when large.
+fn aggregated_list(
     items: &[Segment],
     format: DiscoveryFormat,
-    json: [&Rendered; 2],
-) -> [Rendered; 2] {
-    let versions = [DiscoveryVersion::V2, DiscoveryVersion::V2beta1];
-    let heads = versions.map(|v| {
-        let head = if format == DiscoveryFormat::Protobuf {
-            proto::list_head(v.api_version(), items.iter().map(|s| s.plain.len()).sum())
-        } else if items.is_empty() {
-            format!("apiVersion: {}\nitems: []\n", v.api_version()).into_bytes()
-        } else {
-            format!("apiVersion: {}\nitems:\n", v.api_version()).into_bytes()
-        };
-        (Segment::new(head), HeaderValue::from_static(v.content_type_as(format)))
+    version: DiscoveryVersion,
+    json: &Rendered,
+) -> Rendered {
+    let head = Segment::new(if format == DiscoveryFormat::Protobuf {
+        proto::list_head(version.api_version(), items.iter().map(|s| s.plain.len()).sum())
+    } else if items.is_empty() {
+        format!("apiVersion: {}\nitems: []\n", version.api_version()).into_bytes()
+    } else {
+        format!("apiVersion: {}\nitems:\n", version.api_version()).into_bytes()
     });
     let tail = Segment::fixed(if format == DiscoveryFormat::Protobuf {
         proto::ENVELOPE_END
     } else {
         YAML_TAIL
     });
-    let [(h2, c2), (hb, cb)] = &heads;
-    let lists = Rendered::variants_sharing_tail(
-        [(h2, c2.clone()), (hb, cb.clone())],
-        items.iter().chain(std::iter::once(&tail)),
-    );
-    let [v2, v2beta1] = lists;
-    [v2.retagged(json[0]), v2beta1.retagged(json[1])]
+    let parts = std::iter::once(&head).chain(items).chain(std::iter::once(&tail));
+    Rendered::from_segments_tree(parts, HeaderValue::from_static(version.content_type_as(format)))
+        .retagged(json)
+        .gzipped_only()
 }
 
 #[cfg(test)]

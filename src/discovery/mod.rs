@@ -35,8 +35,6 @@ use self::types::{
 };
 use actix_web::http::header::HeaderValue;
 
-use bytes::Bytes;
-
 use crate::body::rendered::{Rendered, Segment};
 use crate::wire::DocumentKey;
 use crate::wire::GroupVersion;
@@ -518,10 +516,6 @@ struct GroupPiece {
     legacy_item: Option<Segment>,
     /// `/apis/<group>` (named groups only).
     group: Option<Arc<Rendered>>,
-    /// Its aggregated item as protobuf, made on request.
-    protobuf: OnceLock<Bytes>,
-    /// Its aggregated item as YAML, made on request.
-    yaml: OnceLock<Bytes>,
 }
 
 impl GroupPiece {
@@ -537,15 +531,7 @@ impl GroupPiece {
                 Some(Arc::new(Rendered::json(k8s_json(&legacy_group(&g, true))))),
             )
         };
-        Self {
-            model: g,
-            origins,
-            item: Segment::new(item),
-            legacy_item,
-            group,
-            protobuf: OnceLock::new(),
-            yaml: OnceLock::new(),
-        }
+        Self { model: g, origins, item: Segment::new(item), legacy_item, group }
     }
 }
 

@@ -135,6 +135,26 @@ fn gzip_of_the_other_forms_inflates_to_their_bodies() {
     }
 }
 
+/// Large lists are held gzipped only (as large OpenAPI documents are),
+/// and still inflate to the whole list.
+#[test]
+fn large_lists_are_held_gzipped_only() {
+    let r = rendering(&groups(600, None));
+    for format in [DiscoveryFormat::Yaml, DiscoveryFormat::Protobuf] {
+        let body = r.aggregated(false, DiscoveryVersion::V2, format);
+        assert!(body.len() > crate::body::rendered::GZIP_ONLY_MIN, "{format:?}: {}", body.len());
+        assert!(body.held().is_none(), "{format:?}");
+        let plain = body.plain().unwrap();
+        assert_eq!(plain.len(), body.len());
+        assert!(plain.ends_with(if format == DiscoveryFormat::Yaml {
+            b"kind: APIGroupDiscoveryList\nmetadata: {}\n".as_slice()
+        } else {
+            b"\x1a\x00\x22\x00".as_slice()
+        }));
+    }
+    assert!(r.apis_v2.held().is_some(), "the JSON list keeps its plain bytes");
+}
+
 /// The known bytes of legacy `/api` (`APIVersions`, whose JSON has no
 /// `apiVersion`): the envelope kube-apiserver writes, field by field.
 #[test]
