@@ -33,7 +33,7 @@ use super::{GroupPiece, Rendering, Run, proto, types, yaml};
 use crate::body::rendered::{Rendered, Segment};
 use crate::wire::negotiate::{DiscoveryFormat, DiscoveryVersion};
 
-/// Why a form of a legacy body cannot be made.
+/// Why a form of a discovery body cannot be made.
 #[derive(Debug, thiserror::Error)]
 pub enum FormError {
     /// The JSON body does not parse as the document it is served as.
@@ -45,6 +45,17 @@ pub enum FormError {
     /// The YAML emitter failed.
     #[error("writing YAML")]
     Yaml(#[from] yaml::YamlError),
+    /// A part of the body could not be made (said when it was tried).
+    #[error("a part could not be made: {0}")]
+    Part(String),
+}
+
+impl FormError {
+    /// The same failure again, for a body made of a part that failed
+    /// before (the part keeps its error).
+    fn again(e: &Self) -> Self {
+        Self::Part(crate::error_chain(e))
+    }
 }
 
 /// Which legacy document a body is (which message its protobuf form is).
@@ -140,9 +151,9 @@ fn legacy_protobuf(kind: LegacyKind, json: &[u8]) -> Result<Vec<u8>, FormError> 
 #[derive(Debug, Default)]
 pub(super) struct Forms {
     /// `/api` aggregated, as [YAML, protobuf] × [v2, v2beta1].
-    api: [[OnceLock<Rendered>; 2]; 2],
+    api: [[OnceLock<Result<Rendered, FormError>>; 2]; 2],
     /// `/apis` aggregated, the same.
-    apis: [[OnceLock<Rendered>; 2]; 2],
+    apis: [[OnceLock<Result<Rendered, FormError>>; 2]; 2],
     /// Legacy `/api`.
     pub(super) api_legacy: Option<LegacyForms>,
     /// Legacy `/apis`.
@@ -188,29 +199,40 @@ fn slot(format: DiscoveryFormat) -> Option<usize> {
 
 impl Rendering {
     /// `/api` (`core`) or `/apis` aggregated, as `version`, in `format`.
-    #[must_use]
+    ///
+    /// # Errors
+    /// When a group's YAML cannot be written (no string discovery holds
+    /// is known to make the emitter fail; kept as an error rather than a
+    /// panic, the strings being a downstream's).
     pub fn aggregated(
         &self,
         core: bool,
         version: DiscoveryVersion,
         format: DiscoveryFormat,
-    ) -> &Rendered {
+    ) -> Result<&Rendered, &FormError> {
         let json = if core {
             [&self.api_v2, &self.api_v2beta1]
         } else {
             [&self.apis_v2, &self.apis_v2beta1]
         };
         let i = usize::from(version == DiscoveryVersion::V2beta1);
-        let Some(s) = slot(format) else { return json[i] };
+        let Some(s) = slot(format) else { return Ok(json[i]) };
         let lists = if core { &self.forms.api } else { &self.forms.apis };
-        lists[s][i].get_or_init(|| {
+        let made = lists[s][i].get_or_init(|| {
             let items: Vec<Segment> = if core {
-                self.core.iter().map(|p| Segment::new(item(p, format))).collect()
+                self.core
+                    .iter()
+                    .map(|p| item(p, format).map(Segment::new))
+                    .collect::<Result<_, _>>()?
             } else {
-                self.ordered_runs.iter().map(|r| run_items(r, format).clone()).collect()
+                self.ordered_runs
+                    .iter()
+                    .map(|r| run_items(r, format).cloned().map_err(FormError::again))
+                    .collect::<Result<_, _>>()?
             };
-            aggregated_list(&items, format, version, json[i])
-        })
+            Ok(aggregated_list(&items, format, version, json[i]))
+        });
+        made.as_ref()
     }
 
     /// Legacy `/api` (`core`) or `/apis` in `format`.
@@ -261,25 +283,25 @@ fn legacy_forms(
 
 /// A group's aggregated item as protobuf (`format`), else as YAML (JSON
 /// items are [`GroupPiece::item`]).
-fn item(p: &GroupPiece, format: DiscoveryFormat) -> Vec<u8> {
+fn item(p: &GroupPiece, format: DiscoveryFormat) -> Result<Vec<u8>, FormError> {
     if format == DiscoveryFormat::Protobuf {
-        return proto::list_item(&p.model);
+        return Ok(proto::list_item(&p.model));
     }
-    let value = serde_json::to_value(&p.model).expect("discovery types always serialize");
-    let text = yaml::from_value(value).expect("a JSON value always has a YAML form");
-    yaml::list_item(&text).into_bytes()
+    let value = serde_json::to_value(&p.model)?;
+    Ok(yaml::list_item(&yaml::from_value(value)?).into_bytes())
 }
 
 /// A run's items in `format`, joined and deflated as one segment.
-fn run_items(r: &Run, format: DiscoveryFormat) -> &Segment {
+fn run_items(r: &Run, format: DiscoveryFormat) -> Result<&Segment, &FormError> {
     let cell = if format == DiscoveryFormat::Protobuf { &r.protobuf } else { &r.yaml };
     cell.get_or_init(|| {
         let mut out = Vec::new();
         for m in &r.members {
-            out.extend_from_slice(&item(m, format));
+            out.extend_from_slice(&item(m, format)?);
         }
-        Segment::new(out)
+        Ok(Segment::new(out))
     })
+    .as_ref()
 }
 
 /// The YAML document after an aggregated list's items.

@@ -419,9 +419,9 @@ struct Run {
     /// The members' `APIGroupList` entries, comma-separated.
     legacy: Segment,
     /// The members' aggregated items as protobuf, made on request.
-    protobuf: OnceLock<Segment>,
+    protobuf: OnceLock<Result<Segment, forms::FormError>>,
     /// The members' aggregated items as YAML, made on request.
-    yaml: OnceLock<Segment>,
+    yaml: OnceLock<Result<Segment, forms::FormError>>,
 }
 
 /// About this many bytes of aggregated items make a run. A change

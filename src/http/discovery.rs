@@ -85,9 +85,10 @@ pub(super) fn root(req: &Request<'_>, state: &AppState, core: bool) -> Reply {
     let snap = state.store.load();
     let d = &snap.discovery;
     match negotiate::negotiate_discovery(req.accept.as_deref(), state.serve_v2beta1) {
-        DiscoveryChoice::Aggregated(v, format) => {
-            aggregated(req, state, d.aggregated(core, v, format))
-        }
+        DiscoveryChoice::Aggregated(v, format) => match d.aggregated(core, v, format) {
+            Ok(rendered) => aggregated(req, state, rendered),
+            Err(e) => form_failed(req, e),
+        },
         DiscoveryChoice::Legacy(format) => match d.legacy_root(core, format) {
             Ok(rendered) => legacy(req, state, rendered),
             Err(e) => form_failed(req, e),

@@ -81,7 +81,7 @@ fn protobuf_lists_hold_what_the_json_lists_hold() {
         for (v, json) in
             [(DiscoveryVersion::V2, &r.apis_v2), (DiscoveryVersion::V2beta1, &r.apis_v2beta1)]
         {
-            let body = r.aggregated(false, v, DiscoveryFormat::Protobuf);
+            let body = r.aggregated(false, v, DiscoveryFormat::Protobuf).unwrap();
             let (api_version, kind, raw) = unwrap(&body.plain().unwrap());
             assert_eq!(
                 (api_version.as_str(), kind.as_str()),
@@ -112,7 +112,7 @@ fn yaml_lists_parse_to_the_json_lists() {
             } else {
                 [(DiscoveryVersion::V2, &r.apis_v2), (DiscoveryVersion::V2beta1, &r.apis_v2beta1)]
             } {
-                let body = r.aggregated(core, v, DiscoveryFormat::Yaml);
+                let body = r.aggregated(core, v, DiscoveryFormat::Yaml).unwrap();
                 let text = body.plain().unwrap();
                 let yaml: Value = serde_yaml_ng::from_slice(&text).unwrap();
                 let json_value: Value = serde_json::from_slice(&json.plain().unwrap()).unwrap();
@@ -128,7 +128,7 @@ fn yaml_lists_parse_to_the_json_lists() {
 fn gzip_of_the_other_forms_inflates_to_their_bodies() {
     let r = rendering(&groups(70, None));
     for format in [DiscoveryFormat::Yaml, DiscoveryFormat::Protobuf] {
-        let body = r.aggregated(false, DiscoveryVersion::V2, format);
+        let body = r.aggregated(false, DiscoveryVersion::V2, format).unwrap();
         let gz = body.gzip.as_ref().expect("compressible");
         let inflated = crate::body::rendered::inflate(gz, body.len()).unwrap();
         assert_eq!(inflated, body.plain().unwrap());
@@ -141,7 +141,7 @@ fn gzip_of_the_other_forms_inflates_to_their_bodies() {
 fn large_lists_are_held_gzipped_only() {
     let r = rendering(&groups(600, None));
     for format in [DiscoveryFormat::Yaml, DiscoveryFormat::Protobuf] {
-        let body = r.aggregated(false, DiscoveryVersion::V2, format);
+        let body = r.aggregated(false, DiscoveryVersion::V2, format).unwrap();
         assert!(body.len() > crate::body::rendered::GZIP_ONLY_MIN, "{format:?}: {}", body.len());
         assert!(body.held().is_none(), "{format:?}");
         let plain = body.plain().unwrap();
@@ -226,20 +226,25 @@ fn one_change_encodes_one_run_again() {
     }]);
     let r0 = render(&m0);
     for format in [DiscoveryFormat::Yaml, DiscoveryFormat::Protobuf] {
-        let _ = r0.aggregated(false, DiscoveryVersion::V2, format);
+        r0.aggregated(false, DiscoveryVersion::V2, format).unwrap();
     }
     let r1 = render_reusing(&Plan::of(&m1), Some(&r0));
     assert!(r1.ordered_runs.len() > 2, "several runs");
     let made: Vec<bool> = r1
         .ordered_runs
         .iter()
-        .map(|r| r.protobuf.get().is_some() && r.yaml.get().is_some())
+        .map(|r| {
+            r.protobuf.get().is_some_and(Result::is_ok) && r.yaml.get().is_some_and(Result::is_ok)
+        })
         .collect();
     assert_eq!(made.iter().filter(|m| !**m).count(), 1, "one run to encode again: {made:?}");
     let whole = render(&m1);
     for format in [DiscoveryFormat::Yaml, DiscoveryFormat::Protobuf] {
         for v in [DiscoveryVersion::V2, DiscoveryVersion::V2beta1] {
-            let (a, b) = (r1.aggregated(false, v, format), whole.aggregated(false, v, format));
+            let (a, b) = (
+                r1.aggregated(false, v, format).unwrap(),
+                whole.aggregated(false, v, format).unwrap(),
+            );
             assert_eq!(a.plain().unwrap(), b.plain().unwrap());
             assert_eq!((&a.gzip, &a.etag), (&b.gzip, &b.etag));
         }
@@ -282,4 +287,39 @@ fn legacy_forms_are_carried_over_while_their_json_is() {
     let group = proto::APIGroup::decode(&raw[..]).unwrap();
     assert_eq!(group.name, "g1.example.com");
     assert_eq!(group.preferred_version.group_version, "g1.example.com/v1");
+}
+
+/// Strings a downstream may list (control characters, quotes, YAML
+/// indicators, non-ASCII) have a YAML form that reads back the same, and a
+/// protobuf form: no discovery body fails to be made for its strings.
+#[test]
+fn any_string_has_both_forms() {
+    let odd = [
+        "a\u{1}b",
+        "- x",
+        "#c",
+        "\"q\"",
+        "'s'",
+        "k: v",
+        "\u{feff}bom",
+        "line\nbreak",
+        "tab\t",
+        "ünï",
+        "\u{fffe}",
+        "null",
+        "~",
+        "0x1F",
+        "1e3",
+        "yes",
+    ];
+    let mut d = groups(1, None);
+    let g = Arc::make_mut(&mut d.groups[0]);
+    g.versions[0].resources[0].short_names = odd.iter().map(|s| (*s).to_owned()).collect();
+    g.versions[0].resources[0].singular_resource = odd.concat();
+    let r = rendering(&d);
+    let yaml = r.aggregated(false, DiscoveryVersion::V2, DiscoveryFormat::Yaml).unwrap();
+    let back: Value = serde_yaml_ng::from_slice(&yaml.plain().unwrap()).unwrap();
+    let json: Value = serde_json::from_slice(&r.apis_v2.plain().unwrap()).unwrap();
+    assert_eq!(back, json);
+    assert!(r.aggregated(false, DiscoveryVersion::V2, DiscoveryFormat::Protobuf).is_ok());
 }
