@@ -11,13 +11,18 @@
 //! group-versions served by one downstream (`testkit::crd`), one
 //! group-version changing between rebuilds.
 //!
+//! The third group (`forms_crd`) is issue 27's: at the same scale, what
+//! making discovery's YAML and protobuf forms of `/apis` costs, on the
+//! first request for them and after one change, and their sizes.
+//!
 //! Run: `cargo bench --bench rebuild`.
 
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{Criterion, SamplingMode};
+use criterion::{BatchSize, Criterion, SamplingMode};
+use openapi_proxy::negotiate::{DiscoveryFormat, DiscoveryVersion};
 use openapi_proxy::testkit::crd::CrdFleet;
 use openapi_proxy::testkit::fleet;
 use openapi_proxy::{Contribution, Readiness, build_snapshot, rebuild_snapshot};
@@ -71,6 +76,7 @@ fn main() {
     });
     group.finish();
     crd_one_change(&mut c);
+    forms_crd(&mut c);
     c.final_summary();
 }
 
@@ -153,4 +159,66 @@ fn bench_rebuild(
             ))
         });
     });
+}
+
+/// Issue 27: `/apis`'s YAML and protobuf forms at issue 16's scale (5,000
+/// kinds in 1,000 group-versions). They are made on the first request for
+/// each (then kept): `first_*` times that request's work on a snapshot
+/// just built (every group encoded, every run deflated); `*_after_one_change`
+/// times it on the snapshot rebuilt after one group-version changed, from
+/// one whose form was made (one run encoded again, the list joined).
+/// Snapshots are made outside the timing.
+fn forms_crd(c: &mut Criterion) {
+    let fleet = CrdFleet { kind_bytes: 1_000, ..CrdFleet::ISSUE_16 };
+    let original = Arc::new(fleet.contribution("crds", None));
+    let shared =
+        Arc::new(fleet.contribution_after(&original, "crds", Some((fleet.group_versions / 2, 1))));
+    let built = || build_snapshot(1, std::slice::from_ref(&original), Readiness::default()).0;
+    let snap = built();
+    for format in [DiscoveryFormat::Json, DiscoveryFormat::Yaml, DiscoveryFormat::Protobuf] {
+        let r = snap.discovery.aggregated(false, DiscoveryVersion::V2, format).expect("made");
+        eprintln!(
+            "crd scale, /apis v2 as {format:?}: {} bytes, {} gzipped",
+            r.len(),
+            r.gzip.as_ref().map_or(0, |g| g.len())
+        );
+    }
+    let mut group = c.benchmark_group("forms_crd");
+    group.sampling_mode(SamplingMode::Flat).sample_size(10);
+    for (name, format) in [("protobuf", DiscoveryFormat::Protobuf), ("yaml", DiscoveryFormat::Yaml)]
+    {
+        group.bench_function(format!("first_{name}_apis_5000_kinds"), |b| {
+            b.iter_batched(
+                built,
+                |s| {
+                    black_box(s.discovery.aggregated(false, DiscoveryVersion::V2, format).is_ok());
+                    s
+                },
+                BatchSize::PerIteration,
+            );
+        });
+        group.bench_function(format!("{name}_apis_after_one_change_5000_kinds"), |b| {
+            b.iter_batched(
+                || {
+                    let previous = built();
+                    black_box(
+                        previous.discovery.aggregated(false, DiscoveryVersion::V2, format).is_ok(),
+                    );
+                    let (next, _) = rebuild_snapshot(
+                        2,
+                        std::slice::from_ref(&shared),
+                        Readiness::default(),
+                        &previous,
+                    );
+                    (next, previous)
+                },
+                |(s, previous)| {
+                    black_box(s.discovery.aggregated(false, DiscoveryVersion::V2, format).is_ok());
+                    (s, previous)
+                },
+                BatchSize::PerIteration,
+            );
+        });
+    }
+    group.finish();
 }

@@ -85,29 +85,28 @@ fn check_negotiation(accept: Option<&str>) {
     let with = negotiate::negotiate_discovery(accept, true);
     assert_eq!(without, negotiate::negotiate_discovery(accept, false));
     assert_eq!(with, negotiate::negotiate_discovery(accept, true));
-    assert_ne!(
-        without,
-        DiscoveryChoice::Aggregated(DiscoveryVersion::V2beta1),
+    assert!(
+        !matches!(without, DiscoveryChoice::Aggregated(DiscoveryVersion::V2beta1, _)),
         "v2beta1 served while switched off: {accept:?}"
     );
     // Switching v2beta1 on can only make a v2beta1 clause win.
-    if with != DiscoveryChoice::Aggregated(DiscoveryVersion::V2beta1) {
+    if !matches!(with, DiscoveryChoice::Aggregated(DiscoveryVersion::V2beta1, _)) {
         assert_eq!(with, without, "the v2beta1 switch changed a non-v2beta1 answer: {accept:?}");
     }
 
     let legacy = negotiate::negotiate_legacy_discovery(accept);
     assert_eq!(legacy, negotiate::negotiate_legacy_discovery(accept));
     assert!(
-        matches!(legacy, DiscoveryChoice::Legacy | DiscoveryChoice::NotAcceptable),
+        matches!(legacy, DiscoveryChoice::Legacy(_) | DiscoveryChoice::NotAcceptable),
         "a legacy-only endpoint chose {legacy:?}"
     );
     // /api and /apis fall back to exactly the legacy-only negotiation.
     for choice in [with, without] {
         match choice {
-            DiscoveryChoice::Legacy | DiscoveryChoice::NotAcceptable => {
+            DiscoveryChoice::Legacy(_) | DiscoveryChoice::NotAcceptable => {
                 assert_eq!(choice, legacy, "root and legacy-only endpoints disagree: {accept:?}");
             }
-            DiscoveryChoice::Aggregated(_) => {}
+            DiscoveryChoice::Aggregated(..) => {}
         }
     }
 }

@@ -133,6 +133,13 @@ impl Rendered {
         Self::compact(Self::new(body, content_type))
     }
 
+    /// This body kept as [`Rendered::document`] keeps one: gzipped only
+    /// when it is in the gzip-only size range and compresses.
+    #[must_use]
+    pub fn gzipped_only(self) -> Self {
+        self.compact()
+    }
+
     /// Drops the plain bytes of a body in the gzip-only size range.
     fn compact(mut self) -> Self {
         if self.gzip.is_some() && (GZIP_ONLY_MIN..=GZIP_ONLY_MAX).contains(&self.len) {
@@ -145,6 +152,33 @@ impl Rendered {
     #[must_use]
     pub fn json(body: impl Into<Bytes>) -> Self {
         Self::new(body, HeaderValue::from_static("application/json"))
+    }
+
+    /// Prepares `body`, served with `content_type`, as another form of
+    /// `json`'s document: named by `json`'s hash and ETag, not hashed. As
+    /// kube-apiserver names an object, not its bytes, so that a client's
+    /// `If-None-Match` holds across forms (discovery's YAML and protobuf:
+    /// docs/wire.md#a-12).
+    #[must_use]
+    pub fn form_of(body: impl Into<Bytes>, content_type: HeaderValue, json: &Self) -> Self {
+        let body = body.into();
+        let gzip = (body.len() >= GZIP_MIN).then(|| gzip(&body)).flatten();
+        Self {
+            len: body.len(),
+            plain: Some(body),
+            gzip,
+            hash: json.hash.clone(),
+            etag: json.etag.clone(),
+            content_type,
+        }
+    }
+
+    /// This body named by `json`'s hash and ETag, as [`Rendered::form_of`].
+    #[must_use]
+    pub fn retagged(mut self, json: &Self) -> Self {
+        self.hash.clone_from(&json.hash);
+        self.etag = json.etag.clone();
+        self
     }
 
     /// Prepares `body`, served with `content_type`.

@@ -12,15 +12,20 @@
 //! - [`render`] (here): that model → every body discovery serves, prepared
 //!   once per snapshot; [`render_reusing`] takes what did not change from
 //!   the previous snapshot's rendering.
+//! - [`forms`]: the YAML ([`yaml`]) and protobuf ([`proto`]) forms of
+//!   those bodies, made on first request and kept while their JSON is.
 
+pub mod forms;
 pub mod legacy;
 pub mod names;
 pub mod owners;
+pub mod proto;
 pub mod types;
 pub mod version;
+pub mod yaml;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 
@@ -387,6 +392,13 @@ pub struct Rendering {
     /// Runs of consecutive groups compressed together, by their first
     /// group's name: what the next rendering reuses.
     runs: BTreeMap<String, Arc<Run>>,
+    /// The core group's piece, for `/api`'s other forms.
+    core: Option<Arc<GroupPiece>>,
+    /// The runs in serving order, for `/apis`'s other forms.
+    ordered_runs: Vec<Arc<Run>>,
+    /// The YAML and protobuf forms, made on request ([`forms`]); shared
+    /// by clones.
+    forms: Arc<forms::Forms>,
 }
 
 /// Consecutive groups of `/apis`, joined and compressed as one segment.
@@ -406,6 +418,10 @@ struct Run {
     items: Segment,
     /// The members' `APIGroupList` entries, comma-separated.
     legacy: Segment,
+    /// The members' aggregated items as protobuf, made on request.
+    protobuf: OnceLock<Result<Segment, forms::FormError>>,
+    /// The members' aggregated items as YAML, made on request.
+    yaml: OnceLock<Result<Segment, forms::FormError>>,
 }
 
 /// About this many bytes of aggregated items make a run. A change
@@ -438,6 +454,8 @@ impl Run {
             members: members.to_vec(),
             items: join(&|m| Some(&m.item)),
             legacy: join(&|m| m.legacy_item.as_ref()),
+            protobuf: OnceLock::new(),
+            yaml: OnceLock::new(),
         }
     }
 }
@@ -664,20 +682,26 @@ pub fn render_reusing(merged: &Plan<'_>, previous: Option<&Rendering>) -> Render
     );
     let [api_v2, api_v2beta1] = aggregated_lists(core.iter().map(|p| &p.item), &comma);
     let [apis_v2, apis_v2beta1] = aggregated_lists(runs.iter().map(|r| &r.items), &comma);
+    let api_legacy = Rendered::json(k8s_json(&api_legacy));
+    let group_bodies: BTreeMap<String, Arc<Rendered>> = groups
+        .iter()
+        .filter_map(|p| p.group.as_ref().map(|r| (p.model.metadata.name.clone(), Arc::clone(r))))
+        .collect();
+    let resources = merged.legacy.clone();
+    let mut forms = forms::Forms::carried(previous.map(|p| &*p.forms), &group_bodies, &resources);
+    forms.api_legacy =
+        Some(forms::LegacyForms::new(Arc::new(api_legacy.clone()), forms::LegacyKind::Versions));
+    forms.apis_legacy =
+        Some(forms::LegacyForms::new(Arc::new(apis_legacy.clone()), forms::LegacyKind::GroupList));
     Rendering {
         api_v2,
         api_v2beta1,
         apis_v2,
         apis_v2beta1,
-        api_legacy: Rendered::json(k8s_json(&api_legacy)),
+        api_legacy,
         apis_legacy,
-        groups: groups
-            .iter()
-            .filter_map(|p| {
-                p.group.as_ref().map(|r| (p.model.metadata.name.clone(), Arc::clone(r)))
-            })
-            .collect(),
-        resources: merged.legacy.clone(),
+        groups: group_bodies,
+        resources,
         rendered_groups,
         compared_groups,
         runs: runs
@@ -691,6 +715,9 @@ pub fn render_reusing(merged: &Plan<'_>, previous: Option<&Rendering>) -> Render
             .chain(&groups)
             .map(|p| (p.model.metadata.name.clone(), Arc::clone(p)))
             .collect(),
+        core,
+        ordered_runs: runs,
+        forms: Arc::new(forms),
     }
 }
 

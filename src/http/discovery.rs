@@ -1,10 +1,11 @@
 //! `/api`, `/apis`, `/apis/`, `/apis/<group>`, `/apis/<group>/<version>`,
 //! `/api/<version>`.
 //!
-//! Wire behaviour: docs/wire.md#a-7 to #a-9, B-4.1–4.4, B-5. `/api` and
-//! `/apis` answer the aggregated list when `Accept` asks for it (v2, and
-//! v2beta1 unless switched off), else the legacy document; `/apis/` and
-//! the per-group paths are legacy only.
+//! Wire behaviour: docs/wire.md#a-7 to #a-9 and #a-12, B-4.1–4.4, B-5.
+//! `/api` and `/apis` answer the aggregated list when `Accept` asks for it
+//! (v2, and v2beta1 unless switched off), else the legacy document;
+//! `/apis/` and the per-group paths are legacy only. Each in JSON, YAML or
+//! protobuf, as negotiated, with the ETag of its JSON form.
 
 use std::sync::LazyLock;
 
@@ -13,11 +14,11 @@ use actix_web::http::header::{self, HeaderValue, VARY};
 use bytes::Bytes;
 
 use super::reply::{Reply, Request};
-use super::{ACCEPT, AppState, NO_CACHE, body_reply};
+use super::{ACCEPT, AppState, NO_CACHE, body_reply, status};
 use crate::body::rendered::Rendered;
-use crate::publish::snapshot::Snapshot;
+use crate::discovery::forms::FormError;
 use crate::wire::media::DISCOVERY_NOT_ACCEPTABLE_MESSAGE;
-use crate::wire::negotiate::{self, DiscoveryChoice, DiscoveryVersion};
+use crate::wire::negotiate::{self, DiscoveryChoice};
 
 /// The 404 `Status` of an unknown group or group-version.
 const NOT_FOUND_STATUS: &str = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\
@@ -84,37 +85,57 @@ pub(super) fn root(req: &Request<'_>, state: &AppState, core: bool) -> Reply {
     let snap = state.store.load();
     let d = &snap.discovery;
     match negotiate::negotiate_discovery(req.accept.as_deref(), state.serve_v2beta1) {
-        DiscoveryChoice::Aggregated(v) => {
-            let rendered = match (core, v) {
-                (true, DiscoveryVersion::V2) => &d.api_v2,
-                (true, DiscoveryVersion::V2beta1) => &d.api_v2beta1,
-                (false, DiscoveryVersion::V2) => &d.apis_v2,
-                (false, DiscoveryVersion::V2beta1) => &d.apis_v2beta1,
-            };
-            aggregated(req, state, rendered)
-        }
-        DiscoveryChoice::Legacy => {
-            legacy(req, state, if core { &d.api_legacy } else { &d.apis_legacy })
-        }
+        DiscoveryChoice::Aggregated(v, format) => match d.aggregated(core, v, format) {
+            Ok(rendered) => aggregated(req, state, rendered),
+            Err(e) => form_failed(req, e),
+        },
+        DiscoveryChoice::Legacy(format) => match d.legacy_root(core, format) {
+            Ok(rendered) => legacy(req, state, rendered),
+            Err(e) => form_failed(req, e),
+        },
         DiscoveryChoice::NotAcceptable => not_acceptable(),
     }
 }
 
+/// Which legacy-only document a path names.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum LegacyPath<'p> {
+    /// `/apis/`: the `APIGroupList`.
+    Groups,
+    /// `/apis/<group>`.
+    Group(&'p str),
+    /// `/api/<v>`, `/apis/<g>/<v>`, by key (`api/v1`).
+    Resources(&'p str),
+}
+
 /// A legacy-only document (`/apis/`, `/apis/<group>`, `/apis/<g>/<v>`,
-/// `/api/<v>`): `pick` finds it in the snapshot; `None` is a 404 Status.
-pub(super) fn legacy_only(
-    req: &Request<'_>,
-    state: &AppState,
-    pick: impl FnOnce(&Snapshot) -> Option<&Rendered>,
-) -> Reply {
-    if negotiate::negotiate_legacy_discovery(req.accept.as_deref())
-        == DiscoveryChoice::NotAcceptable
-    {
+/// `/api/<v>`) in the negotiated form; one not served is a 404 Status.
+pub(super) fn legacy_only(req: &Request<'_>, state: &AppState, path: LegacyPath<'_>) -> Reply {
+    let DiscoveryChoice::Legacy(format) =
+        negotiate::negotiate_legacy_discovery(req.accept.as_deref())
+    else {
         return not_acceptable();
-    }
+    };
     let snap = state.store.load();
-    match pick(&snap) {
-        Some(r) => legacy(req, state, r),
-        None => not_found(),
+    let d = &snap.discovery;
+    let forms = match path {
+        LegacyPath::Groups => {
+            return match d.legacy_root(false, format) {
+                Ok(rendered) => legacy(req, state, rendered),
+                Err(e) => form_failed(req, e),
+            };
+        }
+        LegacyPath::Group(group) => d.group_forms(group),
+        LegacyPath::Resources(key) => d.resource_forms(key),
+    };
+    let Some(forms) = forms else { return not_found() };
+    match forms.get(format) {
+        Ok(rendered) => legacy(req, state, rendered),
+        Err(e) => form_failed(req, e),
     }
+}
+
+fn form_failed(req: &Request<'_>, e: &FormError) -> Reply {
+    tracing::error!(path = req.path, error = %crate::error_chain(e), "discovery form failed");
+    status::discovery_form_failed()
 }

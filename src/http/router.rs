@@ -12,6 +12,7 @@ use std::time::Instant;
 use percent_encoding::percent_decode_str;
 
 use super::access::Access;
+use super::discovery::LegacyPath;
 use super::reply::{Reply, Request};
 use super::{AppState, discovery, health, openapi, status};
 use crate::metrics::RouteLabel;
@@ -207,12 +208,10 @@ fn routed(state: &AppState, req: &Request<'_>, access: Access) -> (RouteLabel, R
         Route::Version => openapi::version(req, state),
         Route::Api => discovery::root(req, state, true),
         Route::Apis => discovery::root(req, state, false),
-        Route::ApisSlash => discovery::legacy_only(req, state, |s| Some(&s.discovery.apis_legacy)),
-        Route::Group(group) => {
-            discovery::legacy_only(req, state, |s| s.discovery.groups.get(group).map(|r| &**r))
-        }
+        Route::ApisSlash => discovery::legacy_only(req, state, LegacyPath::Groups),
+        Route::Group(group) => discovery::legacy_only(req, state, LegacyPath::Group(group)),
         Route::GroupVersion(key) | Route::CoreVersion(key) => {
-            discovery::legacy_only(req, state, |s| s.discovery.resources.get(key).map(|r| &**r))
+            discovery::legacy_only(req, state, LegacyPath::Resources(key))
         }
         Route::Healthz => health::healthz(req),
         Route::Readyz => health::readyz(req, state),

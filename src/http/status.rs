@@ -189,6 +189,21 @@ pub(super) fn identity_corrupt() -> Reply {
     status(StatusCode::INTERNAL_SERVER_ERROR, &IDENTITY_CORRUPT)
 }
 
+static FORM_FAILED: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "InternalError",
+        "this discovery document could not be written in the media type asked for; ask \
+         for application/json",
+    )
+});
+
+/// The 500 of a discovery document whose YAML or protobuf form could not
+/// be made from its JSON (docs/wire.md#a-12).
+pub(super) fn discovery_form_failed() -> Reply {
+    status(StatusCode::INTERNAL_SERVER_ERROR, &FORM_FAILED)
+}
+
 /// The 405 of a method other than GET or HEAD on a served path.
 pub(super) fn method_not_allowed() -> Reply {
     status(StatusCode::METHOD_NOT_ALLOWED, &METHOD_NOT_ALLOWED)

@@ -21,10 +21,34 @@ pub const DISCOVERY_V2_CONTENT_TYPE: &str =
 pub const DISCOVERY_V2BETA1_CONTENT_TYPE: &str =
     "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
 
-/// `message` of the 406 `Status` body at `/api` and `/apis` (B-4.3).
-///
-/// It lists the media types upstream supports, including YAML and protobuf
-/// which this version does not serve: the text is kept byte-for-byte.
+/// `Content-Type` of aggregated discovery `apidiscovery.k8s.io/v2` as YAML
+/// (B-4.4).
+pub const DISCOVERY_V2_YAML_CONTENT_TYPE: &str =
+    "application/yaml;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// `Content-Type` of aggregated discovery `apidiscovery.k8s.io/v2beta1` as
+/// YAML (B-4.4).
+pub const DISCOVERY_V2BETA1_YAML_CONTENT_TYPE: &str =
+    "application/yaml;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
+
+/// `Content-Type` of aggregated discovery `apidiscovery.k8s.io/v2` as
+/// Kubernetes protobuf (B-4.4).
+pub const DISCOVERY_V2_PROTOBUF_CONTENT_TYPE: &str =
+    "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// `Content-Type` of aggregated discovery `apidiscovery.k8s.io/v2beta1` as
+/// Kubernetes protobuf (B-4.4).
+pub const DISCOVERY_V2BETA1_PROTOBUF_CONTENT_TYPE: &str =
+    "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
+
+/// The YAML media type, as served for legacy discovery (B-5).
+pub const APPLICATION_YAML: &str = "application/yaml";
+
+/// Kubernetes' protobuf media type, as served for legacy discovery (B-5).
+pub const KUBERNETES_PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+/// `message` of the 406 `Status` body at `/api` and `/apis` (B-4.3): the
+/// media types discovery serves.
 pub const DISCOVERY_NOT_ACCEPTABLE_MESSAGE: &str = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf";
 
 /// The subtype of [`OPENAPI_V2_PROTOBUF_CONTENT_TYPE`], as `Accept` clauses

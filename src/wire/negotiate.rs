@@ -20,9 +20,9 @@
 //! Deliberate differences from upstream, each also noted where it is made:
 //! - The sort is a real total order; Go's comparator is not one when q and
 //!   wildcards disagree (see [`parse_accept`]).
-//! - Protobuf (OpenAPI v3, discovery) and YAML (discovery) are not served
-//!   (Part A 10): such clauses never match, so negotiation falls through to
-//!   the next clause, the legacy form, or 406.
+//! - Protobuf of OpenAPI v3 documents is not served (Part A 10): such
+//!   clauses never match, so negotiation falls through to the next clause
+//!   or 406. Discovery is served in JSON, YAML and protobuf, as upstream.
 //! - An OpenAPI v3 `Accept` that parses to zero clauses gets JSON instead of
 //!   upstream's empty 200.
 //! - Several `Accept` lines can be joined ([`parse_accept_lines`]); Go's
@@ -41,9 +41,11 @@ pub const MAX_CLAUSES: usize = 64;
 pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 
 use super::media::{
-    APPLICATION_JSON, DISCOVERY_GROUP, DISCOVERY_KIND, DISCOVERY_V2_CONTENT_TYPE,
-    DISCOVERY_V2BETA1_CONTENT_TYPE, OPENAPI_V2_PROTOBUF_CONTENT_TYPE, OPENAPI_V2_PROTOBUF_SUBTYPE,
-    OPENAPI_V2_PROTOBUF_SUBTYPE_DEPRECATED,
+    APPLICATION_JSON, APPLICATION_YAML, DISCOVERY_GROUP, DISCOVERY_KIND, DISCOVERY_V2_CONTENT_TYPE,
+    DISCOVERY_V2_PROTOBUF_CONTENT_TYPE, DISCOVERY_V2_YAML_CONTENT_TYPE,
+    DISCOVERY_V2BETA1_CONTENT_TYPE, DISCOVERY_V2BETA1_PROTOBUF_CONTENT_TYPE,
+    DISCOVERY_V2BETA1_YAML_CONTENT_TYPE, KUBERNETES_PROTOBUF, OPENAPI_V2_PROTOBUF_CONTENT_TYPE,
+    OPENAPI_V2_PROTOBUF_SUBTYPE, OPENAPI_V2_PROTOBUF_SUBTYPE_DEPRECATED,
 };
 
 /// One clause of an `Accept` header, borrowing from the header text.
@@ -315,20 +317,83 @@ impl DiscoveryVersion {
     /// The exact `Content-Type` of the aggregated JSON answer (B-4.4).
     #[must_use]
     pub fn content_type(self) -> &'static str {
+        self.content_type_as(DiscoveryFormat::Json)
+    }
+
+    /// The exact `Content-Type` of the aggregated answer in `format`
+    /// (B-4.4): the base type, then `g`, `v` and `as`.
+    #[must_use]
+    pub fn content_type_as(self, format: DiscoveryFormat) -> &'static str {
+        match (self, format) {
+            (Self::V2, DiscoveryFormat::Json) => DISCOVERY_V2_CONTENT_TYPE,
+            (Self::V2beta1, DiscoveryFormat::Json) => DISCOVERY_V2BETA1_CONTENT_TYPE,
+            (Self::V2, DiscoveryFormat::Yaml) => DISCOVERY_V2_YAML_CONTENT_TYPE,
+            (Self::V2beta1, DiscoveryFormat::Yaml) => DISCOVERY_V2BETA1_YAML_CONTENT_TYPE,
+            (Self::V2, DiscoveryFormat::Protobuf) => DISCOVERY_V2_PROTOBUF_CONTENT_TYPE,
+            (Self::V2beta1, DiscoveryFormat::Protobuf) => DISCOVERY_V2BETA1_PROTOBUF_CONTENT_TYPE,
+        }
+    }
+
+    /// The `apiVersion` of the aggregated list.
+    #[must_use]
+    pub fn api_version(self) -> &'static str {
         match self {
-            Self::V2 => DISCOVERY_V2_CONTENT_TYPE,
-            Self::V2beta1 => DISCOVERY_V2BETA1_CONTENT_TYPE,
+            Self::V2 => "apidiscovery.k8s.io/v2",
+            Self::V2beta1 => "apidiscovery.k8s.io/v2beta1",
         }
     }
 }
 
-/// The answer to a discovery request at `/api` or `/apis`.
+/// The media type a discovery answer is written in: what apiserver's
+/// discovery serializer supports, in its order (B-4.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DiscoveryFormat {
+    /// `application/json`.
+    Json,
+    /// `application/yaml`.
+    Yaml,
+    /// `application/vnd.kubernetes.protobuf`.
+    Protobuf,
+}
+
+impl DiscoveryFormat {
+    /// Every format, in apiserver's order of preference.
+    pub const ALL: [Self; 3] = [Self::Json, Self::Yaml, Self::Protobuf];
+
+    /// The `Content-Type` of a legacy answer in this format (B-5).
+    #[must_use]
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Self::Json => APPLICATION_JSON,
+            Self::Yaml => APPLICATION_YAML,
+            Self::Protobuf => KUBERNETES_PROTOBUF,
+        }
+    }
+
+    /// Type and subtype, as clauses are matched.
+    fn media(self) -> (&'static str, &'static str) {
+        match self {
+            Self::Json => ("application", "json"),
+            Self::Yaml => ("application", "yaml"),
+            Self::Protobuf => ("application", "vnd.kubernetes.protobuf"),
+        }
+    }
+
+    /// Whether its serializer can stream (apimachinery's YAML serializer
+    /// has no stream serializer; JSON and protobuf do).
+    fn streams(self) -> bool {
+        self != Self::Yaml
+    }
+}
+
+/// The answer to a discovery request at `/api` and `/apis`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DiscoveryChoice {
-    /// Serve the aggregated `APIGroupDiscoveryList` as JSON.
-    Aggregated(DiscoveryVersion),
-    /// Serve the legacy `APIVersions` / `APIGroupList` as `application/json`.
-    Legacy,
+    /// Serve the aggregated `APIGroupDiscoveryList` in a format.
+    Aggregated(DiscoveryVersion, DiscoveryFormat),
+    /// Serve the legacy `APIVersions` / `APIGroupList` (or the legacy
+    /// document of a legacy-only path) in a format.
+    Legacy(DiscoveryFormat),
     /// Answer 406 with the `Status` body carrying
     /// [`DISCOVERY_NOT_ACCEPTABLE_MESSAGE`](crate::wire::media::DISCOVERY_NOT_ACCEPTABLE_MESSAGE).
     NotAcceptable,
@@ -336,45 +401,42 @@ pub enum DiscoveryChoice {
 
 /// Negotiates discovery at `/api` and `/apis` (B-4.3, Part A 7).
 ///
-/// Upstream supports `application/json`, `application/yaml` and
-/// `application/vnd.kubernetes.protobuf`, in that order; this version serves
-/// only JSON (Part A 10), so YAML and protobuf clauses, aggregated or not,
-/// never match and negotiation falls through. A clause matches JSON on
-/// `application/json`, `application/*` or `*/*` (not `*/json`).
+/// The formats are `application/json`, `application/yaml` and
+/// `application/vnd.kubernetes.protobuf`, tried in that order for each
+/// clause, as apiserver tries its serializers. A clause matches a format on
+/// its exact type, on `application/*` or on `*/*` (not `*/json`), so a
+/// wildcard gives JSON.
 ///
-/// 1. Missing or empty header: legacy.
-/// 2. The first clause in sorted order that is an acceptable *aggregated*
-///    request wins, whatever plain clauses come before it: `g`, `v` and `as`
-///    must all be present and be `apidiscovery.k8s.io`, `v2` (or `v2beta1`
-///    when `serve_v2beta1`) and `APIGroupDiscoveryList`. q only ranks
-///    aggregated clauses among themselves.
-/// 3. Otherwise legacy if some clause asks for no transformation (none of
-///    `g`, `v`, `as` present, even empty), else not acceptable.
+/// 1. Missing or empty header: legacy JSON.
+/// 2. The first clause in sorted order, and the first format it matches,
+///    that is an acceptable *aggregated* request wins, whatever plain
+///    clauses come before it: `g`, `v` and `as` must all be present and be
+///    `apidiscovery.k8s.io`, `v2` (or `v2beta1` when `serve_v2beta1`) and
+///    `APIGroupDiscoveryList`. q only ranks aggregated clauses among
+///    themselves.
+/// 3. Otherwise the first clause and format that asks for no
+///    transformation (none of `g`, `v`, `as` present, even empty) gives the
+///    legacy document in that format, else not acceptable.
 ///
 /// In both passes, as in apiserver's `acceptMediaTypeOptions`: a non-empty
-/// `sv` makes a clause unacceptable; `stream` must be empty or `watch` (the
-/// one stream discovery allows); `profile` (B-4.12), `pretty` and unknown
-/// parameters are ignored; parameter order is irrelevant and a repeated
-/// parameter counts with its last value.
+/// `sv` makes a clause unacceptable; a non-empty `stream` must be `watch`
+/// (the one stream discovery allows) and the format must stream (YAML does
+/// not); `profile` (B-4.12), `pretty` and unknown parameters are ignored;
+/// parameter order is irrelevant and a repeated parameter counts with its
+/// last value.
 #[must_use]
 pub fn negotiate_discovery(accept: Option<&str>, serve_v2beta1: bool) -> DiscoveryChoice {
     let header = match accept {
-        None | Some("") => return DiscoveryChoice::Legacy,
+        None | Some("") => return DiscoveryChoice::Legacy(DiscoveryFormat::Json),
         Some(header) => header,
     };
     let clauses = parse_accept(header);
-    let json_options =
-        || clauses.iter().filter(|clause| discovery_matches_json(clause)).filter_map(transform);
     // The `/api` and `/apis` wrapper only looks for aggregated clauses.
-    if let Some(version) = json_options().find_map(|t| t.aggregated_version(serve_v2beta1)) {
-        return DiscoveryChoice::Aggregated(version);
-    }
+    let aggregated = discovery_options(&clauses).find_map(|(format, t)| {
+        t.aggregated_version(serve_v2beta1).map(|v| DiscoveryChoice::Aggregated(v, format))
+    });
     // Then the legacy handler negotiates with the default restriction.
-    if json_options().any(|t| t == Transform::None) {
-        DiscoveryChoice::Legacy
-    } else {
-        DiscoveryChoice::NotAcceptable
-    }
+    aggregated.unwrap_or_else(|| legacy_choice(&clauses))
 }
 
 /// Negotiates a discovery endpoint that only has the legacy form
@@ -384,23 +446,37 @@ pub fn negotiate_discovery(accept: Option<&str>, serve_v2beta1: bool) -> Discove
 /// handler).
 #[must_use]
 pub fn negotiate_legacy_discovery(accept: Option<&str>) -> DiscoveryChoice {
-    let header = match accept {
-        None | Some("") => return DiscoveryChoice::Legacy,
-        Some(header) => header,
-    };
-    let clauses = parse_accept(header);
-    let legacy = clauses
-        .iter()
-        .filter(|clause| discovery_matches_json(clause))
-        .filter_map(transform)
-        .any(|t| t == Transform::None);
-    if legacy { DiscoveryChoice::Legacy } else { DiscoveryChoice::NotAcceptable }
+    match accept {
+        None | Some("") => DiscoveryChoice::Legacy(DiscoveryFormat::Json),
+        Some(header) => legacy_choice(&parse_accept(header)),
+    }
 }
 
-/// apiserver's `NegotiateMediaTypeOptions` test against `application/json`:
-/// exact, `type/*`, or `*/*`.
-fn discovery_matches_json(clause: &MediaRange<'_>) -> bool {
-    matches!((clause.type_, clause.subtype), ("application", "json" | "*") | ("*", "*"))
+fn legacy_choice(clauses: &[MediaRange<'_>]) -> DiscoveryChoice {
+    discovery_options(clauses)
+        .find(|(_, t)| *t == Transform::None)
+        .map_or(DiscoveryChoice::NotAcceptable, |(format, _)| DiscoveryChoice::Legacy(format))
+}
+
+/// Every (format, transformation) the clauses accept, in apiserver's
+/// order: clause by clause, and within a clause format by format.
+fn discovery_options<'c, 'a>(
+    clauses: &'c [MediaRange<'a>],
+) -> impl Iterator<Item = (DiscoveryFormat, Transform<'a>)> + 'c {
+    clauses.iter().flat_map(|clause| {
+        DiscoveryFormat::ALL
+            .into_iter()
+            .filter(move |format| discovery_matches(clause, *format))
+            .filter_map(move |format| transform(clause, format).map(|t| (format, t)))
+    })
+}
+
+/// apiserver's `NegotiateMediaTypeOptions` test against a format: exact,
+/// `type/*`, or `*/*`.
+fn discovery_matches(clause: &MediaRange<'_>, format: DiscoveryFormat) -> bool {
+    let (type_, subtype) = format.media();
+    (clause.type_ == type_ && (clause.subtype == subtype || clause.subtype == "*"))
+        || (clause.type_ == "*" && clause.subtype == "*")
 }
 
 /// The transformation a discovery clause requests.
@@ -425,12 +501,16 @@ impl Transform<'_> {
     }
 }
 
-/// apiserver's `acceptMediaTypeOptions` for the JSON serializer on a
+/// apiserver's `acceptMediaTypeOptions` for `format`'s serializer on a
 /// discovery endpoint; `None` when the clause is unacceptable whatever it
 /// asks for.
-fn transform<'a>(clause: &MediaRange<'a>) -> Option<Transform<'a>> {
-    // The JSON serializer can stream, and discovery allows only `watch`.
-    if clause.param("stream").is_some_and(|stream| !stream.is_empty() && stream != "watch") {
+fn transform<'a>(clause: &MediaRange<'a>, format: DiscoveryFormat) -> Option<Transform<'a>> {
+    // A stream needs a serializer that streams, and discovery allows only
+    // `watch`.
+    if clause
+        .param("stream")
+        .is_some_and(|stream| !stream.is_empty() && (stream != "watch" || !format.streams()))
+    {
         return None;
     }
     // Discovery endpoints allow no server version.

@@ -7,14 +7,18 @@ fn legacy_only_endpoints_refuse_an_aggregated_only_accept() {
     assert_eq!(negotiate_legacy_discovery(Some(aggregated)), DiscoveryChoice::NotAcceptable);
     assert_eq!(
         negotiate_legacy_discovery(Some(&format!("{aggregated},application/json"))),
-        DiscoveryChoice::Legacy
+        DiscoveryChoice::Legacy(DiscoveryFormat::Json)
     );
-    assert_eq!(negotiate_legacy_discovery(None), DiscoveryChoice::Legacy);
-    assert_eq!(negotiate_legacy_discovery(Some("application/json, */*")), DiscoveryChoice::Legacy);
+    assert_eq!(negotiate_legacy_discovery(None), DiscoveryChoice::Legacy(DiscoveryFormat::Json));
+    assert_eq!(
+        negotiate_legacy_discovery(Some("application/json, */*")),
+        DiscoveryChoice::Legacy(DiscoveryFormat::Json)
+    );
     assert_eq!(
         negotiate_legacy_discovery(Some("application/yaml")),
-        DiscoveryChoice::NotAcceptable
+        DiscoveryChoice::Legacy(DiscoveryFormat::Yaml)
     );
+    assert_eq!(negotiate_legacy_discovery(Some("text/html")), DiscoveryChoice::NotAcceptable);
 }
 
 use super::*;
@@ -370,54 +374,66 @@ fn v2_accept_with_zero_clauses_is_not_acceptable() {
 
 #[test]
 fn discovery_missing_accept_is_legacy() {
-    assert_eq!(negotiate_discovery(None, true), DiscoveryChoice::Legacy);
+    assert_eq!(negotiate_discovery(None, true), DiscoveryChoice::Legacy(DiscoveryFormat::Json));
 }
 
 #[test]
 fn discovery_empty_accept_is_legacy() {
-    assert_eq!(discovery(""), DiscoveryChoice::Legacy);
+    assert_eq!(discovery(""), DiscoveryChoice::Legacy(DiscoveryFormat::Json));
 }
 
 #[test]
 fn client_go_accept_list_selects_v2() {
-    assert_eq!(discovery(CLIENT_GO), DiscoveryChoice::Aggregated(DiscoveryVersion::V2));
+    assert_eq!(
+        discovery(CLIENT_GO),
+        DiscoveryChoice::Aggregated(DiscoveryVersion::V2, DiscoveryFormat::Json)
+    );
 }
 
 #[test]
 fn client_go_accept_list_selects_v2_without_v2beta1() {
     let choice = negotiate_discovery(Some(CLIENT_GO), false);
-    assert_eq!(choice, DiscoveryChoice::Aggregated(DiscoveryVersion::V2));
+    assert_eq!(choice, DiscoveryChoice::Aggregated(DiscoveryVersion::V2, DiscoveryFormat::Json));
 }
 
 #[test]
 fn client_go_nopeer_accept_list_selects_v2() {
-    assert_eq!(discovery(CLIENT_GO_NOPEER), DiscoveryChoice::Aggregated(DiscoveryVersion::V2));
+    assert_eq!(
+        discovery(CLIENT_GO_NOPEER),
+        DiscoveryChoice::Aggregated(DiscoveryVersion::V2, DiscoveryFormat::Json)
+    );
 }
 
 #[test]
 fn newest_client_go_accept_list_selects_v2() {
-    assert_eq!(discovery(CLIENT_GO_NEWEST), DiscoveryChoice::Aggregated(DiscoveryVersion::V2));
+    assert_eq!(
+        discovery(CLIENT_GO_NEWEST),
+        DiscoveryChoice::Aggregated(DiscoveryVersion::V2, DiscoveryFormat::Json)
+    );
 }
 
 #[test]
 fn newest_client_go_nopeer_accept_list_selects_v2() {
     let choice = negotiate_discovery(Some(CLIENT_GO_NEWEST_NOPEER), false);
-    assert_eq!(choice, DiscoveryChoice::Aggregated(DiscoveryVersion::V2));
+    assert_eq!(choice, DiscoveryChoice::Aggregated(DiscoveryVersion::V2, DiscoveryFormat::Json));
 }
 
 #[test]
 fn client_go_with_legacy_gets_legacy() {
-    assert_eq!(discovery("application/json"), DiscoveryChoice::Legacy);
+    assert_eq!(discovery("application/json"), DiscoveryChoice::Legacy(DiscoveryFormat::Json));
 }
 
 #[test]
 fn kubectl_default_accept_gets_legacy() {
-    assert_eq!(discovery(KUBECTL), DiscoveryChoice::Legacy);
+    assert_eq!(discovery(KUBECTL), DiscoveryChoice::Legacy(DiscoveryFormat::Json));
 }
 
 #[test]
 fn v2beta1_only_selects_v2beta1_when_enabled() {
-    assert_eq!(discovery(V2BETA1_ONLY), DiscoveryChoice::Aggregated(DiscoveryVersion::V2beta1));
+    assert_eq!(
+        discovery(V2BETA1_ONLY),
+        DiscoveryChoice::Aggregated(DiscoveryVersion::V2beta1, DiscoveryFormat::Json)
+    );
 }
 
 #[test]
@@ -428,37 +444,55 @@ fn v2beta1_only_is_not_acceptable_when_disabled() {
 #[test]
 fn v2beta1_with_plain_json_falls_back_to_legacy_when_disabled() {
     let header = format!("{V2BETA1_ONLY},application/json");
-    assert_eq!(negotiate_discovery(Some(&header), false), DiscoveryChoice::Legacy);
+    assert_eq!(
+        negotiate_discovery(Some(&header), false),
+        DiscoveryChoice::Legacy(DiscoveryFormat::Json)
+    );
 }
 
 #[test]
 fn aggregated_clause_wins_over_plain_json_regardless_of_q() {
     let header = "application/json, application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;q=0.1";
-    assert_eq!(discovery(header), DiscoveryChoice::Aggregated(DiscoveryVersion::V2));
+    assert_eq!(
+        discovery(header),
+        DiscoveryChoice::Aggregated(DiscoveryVersion::V2, DiscoveryFormat::Json)
+    );
 }
 
 #[test]
 fn q_ranks_aggregated_clauses_among_themselves() {
     let header = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;q=0.5,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
-    assert_eq!(discovery(header), DiscoveryChoice::Aggregated(DiscoveryVersion::V2beta1));
+    assert_eq!(
+        discovery(header),
+        DiscoveryChoice::Aggregated(DiscoveryVersion::V2beta1, DiscoveryFormat::Json)
+    );
 }
 
 #[test]
 fn parameter_order_is_irrelevant() {
     let header = "application/json;as=APIGroupDiscoveryList;v=v2;g=apidiscovery.k8s.io";
-    assert_eq!(discovery(header), DiscoveryChoice::Aggregated(DiscoveryVersion::V2));
+    assert_eq!(
+        discovery(header),
+        DiscoveryChoice::Aggregated(DiscoveryVersion::V2, DiscoveryFormat::Json)
+    );
 }
 
 #[test]
 fn star_star_aggregated_clause_selects_json() {
     let header = "*/*;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
-    assert_eq!(discovery(header), DiscoveryChoice::Aggregated(DiscoveryVersion::V2));
+    assert_eq!(
+        discovery(header),
+        DiscoveryChoice::Aggregated(DiscoveryVersion::V2, DiscoveryFormat::Json)
+    );
 }
 
 #[test]
 fn application_star_aggregated_clause_selects_json() {
     let header = "application/*;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
-    assert_eq!(discovery(header), DiscoveryChoice::Aggregated(DiscoveryVersion::V2));
+    assert_eq!(
+        discovery(header),
+        DiscoveryChoice::Aggregated(DiscoveryVersion::V2, DiscoveryFormat::Json)
+    );
 }
 
 #[test]
@@ -468,47 +502,110 @@ fn star_json_does_not_match_discovery() {
 
 #[test]
 fn star_star_gets_legacy() {
-    assert_eq!(discovery("*/*"), DiscoveryChoice::Legacy);
+    assert_eq!(discovery("*/*"), DiscoveryChoice::Legacy(DiscoveryFormat::Json));
 }
 
 #[test]
 fn profile_parameter_is_ignored() {
     let header =
         "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;profile=anything";
-    assert_eq!(discovery(header), DiscoveryChoice::Aggregated(DiscoveryVersion::V2));
+    assert_eq!(
+        discovery(header),
+        DiscoveryChoice::Aggregated(DiscoveryVersion::V2, DiscoveryFormat::Json)
+    );
 }
 
 #[test]
 fn unknown_parameter_is_ignored() {
-    assert_eq!(discovery("application/json;charset=utf-8;pretty=1"), DiscoveryChoice::Legacy);
+    assert_eq!(
+        discovery("application/json;charset=utf-8;pretty=1"),
+        DiscoveryChoice::Legacy(DiscoveryFormat::Json)
+    );
 }
 
 #[test]
 fn uppercase_parameter_names_are_unknown_and_ignored() {
     let header = "application/json;G=apidiscovery.k8s.io;V=v2;AS=APIGroupDiscoveryList";
-    assert_eq!(discovery(header), DiscoveryChoice::Legacy);
+    assert_eq!(discovery(header), DiscoveryChoice::Legacy(DiscoveryFormat::Json));
 }
 
+fn aggregated(version: DiscoveryVersion, format: DiscoveryFormat) -> DiscoveryChoice {
+    DiscoveryChoice::Aggregated(version, format)
+}
+
+const YAML: DiscoveryChoice = DiscoveryChoice::Legacy(DiscoveryFormat::Yaml);
+const PROTOBUF: DiscoveryChoice = DiscoveryChoice::Legacy(DiscoveryFormat::Protobuf);
+
 #[test]
-fn yaml_aggregated_clause_falls_through_to_json() {
+fn yaml_aggregated_clause_gives_aggregated_yaml() {
     let header = "application/yaml;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
-    assert_eq!(discovery(header), DiscoveryChoice::Aggregated(DiscoveryVersion::V2beta1));
+    assert_eq!(discovery(header), aggregated(DiscoveryVersion::V2, DiscoveryFormat::Yaml));
 }
 
 #[test]
-fn protobuf_aggregated_clause_falls_through_to_legacy() {
+fn protobuf_aggregated_clause_gives_aggregated_protobuf() {
     let header = "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
-    assert_eq!(discovery(header), DiscoveryChoice::Legacy);
+    assert_eq!(discovery(header), aggregated(DiscoveryVersion::V2, DiscoveryFormat::Protobuf));
+    // What apiserver's own tests send, and what a client asking for
+    // protobuf first with JSON as fallback sends.
+    let beta = "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
+    assert_eq!(discovery(beta), aggregated(DiscoveryVersion::V2beta1, DiscoveryFormat::Protobuf));
+    assert_eq!(negotiate_discovery(Some(beta), false), DiscoveryChoice::NotAcceptable);
+    let both = format!("{},{CLIENT_GO}", beta.replace("v2beta1", "v2"));
+    assert_eq!(discovery(&both), aggregated(DiscoveryVersion::V2, DiscoveryFormat::Protobuf));
 }
 
 #[test]
-fn plain_yaml_is_not_acceptable() {
-    assert_eq!(discovery("application/yaml"), DiscoveryChoice::NotAcceptable);
+fn q_ranks_aggregated_formats_among_themselves() {
+    let gva = "g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+    let header = format!("application/json;{gva};q=0.5,application/vnd.kubernetes.protobuf;{gva}");
+    assert_eq!(discovery(&header), aggregated(DiscoveryVersion::V2, DiscoveryFormat::Protobuf));
+    let header = format!("application/yaml;{gva};q=0.5,application/json;{gva}");
+    assert_eq!(discovery(&header), aggregated(DiscoveryVersion::V2, DiscoveryFormat::Json));
+    // A wildcard tries JSON first.
+    assert_eq!(
+        discovery(&format!("*/*;{gva}")),
+        aggregated(DiscoveryVersion::V2, DiscoveryFormat::Json)
+    );
 }
 
 #[test]
-fn plain_protobuf_is_not_acceptable() {
-    assert_eq!(discovery("application/vnd.kubernetes.protobuf"), DiscoveryChoice::NotAcceptable);
+fn plain_yaml_gives_legacy_yaml() {
+    assert_eq!(discovery("application/yaml"), YAML);
+    assert_eq!(negotiate_legacy_discovery(Some("application/yaml")), YAML);
+}
+
+#[test]
+fn plain_protobuf_gives_legacy_protobuf() {
+    assert_eq!(discovery("application/vnd.kubernetes.protobuf"), PROTOBUF);
+    // What client-go sends when configured for protobuf.
+    let header = "application/vnd.kubernetes.protobuf, application/json";
+    assert_eq!(negotiate_legacy_discovery(Some(header)), PROTOBUF);
+    let header = "application/json;q=0.9, application/vnd.kubernetes.protobuf";
+    assert_eq!(negotiate_legacy_discovery(Some(header)), PROTOBUF);
+}
+
+#[test]
+fn yaml_cannot_stream_but_protobuf_can() {
+    assert_eq!(discovery("application/yaml;stream=watch"), DiscoveryChoice::NotAcceptable);
+    assert_eq!(discovery("application/vnd.kubernetes.protobuf;stream=watch"), PROTOBUF);
+    assert_eq!(discovery("application/yaml;stream=watch,application/yaml"), YAML);
+}
+
+#[test]
+fn the_content_types_of_every_form_are_the_wire_strings() {
+    use DiscoveryFormat::{Json, Protobuf, Yaml};
+    use DiscoveryVersion::{V2, V2beta1};
+    let gva = |v| format!(";g=apidiscovery.k8s.io;v={v};as=APIGroupDiscoveryList");
+    for (format, base) in [
+        (Json, "application/json"),
+        (Yaml, "application/yaml"),
+        (Protobuf, "application/vnd.kubernetes.protobuf"),
+    ] {
+        assert_eq!(format.content_type(), base);
+        assert_eq!(V2.content_type_as(format), format!("{base}{}", gva("v2")));
+        assert_eq!(V2beta1.content_type_as(format), format!("{base}{}", gva("v2beta1")));
+    }
 }
 
 #[test]
@@ -553,7 +650,10 @@ fn other_group_version_kind_is_not_acceptable() {
 #[test]
 fn repeated_version_parameter_counts_with_its_last_value() {
     let header = "application/json;g=apidiscovery.k8s.io;v=v1;as=APIGroupDiscoveryList;v=v2";
-    assert_eq!(discovery(header), DiscoveryChoice::Aggregated(DiscoveryVersion::V2));
+    assert_eq!(
+        discovery(header),
+        DiscoveryChoice::Aggregated(DiscoveryVersion::V2, DiscoveryFormat::Json)
+    );
 }
 
 #[test]
@@ -563,12 +663,15 @@ fn non_empty_sv_makes_a_clause_unacceptable() {
 
 #[test]
 fn empty_sv_is_ignored() {
-    assert_eq!(discovery("application/json;sv="), DiscoveryChoice::Legacy);
+    assert_eq!(discovery("application/json;sv="), DiscoveryChoice::Legacy(DiscoveryFormat::Json));
 }
 
 #[test]
 fn stream_watch_is_acceptable() {
-    assert_eq!(discovery("application/json;stream=watch"), DiscoveryChoice::Legacy);
+    assert_eq!(
+        discovery("application/json;stream=watch"),
+        DiscoveryChoice::Legacy(DiscoveryFormat::Json)
+    );
 }
 
 #[test]
@@ -579,7 +682,10 @@ fn other_stream_value_makes_a_clause_unacceptable() {
 #[test]
 fn unacceptable_aggregated_clause_falls_through_to_the_next() {
     let header = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;sv=v1,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
-    assert_eq!(discovery(header), DiscoveryChoice::Aggregated(DiscoveryVersion::V2beta1));
+    assert_eq!(
+        discovery(header),
+        DiscoveryChoice::Aggregated(DiscoveryVersion::V2beta1, DiscoveryFormat::Json)
+    );
 }
 
 #[test]
@@ -837,6 +943,6 @@ proptest! {
         let header = format!(
             "application/json;g={group};v=v2;as=APIGroupDiscoveryList,application/json"
         );
-        prop_assert_eq!(discovery(&header), DiscoveryChoice::Legacy);
+        prop_assert_eq!(discovery(&header), DiscoveryChoice::Legacy(DiscoveryFormat::Json));
     }
 }

@@ -349,26 +349,36 @@ async fn a_profile_nopeer_clause_is_accepted() {
 }
 
 #[actix_web::test]
-async fn yaml_and_protobuf_aggregated_clauses_fall_through_to_json() {
+async fn yaml_and_protobuf_aggregated_clauses_are_served_as_upstream_serves_them() {
     let ds = kube_site();
     let proxy = started(vec![downstream("kube", &ds.url(), 1)], &["apps"]).await;
     let gva = "g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
-    let unserved = format!("application/yaml;{gva}, application/vnd.kubernetes.protobuf;{gva}");
+    let others = format!("application/yaml;{gva}, application/vnd.kubernetes.protobuf;{gva}");
 
-    let to_aggregated_json = proxy
-        .get("/apis", &[("Accept", &format!("{unserved}, application/json;{gva};q=0.5"))])
+    // The first acceptable aggregated clause wins, whatever its format.
+    let yaml =
+        proxy.get("/apis", &[("Accept", &format!("{others}, application/json;{gva};q=0.5"))]).await;
+    assert_eq!(yaml.status, StatusCode::OK);
+    assert_eq!(yaml.header("content-type"), format!("application/yaml;{gva}"));
+
+    let protobuf = proxy
+        .get(
+            "/apis",
+            &[("Accept", &format!("application/vnd.kubernetes.protobuf;{gva}, application/json"))],
+        )
         .await;
-    assert_eq!(to_aggregated_json.status, StatusCode::OK);
-    assert_eq!(to_aggregated_json.header("content-type"), DISCOVERY_V2_CONTENT_TYPE);
+    assert_eq!(protobuf.status, StatusCode::OK);
+    assert_eq!(
+        protobuf.header("content-type"),
+        format!("application/vnd.kubernetes.protobuf;{gva}")
+    );
+    assert!(protobuf.body.starts_with(b"k8s\0"));
 
-    let to_legacy =
-        proxy.get("/apis", &[("Accept", &format!("{unserved}, application/json"))]).await;
-    assert_eq!(to_legacy.status, StatusCode::OK);
-    assert_eq!(to_legacy.header("content-type"), "application/json");
-    assert_eq!(to_legacy.json()["kind"], "APIGroupList");
-
-    let nothing = proxy.get("/apis", &[("Accept", &unserved)]).await;
-    assert_eq!(nothing.status, StatusCode::NOT_ACCEPTABLE);
+    // Plain YAML is the legacy list.
+    let legacy = proxy.get("/apis", &[("Accept", "application/yaml")]).await;
+    assert_eq!(legacy.status, StatusCode::OK);
+    assert_eq!(legacy.header("content-type"), "application/yaml");
+    assert!(legacy.body.starts_with(b"apiVersion: v1\ngroups:\n"));
 }
 
 // ---- /api versus /apis ---------------------------------------------------

@@ -4,6 +4,8 @@
 mod clients;
 /// Discovery (aggregated and legacy) through the proxy.
 mod discovery;
+/// Discovery's YAML and protobuf forms: every path, decoded independently, says what its JSON says.
+mod discovery_forms;
 /// HTTP/1.1 framing on every transport: pipelined HEADs and GETs, `Connection: close`, idle connections at the limit.
 mod framing;
 /// The real kubectl sees the same API through the proxy as against the downstream directly.

@@ -183,6 +183,12 @@ fn matrix(proxy: &TestProxy) -> Vec<(String, String, Vec<String>)> {
         vec![format!("Accept: {v2}"), "Accept-Encoding: gzip, br".into()],
         vec!["Accept: application/com.github.proto-openapi.spec.v3@v1.0+protobuf".into()],
         vec!["Accept: application/json".into(), "Accept: text/html".into()],
+        vec![
+            "Accept: application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+                .into(),
+            "Accept-Encoding: gzip".into(),
+        ],
+        vec!["Accept: application/yaml".into(), format!("If-None-Match: {apis_etag}")],
     ];
     let targets = [
         "/openapi/v3".to_owned(),
