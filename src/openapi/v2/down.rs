@@ -12,8 +12,13 @@
 //!   `integer` and `string` alternatives became `type: string, format:
 //!   int-or-string` (the built-in IntOrString's v2 form) when the schema
 //!   says neither `type` nor `x-kubernetes-int-or-string`;
-//! - `nullable: true` drops `type`, `items` and `properties`, and the
-//!   property from its parent's `required`; `nullable` itself goes;
+//! - value validations (`format`, `required`, `enum`, `pattern`, the
+//!   bounds, …) are stripped (`StripValueValidation`), keeping `format:
+//!   int-or-string`, which client-go reads to know an IntOrString — except
+//!   in the definitions of Kubernetes' own types (`io.k8s.…`), which
+//!   kube-apiserver publishes in v2 with them;
+//! - `nullable: true` drops `type`, `items` and `properties`; `nullable`
+//!   itself goes;
 //! - `x-kubernetes-preserve-unknown-fields: true` drops `items` and
 //!   `properties`, and `type: object`;
 //! - `type: array` without `items` drops the type;
@@ -87,7 +92,7 @@ pub fn down_convert(doc: Node<'_>) -> Result<Node<'_>, DownError> {
                         .map(|(k, mut v)| {
                             let v = match name {
                                 "definitions" => {
-                                    schema(&mut v);
+                                    convert_schema(&mut v, !k.as_str().starts_with(KUBERNETES_OWN));
                                     v
                                 }
                                 "parameters" => parameter(v),
@@ -330,7 +335,9 @@ fn parameter(p: Node<'_>) -> Node<'_> {
 /// parameter or a header), where v2 keeps them. A reference cannot stand
 /// there; a string is what a query or path value is.
 fn hoist<'a>(target: &mut Object<'a>, mut s: Node<'a>) {
-    schema(&mut s);
+    // A parameter's own keywords, not a CRD schema's: kept as kube-apiserver
+    // publishes them (`uniqueItems`, `type`, …).
+    convert_schema(&mut s, false);
     let Node::Object(s) = s else { return };
     if s.contains_key("$ref") {
         target.insert("type", Node::string("string"));
@@ -361,8 +368,40 @@ fn security_scheme(s: Node<'_>) -> Node<'_> {
     Node::Object(s)
 }
 
-/// Converts one schema in place (see the module's documentation).
-pub(super) fn schema(node: &mut Node<'_>) {
+/// Value validations, as apiextensions' structural schema names them:
+/// kube-apiserver strips them from the CRD schemas it publishes in v2
+/// (`StripValueValidation`), so that kubectl's client-side validation
+/// does not refuse what the server would default or accept.
+const VALUE_VALIDATIONS: [&str; 16] = [
+    "format",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "multipleOf",
+    "enum",
+    "maxProperties",
+    "minProperties",
+    "required",
+];
+
+/// The prefix of the definitions of Kubernetes' own Go types, whose value
+/// validations kube-apiserver publishes in v2 as they are.
+const KUBERNETES_OWN: &str = "io.k8s.";
+
+/// Converts one inline schema of a body or a response in place (see the
+/// module's documentation).
+fn schema(node: &mut Node<'_>) {
+    convert_schema(node, true);
+}
+
+fn convert_schema(node: &mut Node<'_>, strip_values: bool) {
     let Node::Object(s) = node else { return };
     // `allOf: [{$ref}]` → `$ref` beside the other keywords.
     let wrapped = match s.get("allOf").and_then(Node::as_array) {
@@ -380,6 +419,14 @@ pub(super) fn schema(node: &mut Node<'_>) {
         if alternatives.is_some_and(is_int_or_string) {
             s.insert("type", Node::string("string"));
             s.insert("format", Node::string("int-or-string"));
+        }
+    }
+    if strip_values {
+        let int_or_string = s.get("format").and_then(Node::as_str) == Some("int-or-string");
+        for keyword in VALUE_VALIDATIONS {
+            if !(keyword == "format" && int_or_string) {
+                s.remove(keyword);
+            }
         }
     }
     for junctor in ["allOf", "oneOf", "anyOf", "not"] {
@@ -407,45 +454,20 @@ pub(super) fn schema(node: &mut Node<'_>) {
     if !s.contains_key("items") && s.get("type").and_then(Node::as_str) == Some("array") {
         s.remove("type");
     }
-    // A nullable property is not required in v2; nor is anything when
-    // additional properties are nullable.
-    let nullable_props: Vec<String> = s
-        .get("properties")
-        .and_then(Node::as_object)
-        .map(|props| {
-            props
-                .iter()
-                .filter(|(_, p)| matches!(p.get("nullable"), Some(Node::Bool(true))))
-                .map(|(k, _)| k.as_str().to_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    let nullable_additional = matches!(
-        s.get("additionalProperties").and_then(|a| a.get("nullable")),
-        Some(Node::Bool(true))
-    );
-    if nullable_additional {
-        s.remove("required");
-    } else if !nullable_props.is_empty()
-        && let Some(Node::Array(required)) = s.get_mut("required")
-    {
-        required.retain(|r| r.as_str().is_none_or(|r| !nullable_props.iter().any(|p| p == r)));
-        if required.is_empty() {
-            s.remove("required");
-        }
-    }
     for (key, child) in s.iter_mut() {
         match key.as_str() {
             "properties" | "patternProperties" | "definitions" => {
                 if let Node::Object(children) = child {
                     for (_, c) in children.iter_mut() {
-                        schema(c);
+                        convert_schema(c, strip_values);
                     }
                 }
             }
             "items" | "additionalProperties" | "additionalItems" => match child {
-                Node::Array(items) => items.iter_mut().for_each(schema),
-                other => schema(other),
+                Node::Array(items) => {
+                    items.iter_mut().for_each(|c| convert_schema(c, strip_values));
+                }
+                other => convert_schema(other, strip_values),
             },
             _ => {}
         }
