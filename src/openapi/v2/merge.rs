@@ -111,12 +111,6 @@ impl<'a> Source<'a> {
         }
         Ok(source)
     }
-
-    /// The downstream's name.
-    #[must_use]
-    pub fn name(&self) -> &str {
-        &self.name
-    }
 }
 
 fn by_name(o: Object<'_>) -> BTreeMap<String, Node<'_>> {
