@@ -203,7 +203,16 @@ pub async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>)
         let documents = snap.openapi.len();
         let rendered_groups = snap.discovery.rendered_groups;
         let compared_groups = snap.discovery.compared_groups;
+        // Clients read `/openapi/v2` (it was made for the last snapshot):
+        // make the new one now, aside, rather than on their next request.
+        let v2_wanted = store.load().openapi_v2.is_made() && !snap.openapi_v2.is_made();
+        let v2 = Arc::clone(&snap.openapi_v2);
         store.publish(snap);
+        if v2_wanted {
+            drop(tokio::task::spawn_blocking(move || {
+                v2.get();
+            }));
+        }
         metrics.snapshot(generation, documents);
         info!(
             generation,
@@ -310,10 +319,7 @@ fn same_content(a: &Snapshot, b: &Snapshot) -> bool {
             .zip(lb)
             .all(|((ka, x), (kb, y))| ka == kb && (Arc::ptr_eq(x, y) || x.hash == y.hash))
         && a.openapi_root.hash == b.openapi_root.hash
-        && hash(a.openapi_v2.as_ref().map(|v| &*v.json))
-            == hash(b.openapi_v2.as_ref().map(|v| &*v.json))
-        && hash(a.openapi_v2.as_ref().and_then(|v| v.protobuf.as_deref()))
-            == hash(b.openapi_v2.as_ref().and_then(|v| v.protobuf.as_deref()))
+        && (Arc::ptr_eq(&a.openapi_v2, &b.openapi_v2) || a.openapi_v2.same_as(&b.openapi_v2))
         && hash(a.version.as_deref()) == hash(b.version.as_deref())
 }
 

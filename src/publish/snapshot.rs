@@ -27,7 +27,7 @@
 //! downstream answered first.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use actix_web::http::header::HeaderValue;
 use arc_swap::ArcSwap;
@@ -133,11 +133,10 @@ pub struct Snapshot {
     /// Documents by key (`api/v1`, `apis/apps/v1`, …).
     pub openapi: BTreeMap<String, Entry>,
     /// `/openapi/v2`: every downstream's merged (docs/wire.md, A-13), or
-    /// one downstream's as it serves it when it is the only one.
-    pub openapi_v2: Option<OpenApiV2>,
-    /// What `openapi_v2` was made from: what [`rebuild`] compares to carry
-    /// it over instead of merging again.
-    v2_inputs: Vec<(String, V2Input)>,
+    /// one downstream's as it serves it when it is the only one; merged
+    /// when first asked for, and shared with the next snapshots while its
+    /// inputs stay.
+    pub openapi_v2: Arc<OpenApiV2Slot>,
     /// `/version` from the highest-priority downstream that serves it.
     pub version: Option<Arc<Rendered>>,
     /// Every discovery body.
@@ -330,10 +329,10 @@ fn assemble(
     let v2_inputs = v2_inputs(&ordered);
     let openapi_v2 = match previous {
         // The same inputs and the same owners: the same document.
-        Some(p) if p.v2_inputs == v2_inputs && Arc::ptr_eq(&p.owners, &owners) => {
-            p.openapi_v2.clone()
+        Some(p) if p.openapi_v2.inputs == v2_inputs && Arc::ptr_eq(&p.owners, &owners) => {
+            Arc::clone(&p.openapi_v2)
         }
-        _ => openapi_v2(&ordered, &v2_inputs, &owners),
+        _ => Arc::new(OpenApiV2Slot::new(&ordered, v2_inputs, &owners)),
     };
     let version = ordered.iter().find_map(|c| c.version.clone());
     let paths = match previous {
@@ -352,7 +351,6 @@ fn assemble(
         openapi_root: root_index(&root_entries),
         openapi,
         openapi_v2,
-        v2_inputs,
         version,
         discovery,
         ready: readiness.ready(),
@@ -361,6 +359,65 @@ fn assemble(
         owners,
     };
     (snapshot, settled)
+}
+
+/// `/openapi/v2`, made from what every downstream brings when it is first
+/// asked for (docs/wire.md, A-13).
+///
+/// Not made in the build: at 5,000 CRDs the inputs are hundreds of
+/// megabytes, and merging and compressing them on every CRD change would
+/// multiply the cost of a one-document rebuild and of the cold start for
+/// a document few clients still read (kubectl ≥ 1.29 reads v3). The
+/// first request after a change makes it; requests at the same time wait
+/// for that one; the next snapshots share it while its inputs stay.
+#[derive(Debug)]
+pub struct OpenApiV2Slot {
+    /// What it is made from, by hash: what the next build compares.
+    inputs: Vec<(String, V2Input)>,
+    /// The owners it was planned with.
+    owners: Arc<Owners>,
+    /// The contributions that bring something, highest priority first.
+    contributions: Vec<Arc<Contribution>>,
+    made: OnceLock<Option<OpenApiV2>>,
+}
+
+impl OpenApiV2Slot {
+    fn new(
+        ordered: &[&Arc<Contribution>],
+        inputs: Vec<(String, V2Input)>,
+        owners: &Arc<Owners>,
+    ) -> Self {
+        let contributions: Vec<Arc<Contribution>> = ordered
+            .iter()
+            .filter(|c| inputs.iter().any(|(name, _)| *name == c.name))
+            .map(|c| Arc::clone(c))
+            .collect();
+        let made = OnceLock::new();
+        // One downstream's own document costs nothing to serve: ready now.
+        if let Some(v2) = passed_through(&contributions, &inputs, owners) {
+            let _ = made.set(Some(v2));
+        }
+        Self { inputs, owners: Arc::clone(owners), contributions, made }
+    }
+
+    /// The document, made now if it was not yet (on the caller's thread;
+    /// a caller at the same time waits for it).
+    pub fn get(&self) -> Option<&OpenApiV2> {
+        self.made.get_or_init(|| merged(&self.contributions, &self.owners)).as_ref()
+    }
+
+    /// Whether it has been made.
+    #[must_use]
+    pub fn is_made(&self) -> bool {
+        self.made.get().is_some()
+    }
+
+    /// Whether `other` is made from the same inputs and owners, so serves
+    /// the same document.
+    #[must_use]
+    pub fn same_as(&self, other: &Self) -> bool {
+        self.inputs == other.inputs && *self.owners == *other.owners
+    }
 }
 
 /// What a downstream brings to `/openapi/v2`, by hash.
@@ -392,24 +449,25 @@ fn v2_inputs(ordered: &[&Arc<Contribution>]) -> Vec<(String, V2Input)> {
         .collect()
 }
 
-/// The `/openapi/v2` to serve: one downstream's as it serves it, when it is
-/// the only one that brings anything and owns every group-version (so
-/// that a single downstream is answered byte for byte, protobuf included);
-/// otherwise the merge of all (docs/wire.md, A-13), in JSON. A downstream
-/// whose documents cannot take part is left out, with a warning.
-fn openapi_v2(
-    ordered: &[&Arc<Contribution>],
+/// One downstream's `/openapi/v2` as it serves it, when it is the only one
+/// that brings anything and owns every group-version: a single downstream
+/// is answered byte for byte, protobuf included.
+fn passed_through(
+    contributions: &[Arc<Contribution>],
     inputs: &[(String, V2Input)],
     owners: &Owners,
 ) -> Option<OpenApiV2> {
-    if let [(only, V2Input::V2(..))] = inputs
-        && owners.by_key().values().all(|o| **o == **only)
-    {
-        return ordered.iter().find(|c| c.name == *only).and_then(|c| c.openapi_v2.clone());
-    }
-    if inputs.is_empty() {
+    let [(only, V2Input::V2(..))] = inputs else { return None };
+    if !owners.by_key().values().all(|o| **o == **only) {
         return None;
     }
+    contributions.iter().find(|c| c.name == *only).and_then(|c| c.openapi_v2.clone())
+}
+
+/// The merge of what `ordered` bring (docs/wire.md, A-13), in JSON. A
+/// downstream whose documents cannot take part is left out, with a
+/// warning.
+fn merged(ordered: &[Arc<Contribution>], owners: &Owners) -> Option<OpenApiV2> {
     // The plain bytes of every input, kept here so the trees can borrow them.
     let mut bodies: Vec<(&str, Vec<(String, bytes::Bytes)>, bool)> = Vec::new();
     for c in ordered {
@@ -934,14 +992,14 @@ pub(crate) mod tests {
     }
 
     fn v2_json(s: &Snapshot) -> serde_json::Value {
-        serde_json::from_slice(&s.openapi_v2.as_ref().unwrap().json.plain().unwrap()).unwrap()
+        serde_json::from_slice(&s.openapi_v2.get().unwrap().json.plain().unwrap()).unwrap()
     }
 
     #[test]
     fn one_downstreams_openapi_v2_is_served_as_it_is() {
         let a = with_v2(&listing(&contribution("a", 1, 0, &[]), &["apis/a.io/v1"]), V2_A);
         let (s, _) = build(1, &[Arc::clone(&a)], Readiness::default());
-        let served = &s.openapi_v2.as_ref().unwrap().json;
+        let served = &s.openapi_v2.get().unwrap().json;
         assert!(Arc::ptr_eq(served, &a.openapi_v2.as_ref().unwrap().json));
     }
 
@@ -963,7 +1021,23 @@ pub(crate) mod tests {
             "#/definitions/io.b.v1.Widget"
         );
         // The downstream's protobuf describes its document, not the merge.
-        assert!(s.openapi_v2.as_ref().unwrap().protobuf.is_none());
+        assert!(s.openapi_v2.get().unwrap().protobuf.is_none());
+    }
+
+    /// Made when first asked for, not in the build: at 5,000 CRDs merging
+    /// on every change would multiply the cost of a rebuild.
+    #[test]
+    fn the_merged_openapi_v2_is_made_when_first_asked_for() {
+        let a = with_v2(&listing(&contribution("a", 2, 0, &[]), &["apis/a.io/v1"]), V2_A);
+        let b = listing(&contribution("b", 1, 1, &[("apis/b.io/v1", V3_B)]), &["apis/b.io/v1"]);
+        let (s, _) = build(1, &[a, b], Readiness::default());
+        assert!(!s.openapi_v2.is_made());
+        assert!(s.openapi_v2.get().is_some());
+        assert!(s.openapi_v2.is_made());
+        // One downstream's own document is there at once.
+        let a = with_v2(&listing(&contribution("a", 1, 0, &[]), &["apis/a.io/v1"]), V2_A);
+        let (s, _) = build(1, &[a], Readiness::default());
+        assert!(s.openapi_v2.is_made());
     }
 
     #[test]
@@ -972,7 +1046,7 @@ pub(crate) mod tests {
         let b = listing(&contribution("b", 1, 1, &[("apis/b.io/v1", V3_B)]), &["apis/b.io/v1"]);
         let (s1, _) = build(1, &[Arc::clone(&a), Arc::clone(&b)], Readiness::default());
         let (s2, _) = rebuild(2, &[Arc::clone(&a), Arc::clone(&b)], Readiness::default(), &s1);
-        let json = |s: &Snapshot| Arc::clone(&s.openapi_v2.as_ref().unwrap().json);
+        let json = |s: &Snapshot| Arc::clone(&s.openapi_v2.get().unwrap().json);
         assert!(Arc::ptr_eq(&json(&s1), &json(&s2)));
         let changed =
             V3_B.replace("\"type\":\"object\"", "\"type\":\"object\",\"description\":\"new\"");
