@@ -326,13 +326,14 @@ fn assemble(
     }
     let root_entries = root_entries(&openapi, previous);
     let discovery = discovery::render_reusing(&plan, previous.map(|p| &p.discovery));
-    let v2_inputs = v2_inputs(&ordered);
+    let bringing: Vec<&Arc<Contribution>> =
+        ordered.iter().copied().filter(|c| brings_to_v2(c)).collect();
     let openapi_v2 = match previous {
         // The same inputs and the same owners: the same document.
-        Some(p) if p.openapi_v2.inputs == v2_inputs && Arc::ptr_eq(&p.owners, &owners) => {
+        Some(p) if Arc::ptr_eq(&p.owners, &owners) && p.openapi_v2.made_from(&bringing) => {
             Arc::clone(&p.openapi_v2)
         }
-        _ => Arc::new(OpenApiV2Slot::new(&ordered, v2_inputs, &owners)),
+        _ => Arc::new(OpenApiV2Slot::new(&bringing, &owners)),
     };
     let version = ordered.iter().find_map(|c| c.version.clone());
     let paths = match previous {
@@ -372,32 +373,24 @@ fn assemble(
 /// for that one; the next snapshots share it while its inputs stay.
 #[derive(Debug)]
 pub struct OpenApiV2Slot {
-    /// What it is made from, by hash: what the next build compares.
-    inputs: Vec<(String, V2Input)>,
     /// The owners it was planned with.
     owners: Arc<Owners>,
-    /// The contributions that bring something, highest priority first.
+    /// The contributions that bring something, highest priority first:
+    /// what it is made from, and what the next build compares.
     contributions: Vec<Arc<Contribution>>,
     made: OnceLock<Option<OpenApiV2>>,
 }
 
 impl OpenApiV2Slot {
-    fn new(
-        ordered: &[&Arc<Contribution>],
-        inputs: Vec<(String, V2Input)>,
-        owners: &Arc<Owners>,
-    ) -> Self {
-        let contributions: Vec<Arc<Contribution>> = ordered
-            .iter()
-            .filter(|c| inputs.iter().any(|(name, _)| *name == c.name))
-            .map(|c| Arc::clone(c))
-            .collect();
+    fn new(bringing: &[&Arc<Contribution>], owners: &Arc<Owners>) -> Self {
+        let contributions: Vec<Arc<Contribution>> =
+            bringing.iter().map(|c| Arc::clone(c)).collect();
         let made = OnceLock::new();
         // One downstream's own document costs nothing to serve: ready now.
-        if let Some(v2) = passed_through(&contributions, &inputs, owners) {
+        if let Some(v2) = passed_through(&contributions, owners) {
             let _ = made.set(Some(v2));
         }
-        Self { inputs, owners: Arc::clone(owners), contributions, made }
+        Self { owners: Arc::clone(owners), contributions, made }
     }
 
     /// The document, made now if it was not yet (on the caller's thread;
@@ -416,52 +409,52 @@ impl OpenApiV2Slot {
     /// the same document.
     #[must_use]
     pub fn same_as(&self, other: &Self) -> bool {
-        self.inputs == other.inputs && *self.owners == *other.owners
+        *self.owners == *other.owners
+            && self.made_from(&other.contributions.iter().collect::<Vec<_>>())
+    }
+
+    /// Whether `bringing` bring what this was made from: compared in
+    /// place, by hash (a thousand CRD documents are mostly the very same
+    /// `Arc`), without copying a key or a hash (issue 16).
+    fn made_from(&self, bringing: &[&Arc<Contribution>]) -> bool {
+        self.contributions.len() == bringing.len()
+            && self.contributions.iter().zip(bringing).all(|(a, b)| same_v2_input(a, b))
     }
 }
 
-/// What a downstream brings to `/openapi/v2`, by hash.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum V2Input {
-    /// Its own `/openapi/v2` (JSON, and the protobuf rendition's hash).
-    V2(String, Option<String>),
-    /// Its OpenAPI v3 documents, converted down (it publishes no v2).
-    V3(Vec<(DocumentKey, String)>),
+/// Whether a downstream brings anything to `/openapi/v2`: its own, or
+/// OpenAPI v3 documents to convert down.
+fn brings_to_v2(c: &Contribution) -> bool {
+    c.openapi_v2.is_some() || !c.openapi.is_empty()
 }
 
-/// Each downstream that brings something to `/openapi/v2`, highest
-/// priority first.
-fn v2_inputs(ordered: &[&Arc<Contribution>]) -> Vec<(String, V2Input)> {
-    ordered
-        .iter()
-        .filter_map(|c| {
-            let input = match &c.openapi_v2 {
-                Some(v2) => {
-                    V2Input::V2(v2.json.hash.clone(), v2.protobuf.as_ref().map(|p| p.hash.clone()))
-                }
-                None if !c.openapi.is_empty() => V2Input::V3(
-                    c.openapi.iter().map(|(k, r)| (k.clone(), r.hash.clone())).collect(),
-                ),
-                None => return None,
-            };
-            Some((c.name.clone(), input))
-        })
-        .collect()
+/// Whether `a` and `b` bring the same to `/openapi/v2`.
+fn same_v2_input(a: &Contribution, b: &Contribution) -> bool {
+    fn protobuf(v: &OpenApiV2) -> Option<&str> {
+        v.protobuf.as_ref().map(|p| p.hash.as_str())
+    }
+    a.name == b.name
+        && match (&a.openapi_v2, &b.openapi_v2) {
+            (Some(x), Some(y)) => x.json.hash == y.json.hash && protobuf(x) == protobuf(y),
+            (None, None) => {
+                a.openapi.len() == b.openapi.len()
+                    && a.openapi.iter().zip(&b.openapi).all(|((ka, ra), (kb, rb))| {
+                        ka == kb && (Arc::ptr_eq(ra, rb) || ra.hash == rb.hash)
+                    })
+            }
+            _ => false,
+        }
 }
 
 /// One downstream's `/openapi/v2` as it serves it, when it is the only one
-/// that brings anything and owns every group-version: a single downstream
-/// is answered byte for byte, protobuf included.
-fn passed_through(
-    contributions: &[Arc<Contribution>],
-    inputs: &[(String, V2Input)],
-    owners: &Owners,
-) -> Option<OpenApiV2> {
-    let [(only, V2Input::V2(..))] = inputs else { return None };
-    if !owners.by_key().values().all(|o| **o == **only) {
+/// that brings anything, brings its own v2 and owns every group-version: a
+/// single downstream is answered byte for byte, protobuf included.
+fn passed_through(contributions: &[Arc<Contribution>], owners: &Owners) -> Option<OpenApiV2> {
+    let [only] = contributions else { return None };
+    if !owners.by_key().values().all(|o| **o == *only.name) {
         return None;
     }
-    contributions.iter().find(|c| c.name == *only).and_then(|c| c.openapi_v2.clone())
+    only.openapi_v2.clone()
 }
 
 /// The merge of what `ordered` bring (docs/wire.md, A-13), in JSON. A
