@@ -5,7 +5,8 @@
 //! downstream. Prints, for the median of `REPEAT` runs: the snapshot
 //! build without the merge (what the cold start pays), the merge made by
 //! the first `/openapi/v2` request (down-converting the fleet, merging,
-//! compressing), the merged document's size, and the peak RSS after each.
+//! compressing), of which preparing its body (hash and gzip), the merged
+//! document's size, and the peak RSS after each.
 //!
 //! `cargo run --release --example merge_v2 -- [KINDS GVS KIND_BYTES REPEAT]`
 //! (defaults: 5000 1000 40000 3).
@@ -58,7 +59,7 @@ fn main() {
         inputs / 1_000_000
     );
     println!("after making the inputs: peak RSS {} MiB", peak_rss_mib());
-    let (mut builds, mut merges) = (Vec::new(), Vec::new());
+    let (mut builds, mut merges, mut renders) = (Vec::new(), Vec::new(), Vec::new());
     let mut size = 0;
     for _ in 0..repeat {
         let start = Instant::now();
@@ -70,6 +71,11 @@ fn main() {
         let v2 = snap.openapi_v2.get().expect("merged");
         merges.push(start.elapsed());
         size = v2.json.len();
+        // Of which: preparing the body (hash, gzip) from the merged bytes.
+        let plain = v2.json.plain().expect("plain");
+        let start = Instant::now();
+        drop(Rendered::document(plain));
+        renders.push(start.elapsed());
     }
     println!("snapshot build (no merge): median {:?}", median(builds));
     println!(
@@ -77,5 +83,6 @@ fn main() {
         median(merges),
         size / 1_000_000
     );
+    println!("  of which preparing the body (hash, gzip): median {:?}", median(renders));
     println!("peak RSS {} MiB", peak_rss_mib());
 }
