@@ -32,6 +32,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
+#[allow(clippy::print_stdout, reason = "the figures are this program's output")]
 fn main() {
     let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let arg = |i: usize, default: usize| args.get(i).copied().unwrap_or(default);

@@ -462,7 +462,7 @@ fn passed_through(contributions: &[Arc<Contribution>], owners: &Owners) -> Optio
 /// warning.
 fn merged(ordered: &[Arc<Contribution>], owners: &Owners) -> Option<OpenApiV2> {
     // The plain bytes of every input, kept here so the trees can borrow them.
-    let mut bodies: Vec<(&str, Vec<(String, bytes::Bytes)>, bool)> = Vec::new();
+    let mut bodies: Vec<(&str, Documents, bool)> = Vec::new();
     for c in ordered {
         let read = |r: &Rendered| r.plain();
         let (docs, is_v2) = match &c.openapi_v2 {
@@ -504,6 +504,9 @@ fn merged(ordered: &[Arc<Contribution>], owners: &Owners) -> Option<OpenApiV2> {
     merged.doc.render(&mut out);
     Some(OpenApiV2 { json: Arc::new(Rendered::document(out)), protobuf: None })
 }
+
+/// A downstream's documents by key, plain.
+type Documents = Vec<(String, bytes::Bytes)>;
 
 /// Why a downstream's documents were left out of `/openapi/v2`.
 #[derive(Debug, thiserror::Error)]

@@ -276,13 +276,16 @@ enum Pass {
     Rest,
 }
 
+/// Where a merged name came from: the source and its name there.
+type Origin = (usize, String);
+
 /// Names claimed so far and the renames each source needs.
 #[derive(Default)]
 struct Claims {
     /// Section → merged name → (source, its name there), in claim order.
-    order: BTreeMap<&'static str, Vec<(String, (usize, String))>>,
+    order: BTreeMap<&'static str, Vec<(String, Origin)>>,
     /// Section → merged name → (source, its name there).
-    by_name: BTreeMap<&'static str, BTreeMap<String, (usize, String)>>,
+    by_name: BTreeMap<&'static str, BTreeMap<String, Origin>>,
     /// Per source: section → its name → merged name.
     renames: Vec<BTreeMap<&'static str, BTreeMap<String, String>>>,
     renamed: Vec<Renamed>,

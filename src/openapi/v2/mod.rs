@@ -4,7 +4,7 @@
 //! downstream that publishes no v2 into Swagger 2.0 first, with the rules
 //! kube-apiserver applies to CRD schemas it publishes in v2.
 //!
-//! Both work on [`Node`](crate::json::tree::Node) trees that borrow from the
+//! Both work on [`Node`] trees that borrow from the
 //! downstreams' bytes: at thousands of CRDs the inputs are hundreds of
 //! megabytes, and a tree of owned strings would cost several times that.
 
