@@ -131,3 +131,42 @@ async fn openapi_v2_merges_a_swagger_only_and_a_v3_only_downstream() {
     let again = proxy.get("/openapi/v2", &[("If-None-Match", &etag)]).await;
     assert_eq!(again.status, StatusCode::NOT_MODIFIED);
 }
+
+/// Made by the first request, not by the build; once clients read it,
+/// the builder makes the next one aside after a change.
+#[actix_web::test]
+async fn once_read_the_merged_openapi_v2_is_made_again_after_a_change_without_a_request() {
+    let kube = kubernetes_v3_only();
+    let widgets = widgets_with_a_copy_of_batch();
+    let proxy = TestProxy::start(vec![
+        downstream("kube", &kube.url(), 10),
+        downstream("widgets", &widgets.url(), 1),
+    ]);
+    proxy
+        .wait_for("both downstreams", |s| {
+            s.openapi.contains_key("apis/widgets.example.com/v1beta1")
+                && s.openapi.contains_key("api/v1")
+        })
+        .await;
+    assert!(!proxy.running.state.store.load().openapi_v2.is_made(), "not made by the build");
+    let first = proxy.get("/openapi/v2", &[]).await;
+    assert_eq!(first.status, StatusCode::OK);
+
+    let before = std::sync::Arc::clone(&proxy.running.state.store.load().openapi_v2);
+    let mut doc: Value = serde_json::from_slice(
+        &std::fs::read(testdata("sample/widgets.v2.json")).expect("fixture"),
+    )
+    .expect("JSON");
+    doc["definitions"]["com.example.widgets.v1beta1.Widget"]["description"] = json!("changed");
+    widgets.routes.set("/openapi/v2", Route::json(serde_json::to_vec(&doc).expect("JSON")));
+    crate::common::proxy::eventually("a new /openapi/v2 made aside", || {
+        let now = &proxy.running.state.store.load().openapi_v2;
+        !std::sync::Arc::ptr_eq(now, &before) && now.is_made()
+    })
+    .await;
+    let second = proxy.get("/openapi/v2", &[]).await.json();
+    assert_eq!(
+        second["definitions"]["com.example.widgets.v1beta1.Widget"]["description"],
+        "changed"
+    );
+}
