@@ -126,6 +126,8 @@ pub async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>)
     let mut reported: BTreeSet<Conflict> = BTreeSet::new();
     let mut mismatched: BTreeSet<Mismatch> = BTreeSet::new();
     let mut was_ready = false;
+    // The task making the merged `/openapi/v2` aside, while one runs.
+    let mut v2_maker: Option<tokio::task::JoinHandle<()>> = None;
     loop {
         match hub.grace_ends() {
             Some(end) => {
@@ -206,11 +208,20 @@ pub async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>)
         // Clients read `/openapi/v2` (it was made for the last snapshot):
         // make the new one now, aside, rather than on their next request.
         let v2_wanted = store.load().openapi_v2.is_made() && !snap.openapi_v2.is_made();
-        let v2 = Arc::clone(&snap.openapi_v2);
         store.publish(snap);
-        if v2_wanted {
-            drop(tokio::task::spawn_blocking(move || {
-                v2.get();
+        if v2_wanted && v2_maker.as_ref().is_none_or(tokio::task::JoinHandle::is_finished) {
+            let store = Arc::clone(&store);
+            // One at a time: at 5,000 CRDs one takes seconds and a GiB, and
+            // changes may come faster. It makes the one served now, and
+            // again while a change came in the meantime.
+            v2_maker = Some(tokio::task::spawn_blocking(move || {
+                loop {
+                    let slot = Arc::clone(&store.load().openapi_v2);
+                    if slot.is_made() {
+                        break;
+                    }
+                    slot.get();
+                }
             }));
         }
         metrics.snapshot(generation, documents);
