@@ -75,7 +75,8 @@ pub use outbound::credentials::Environment;
 pub use outbound::error::{ClientError, FetchError};
 pub use publish::readiness::{Readiness, Standing};
 pub use publish::snapshot::{
-    Contribution, Snapshot, build as build_snapshot, rebuild as rebuild_snapshot,
+    Contribution, OpenApiV2, OpenApiV2Slot, Snapshot, build as build_snapshot,
+    rebuild as rebuild_snapshot,
 };
 pub use wiring::{Running, StartError, start};
 
@@ -100,6 +101,7 @@ pub use openapi::split::{
 // The wire vocabulary, negotiation and digests: tests that speak the wire,
 // and the negotiation fuzz target.
 pub use body::digest::{quoted, sha512_hex};
+pub use body::rendered::Rendered;
 pub use wire::media;
 pub use wire::negotiate;
 pub use wire::{DocumentKey, GroupVersion};

@@ -97,7 +97,7 @@ impl Rendered {
     /// The bytes served, inflated when only the gzip rendition is held.
     /// For readers inside the proxy (a cached Swagger document converted
     /// again, tests); answers to clients go through
-    /// [`crate::body::identity::IdentityCache`], which bounds what
+    /// `crate::body::identity::IdentityCache`, which bounds what
     /// inflating may hold.
     ///
     /// # Errors
@@ -113,7 +113,7 @@ impl Rendered {
 
     /// Prepares an OpenAPI document (or any large body clients fetch
     /// gzipped) served as `application/json`: as [`Rendered::json`], but
-    /// when the body is between [`GZIP_ONLY_MIN`] and [`GZIP_ONLY_MAX`]
+    /// when the body is between `GZIP_ONLY_MIN` and `GZIP_ONLY_MAX`
     /// and compresses, only the gzip rendition is kept.
     ///
     /// Why (issue 16): at 5,000 CRDs the documents are 354 MiB plain and

@@ -52,6 +52,12 @@ impl Owners {
         self.by_key.get(key)
     }
 
+    /// Every group-version key with its owner, for the `/openapi/v2` merge.
+    #[must_use]
+    pub fn by_key(&self) -> &BTreeMap<String, Arc<str>> {
+        &self.by_key
+    }
+
     /// How many group-versions have an owner.
     #[must_use]
     pub fn len(&self) -> usize {

@@ -79,11 +79,12 @@ pub(super) fn document(req: &Request<'_>, key: &str, state: &AppState) -> Reply 
     body_reply(req, state, rendered, not_modified, extra)
 }
 
-/// `GET /openapi/v2`: the highest-priority downstream's Swagger 2.0
-/// document, JSON or protobuf as the client asks, bytes unchanged.
+/// `GET /openapi/v2`: the Swagger 2.0 document of every downstream merged
+/// (docs/wire.md, A-13); JSON or protobuf as the client asks. The first
+/// request after a change makes it (see `OpenApiV2Slot`).
 pub(super) fn v2(req: &Request<'_>, state: &AppState) -> Reply {
     let snap = state.store.load();
-    let Some(v2) = &snap.openapi_v2 else {
+    let Some(v2) = snap.openapi_v2.get() else {
         return super::status::openapi_v2_not_published();
     };
     let rendered =

@@ -86,9 +86,10 @@ static V2_JSON_ONLY: LazyLock<Bytes> = LazyLock::new(|| {
     status_body(
         StatusCode::NOT_ACCEPTABLE,
         "NotAcceptable",
-        "/openapi/v2 is served as application/json only: the downstream it comes from offers no \
-         protobuf rendition. kubectl 1.27 and 1.28 explain ask for protobuf; kubectl 1.29 and \
-         later read /openapi/v3, which is served for every downstream",
+        "/openapi/v2 is served as application/json only: it merges several downstreams' \
+         documents, or the one downstream it comes from offers no protobuf rendition. kubectl \
+         1.27 and 1.28 explain ask for protobuf; kubectl 1.29 and later read /openapi/v3, which \
+         is served for every downstream",
     )
 });
 
@@ -96,8 +97,8 @@ static V2_NOT_PUBLISHED: LazyLock<Bytes> = LazyLock::new(|| {
     status_body(
         StatusCode::NOT_FOUND,
         "NotFound",
-        "no downstream serves /openapi/v2; openapi-proxy passes it through from the \
-         highest-priority downstream that does",
+        "no downstream publishes OpenAPI; openapi-proxy serves at /openapi/v2 every \
+         downstream's Swagger 2.0 (or OpenAPI v3, converted down) merged into one",
     )
 });
 

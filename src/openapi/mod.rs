@@ -6,10 +6,11 @@
 //! per-key OpenAPI 3.0 documents — used by the poller, `convert` and the
 //! demo, so all three give the same bytes for the same input. The
 //! conversion [`cache`] lets the poller skip parts whose input did not
-//! change.
+//! change. [`v2`] merges Swagger 2.0 documents into the one `/openapi/v2`.
 
 pub mod bundle;
 pub mod cache;
 pub mod convert;
 pub mod pipeline;
 pub mod split;
+pub mod v2;

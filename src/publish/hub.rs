@@ -126,6 +126,8 @@ pub async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>)
     let mut reported: BTreeSet<Conflict> = BTreeSet::new();
     let mut mismatched: BTreeSet<Mismatch> = BTreeSet::new();
     let mut was_ready = false;
+    // The task making the merged `/openapi/v2` aside, while one runs.
+    let mut v2_maker: Option<tokio::task::JoinHandle<()>> = None;
     loop {
         match hub.grace_ends() {
             Some(end) => {
@@ -203,7 +205,25 @@ pub async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>)
         let documents = snap.openapi.len();
         let rendered_groups = snap.discovery.rendered_groups;
         let compared_groups = snap.discovery.compared_groups;
+        // Clients read `/openapi/v2` (it was made for the last snapshot):
+        // make the new one now, aside, rather than on their next request.
+        let v2_wanted = store.load().openapi_v2.is_made() && !snap.openapi_v2.is_made();
         store.publish(snap);
+        if v2_wanted && v2_maker.as_ref().is_none_or(tokio::task::JoinHandle::is_finished) {
+            let store = Arc::clone(&store);
+            // One at a time: at 5,000 CRDs one takes seconds and a GiB, and
+            // changes may come faster. It makes the one served now, and
+            // again while a change came in the meantime.
+            v2_maker = Some(tokio::task::spawn_blocking(move || {
+                loop {
+                    let slot = Arc::clone(&store.load().openapi_v2);
+                    if slot.is_made() {
+                        break;
+                    }
+                    slot.get();
+                }
+            }));
+        }
         metrics.snapshot(generation, documents);
         info!(
             generation,
@@ -310,10 +330,7 @@ fn same_content(a: &Snapshot, b: &Snapshot) -> bool {
             .zip(lb)
             .all(|((ka, x), (kb, y))| ka == kb && (Arc::ptr_eq(x, y) || x.hash == y.hash))
         && a.openapi_root.hash == b.openapi_root.hash
-        && hash(a.openapi_v2.as_ref().map(|v| &*v.json))
-            == hash(b.openapi_v2.as_ref().map(|v| &*v.json))
-        && hash(a.openapi_v2.as_ref().and_then(|v| v.protobuf.as_deref()))
-            == hash(b.openapi_v2.as_ref().and_then(|v| v.protobuf.as_deref()))
+        && (Arc::ptr_eq(&a.openapi_v2, &b.openapi_v2) || a.openapi_v2.same_as(&b.openapi_v2))
         && hash(a.version.as_deref()) == hash(b.version.as_deref())
 }
 

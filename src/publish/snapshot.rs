@@ -27,7 +27,7 @@
 //! downstream answered first.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use actix_web::http::header::HeaderValue;
 use arc_swap::ArcSwap;
@@ -35,6 +35,8 @@ use arc_swap::ArcSwap;
 use crate::body::rendered::{Rendered, Segment};
 use crate::discovery::owners::Owners;
 use crate::discovery::{self, DownstreamDiscovery, RankedDiscovery, Rendering};
+use crate::json::tree::{Node, parse_within};
+use crate::openapi::v2::{self as merge_v2, V2Error, merge::Source};
 use crate::publish::readiness::Readiness;
 use crate::wire::key::DocumentKey;
 
@@ -100,8 +102,7 @@ impl Contribution {
     }
 }
 
-/// The renditions of a downstream's `/openapi/v2`, passed through
-/// unchanged.
+/// The renditions of a downstream's `/openapi/v2`, or of the merged one.
 #[derive(Debug, Clone)]
 pub struct OpenApiV2 {
     /// `application/json`.
@@ -131,8 +132,11 @@ pub struct Snapshot {
     pub openapi_root: Rendered,
     /// Documents by key (`api/v1`, `apis/apps/v1`, …).
     pub openapi: BTreeMap<String, Entry>,
-    /// `/openapi/v2` from the highest-priority downstream that serves it.
-    pub openapi_v2: Option<OpenApiV2>,
+    /// `/openapi/v2`: every downstream's merged (docs/wire.md, A-13), or
+    /// one downstream's as it serves it when it is the only one; merged
+    /// when first asked for, and shared with the next snapshots while its
+    /// inputs stay.
+    pub openapi_v2: Arc<OpenApiV2Slot>,
     /// `/version` from the highest-priority downstream that serves it.
     pub version: Option<Arc<Rendered>>,
     /// Every discovery body.
@@ -322,7 +326,15 @@ fn assemble(
     }
     let root_entries = root_entries(&openapi, previous);
     let discovery = discovery::render_reusing(&plan, previous.map(|p| &p.discovery));
-    let openapi_v2 = ordered.iter().find_map(|c| c.openapi_v2.clone());
+    let bringing: Vec<&Arc<Contribution>> =
+        ordered.iter().copied().filter(|c| brings_to_v2(c)).collect();
+    let openapi_v2 = match previous {
+        // The same inputs and the same owners: the same document.
+        Some(p) if Arc::ptr_eq(&p.owners, &owners) && p.openapi_v2.made_from(&bringing) => {
+            Arc::clone(&p.openapi_v2)
+        }
+        _ => Arc::new(OpenApiV2Slot::new(&bringing, &owners)),
+    };
     let version = ordered.iter().find_map(|c| c.version.clone());
     let paths = match previous {
         // The same groups and group-versions: the same paths.
@@ -348,6 +360,185 @@ fn assemble(
         owners,
     };
     (snapshot, settled)
+}
+
+/// `/openapi/v2`, made from what every downstream brings when it is first
+/// asked for (docs/wire.md, A-13).
+///
+/// Not made in the build: at 5,000 CRDs the inputs are hundreds of
+/// megabytes, and merging and compressing them on every CRD change would
+/// multiply the cost of a one-document rebuild and of the cold start for
+/// a document few clients still read (kubectl ≥ 1.29 reads v3). The
+/// first request after a change makes it; requests at the same time wait
+/// for that one; the next snapshots share it while its inputs stay.
+#[derive(Debug)]
+pub struct OpenApiV2Slot {
+    /// The owners it was planned with.
+    owners: Arc<Owners>,
+    /// The contributions that bring something, highest priority first:
+    /// what it is made from, and what the next build compares.
+    contributions: Vec<Arc<Contribution>>,
+    made: OnceLock<Option<OpenApiV2>>,
+}
+
+impl OpenApiV2Slot {
+    fn new(bringing: &[&Arc<Contribution>], owners: &Arc<Owners>) -> Self {
+        let contributions: Vec<Arc<Contribution>> =
+            bringing.iter().map(|c| Arc::clone(c)).collect();
+        let made = OnceLock::new();
+        // One downstream's own document costs nothing to serve: ready now.
+        if let Some(v2) = passed_through(&contributions, owners) {
+            let _ = made.set(Some(v2));
+        }
+        Self { owners: Arc::clone(owners), contributions, made }
+    }
+
+    /// The document, made now if it was not yet (on the caller's thread;
+    /// a caller at the same time waits for it).
+    pub fn get(&self) -> Option<&OpenApiV2> {
+        self.made.get_or_init(|| merged(&self.contributions, &self.owners)).as_ref()
+    }
+
+    /// Whether it has been made.
+    #[must_use]
+    pub fn is_made(&self) -> bool {
+        self.made.get().is_some()
+    }
+
+    /// Whether `other` is made from the same inputs and owners, so serves
+    /// the same document.
+    #[must_use]
+    pub fn same_as(&self, other: &Self) -> bool {
+        *self.owners == *other.owners
+            && self.made_from(&other.contributions.iter().collect::<Vec<_>>())
+    }
+
+    /// Whether `bringing` bring what this was made from: compared in
+    /// place, by hash (a thousand CRD documents are mostly the very same
+    /// `Arc`), without copying a key or a hash (issue 16).
+    fn made_from(&self, bringing: &[&Arc<Contribution>]) -> bool {
+        self.contributions.len() == bringing.len()
+            && self.contributions.iter().zip(bringing).all(|(a, b)| same_v2_input(a, b))
+    }
+}
+
+/// Whether a downstream brings anything to `/openapi/v2`: its own, or
+/// OpenAPI v3 documents to convert down.
+fn brings_to_v2(c: &Contribution) -> bool {
+    c.openapi_v2.is_some() || !c.openapi.is_empty()
+}
+
+/// Whether `a` and `b` bring the same to `/openapi/v2`.
+fn same_v2_input(a: &Contribution, b: &Contribution) -> bool {
+    fn protobuf(v: &OpenApiV2) -> Option<&str> {
+        v.protobuf.as_ref().map(|p| p.hash.as_str())
+    }
+    a.name == b.name
+        && match (&a.openapi_v2, &b.openapi_v2) {
+            (Some(x), Some(y)) => x.json.hash == y.json.hash && protobuf(x) == protobuf(y),
+            (None, None) => {
+                a.openapi.len() == b.openapi.len()
+                    && a.openapi.iter().zip(&b.openapi).all(|((ka, ra), (kb, rb))| {
+                        ka == kb && (Arc::ptr_eq(ra, rb) || ra.hash == rb.hash)
+                    })
+            }
+            _ => false,
+        }
+}
+
+/// One downstream's `/openapi/v2` as it serves it, when it is the only one
+/// that brings anything, brings its own v2 and owns every group-version: a
+/// single downstream is answered byte for byte, protobuf included.
+fn passed_through(contributions: &[Arc<Contribution>], owners: &Owners) -> Option<OpenApiV2> {
+    let [only] = contributions else { return None };
+    if !owners.by_key().values().all(|o| **o == *only.name) {
+        return None;
+    }
+    only.openapi_v2.clone()
+}
+
+/// The merge of what `ordered` bring (docs/wire.md, A-13), in JSON. A
+/// downstream whose documents cannot take part is left out, with a
+/// warning.
+fn merged(ordered: &[Arc<Contribution>], owners: &Owners) -> Option<OpenApiV2> {
+    // The plain bytes of every input, kept here so the trees can borrow them.
+    let mut bodies: Vec<(&str, Documents, bool)> = Vec::new();
+    for c in ordered {
+        let read = |r: &Rendered| r.plain();
+        let (docs, is_v2) = match &c.openapi_v2 {
+            Some(v2) => (vec![(String::from("openapi/v2"), read(&v2.json))], true),
+            None if !c.openapi.is_empty() => {
+                (c.openapi.iter().map(|(k, r)| (k.to_string(), read(r))).collect(), false)
+            }
+            None => continue,
+        };
+        let docs: Result<Vec<(String, bytes::Bytes)>, std::io::Error> =
+            docs.into_iter().map(|(k, b)| b.map(|b| (k, b))).collect();
+        match docs {
+            Ok(docs) => bodies.push((&c.name, docs, is_v2)),
+            Err(e) => {
+                tracing::warn!(downstream = %c.name, error = %e, "left out of /openapi/v2: a kept document could not be read");
+            }
+        }
+    }
+    let mut sources: Vec<Source<'_>> = Vec::with_capacity(bodies.len());
+    for (name, docs, is_v2) in &bodies {
+        match v2_source(name, docs, *is_v2) {
+            Ok(source) => sources.push(source),
+            Err(e) => {
+                tracing::warn!(downstream = %name, error = %crate::error_chain(&e), "left out of /openapi/v2: its documents cannot be merged");
+            }
+        }
+    }
+    let merged = merge_v2::merge::merge(sources, owners.by_key())?;
+    for r in &merged.renamed {
+        tracing::info!(downstream = %r.downstream, section = r.section, from = %r.from, to = %r.to, "renamed in /openapi/v2: another downstream has a different definition of this name");
+    }
+    if merged.kinds_dropped > 0 {
+        tracing::info!(
+            kinds = merged.kinds_dropped,
+            "kinds listed by two definitions in /openapi/v2 kept on one"
+        );
+    }
+    let mut out = Vec::new();
+    merged.doc.render(&mut out);
+    Some(OpenApiV2 { json: Arc::new(Rendered::document(out)), protobuf: None })
+}
+
+/// A downstream's documents by key, plain.
+type Documents = Vec<(String, bytes::Bytes)>;
+
+/// Why a downstream's documents were left out of `/openapi/v2`.
+#[derive(Debug, thiserror::Error)]
+enum V2SourceError {
+    #[error("{key} is not JSON")]
+    Json {
+        key: String,
+        #[source]
+        source: crate::json::tree::SyntaxError,
+    },
+    #[error(transparent)]
+    Merge(#[from] V2Error),
+}
+
+fn v2_source<'a>(
+    name: &str,
+    docs: &'a [(String, bytes::Bytes)],
+    is_v2: bool,
+) -> Result<Source<'a>, V2SourceError> {
+    let mut trees: Vec<(String, Node<'a>)> = Vec::with_capacity(docs.len());
+    for (key, body) in docs {
+        // Already read within the downstream's share by its poller.
+        let tree = parse_within(body, usize::MAX)
+            .map_err(|source| V2SourceError::Json { key: key.clone(), source })?;
+        trees.push((key.clone(), tree));
+    }
+    if is_v2 {
+        let (_, tree) = trees.pop().unwrap_or_else(|| (String::new(), Node::Null));
+        Ok(Source::new(name, tree).map_err(V2Error::from)?)
+    } else {
+        Ok(merge_v2::from_v3(name, trees)?)
+    }
 }
 
 /// Each document's `KEY:{"serverRelativeURL":URL}` member of the root
@@ -786,5 +977,79 @@ pub(crate) mod tests {
         let (s2, _) = build(7, &[a], Readiness::default());
         assert_eq!(s1.openapi_root.plain().unwrap(), s2.openapi_root.plain().unwrap());
         assert_eq!(s1.openapi_root.etag, s2.openapi_root.etag);
+    }
+
+    const V2_A: &str = r##"{"swagger":"2.0","info":{"title":"a","version":"1"},"paths":{"/apis/a.io/v1/things":{"get":{"responses":{"200":{"description":"OK","schema":{"$ref":"#/definitions/io.a.v1.Thing"}}}}}},"definitions":{"io.a.v1.Thing":{"type":"object","x-kubernetes-group-version-kind":[{"group":"a.io","version":"v1","kind":"Thing"}]}}}"##;
+    const V3_B: &str = r##"{"openapi":"3.0.0","info":{"title":"b","version":"1"},"paths":{"/apis/b.io/v1/widgets":{"get":{"responses":{"200":{"description":"OK","content":{"application/json":{"schema":{"$ref":"#/components/schemas/io.b.v1.Widget"}}}}}}}},"components":{"schemas":{"io.b.v1.Widget":{"type":"object","x-kubernetes-group-version-kind":[{"group":"b.io","version":"v1","kind":"Widget"}]}}}}"##;
+
+    fn with_v2(c: &Arc<Contribution>, body: &str) -> Arc<Contribution> {
+        let v2 = OpenApiV2 { json: Arc::new(Rendered::document(body.to_owned())), protobuf: None };
+        Arc::new(Contribution { openapi_v2: Some(v2), ..(**c).clone() })
+    }
+
+    fn v2_json(s: &Snapshot) -> serde_json::Value {
+        serde_json::from_slice(&s.openapi_v2.get().unwrap().json.plain().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn one_downstreams_openapi_v2_is_served_as_it_is() {
+        let a = with_v2(&listing(&contribution("a", 1, 0, &[]), &["apis/a.io/v1"]), V2_A);
+        let (s, _) = build(1, &[Arc::clone(&a)], Readiness::default());
+        let served = &s.openapi_v2.get().unwrap().json;
+        assert!(Arc::ptr_eq(served, &a.openapi_v2.as_ref().unwrap().json));
+    }
+
+    /// Issue 27: `/openapi/v2` holds every downstream's kinds, a v3-only
+    /// one's converted down, not only the highest priority's.
+    #[test]
+    fn openapi_v2_merges_every_downstream_a_v3_only_one_converted_down() {
+        let a = with_v2(&listing(&contribution("a", 2, 0, &[]), &["apis/a.io/v1"]), V2_A);
+        let b = listing(&contribution("b", 1, 1, &[("apis/b.io/v1", V3_B)]), &["apis/b.io/v1"]);
+        let (s, _) = build(1, &[a, b], Readiness::default());
+        let doc = v2_json(&s);
+        assert_eq!(doc["swagger"], "2.0");
+        let paths: Vec<&String> = doc["paths"].as_object().unwrap().keys().collect();
+        assert_eq!(paths, ["/apis/a.io/v1/things", "/apis/b.io/v1/widgets"]);
+        let defs: Vec<&String> = doc["definitions"].as_object().unwrap().keys().collect();
+        assert_eq!(defs, ["io.a.v1.Thing", "io.b.v1.Widget"]);
+        assert_eq!(
+            doc["paths"]["/apis/b.io/v1/widgets"]["get"]["responses"]["200"]["schema"]["$ref"],
+            "#/definitions/io.b.v1.Widget"
+        );
+        // The downstream's protobuf describes its document, not the merge.
+        assert!(s.openapi_v2.get().unwrap().protobuf.is_none());
+    }
+
+    /// Made when first asked for, not in the build: at 5,000 CRDs merging
+    /// on every change would multiply the cost of a rebuild.
+    #[test]
+    fn the_merged_openapi_v2_is_made_when_first_asked_for() {
+        let a = with_v2(&listing(&contribution("a", 2, 0, &[]), &["apis/a.io/v1"]), V2_A);
+        let b = listing(&contribution("b", 1, 1, &[("apis/b.io/v1", V3_B)]), &["apis/b.io/v1"]);
+        let (s, _) = build(1, &[a, b], Readiness::default());
+        assert!(!s.openapi_v2.is_made());
+        assert!(s.openapi_v2.get().is_some());
+        assert!(s.openapi_v2.is_made());
+        // One downstream's own document is there at once.
+        let a = with_v2(&listing(&contribution("a", 1, 0, &[]), &["apis/a.io/v1"]), V2_A);
+        let (s, _) = build(1, &[a], Readiness::default());
+        assert!(s.openapi_v2.is_made());
+    }
+
+    #[test]
+    fn the_merged_openapi_v2_is_carried_over_while_its_inputs_stay() {
+        let a = with_v2(&listing(&contribution("a", 2, 0, &[]), &["apis/a.io/v1"]), V2_A);
+        let b = listing(&contribution("b", 1, 1, &[("apis/b.io/v1", V3_B)]), &["apis/b.io/v1"]);
+        let (s1, _) = build(1, &[Arc::clone(&a), Arc::clone(&b)], Readiness::default());
+        let (s2, _) = rebuild(2, &[Arc::clone(&a), Arc::clone(&b)], Readiness::default(), &s1);
+        let json = |s: &Snapshot| Arc::clone(&s.openapi_v2.get().unwrap().json);
+        assert!(Arc::ptr_eq(&json(&s1), &json(&s2)));
+        let changed =
+            V3_B.replace("\"type\":\"object\"", "\"type\":\"object\",\"description\":\"new\"");
+        let b2 =
+            listing(&contribution("b", 1, 1, &[("apis/b.io/v1", &changed)]), &["apis/b.io/v1"]);
+        let (s3, _) = rebuild(3, &[a, b2], Readiness::default(), &s2);
+        assert!(!Arc::ptr_eq(&json(&s2), &json(&s3)));
+        assert_eq!(v2_json(&s3)["definitions"]["io.b.v1.Widget"]["description"], "new");
     }
 }

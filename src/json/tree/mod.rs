@@ -263,6 +263,18 @@ impl<'a> Object<'a> {
         self.members.retain(|(k, v)| keep(k.as_str(), v));
     }
 
+    /// The members in order, values to change in place (renaming `$ref`s
+    /// of a merged document).
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (&Text<'a>, &mut Node<'a>)> + '_ {
+        self.members.iter_mut().map(|(k, v)| (&*k, v))
+    }
+
+    /// Takes member `key` out, keeping the others in order.
+    pub(crate) fn remove(&mut self, key: &str) -> Option<Node<'a>> {
+        let at = self.members.iter().position(|(k, _)| k.as_str() == key)?;
+        Some(self.members.remove(at).1)
+    }
+
     /// The members in order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Text<'a>, &Node<'a>)> + '_ {
         self.members.iter().map(|(k, v)| (k, v))

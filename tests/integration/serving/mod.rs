@@ -12,6 +12,8 @@ mod framing;
 mod kubectl;
 /// `/metrics` of the real binary: a valid text exposition, every family typed, requests timed by route and code.
 mod metrics;
+/// The one `/openapi/v2` of all downstreams: merged, a v3-only downstream converted down.
+mod openapi_v2;
 /// The proxy's OpenAPI v3 surface.
 mod openapi_v3;
 /// The generated Python client and kr8s through the proxy.

@@ -410,7 +410,7 @@ async fn version_and_openapi_v2_pass_through_from_the_highest_priority_downstrea
     let v2 = Bytes::from(std::fs::read(testdata("sample/widgets.v2.json")).unwrap());
     ds.routes.set("/openapi/v2", Route::json(v2.clone()));
     let proxy = started(vec![downstream("kube", &ds.url(), 1)], docs.len()).await;
-    eventually("v2 fetched", || proxy.running.state.store.load().openapi_v2.is_some()).await;
+    eventually("v2 fetched", || proxy.running.state.store.load().openapi_v2.get().is_some()).await;
     let version = proxy.get("/version", &[]).await;
     assert!(version.body == version_body(24));
     let r = proxy.get("/openapi/v2", &[]).await;

@@ -1,0 +1,89 @@
+//! Times the merged `/openapi/v2` (docs/wire.md, A-13) at issue 16's
+//! scale, in process: the CRD fleet of `openapi_proxy::testkit::crd` as a
+//! downstream that publishes only OpenAPI v3 (as `benches/load/crds.sh`
+//! serves it), beside Kubernetes 1.35's Swagger 2.0 as a second
+//! downstream. Prints, for the median of `REPEAT` runs: the snapshot
+//! build without the merge (what the cold start pays), the merge made by
+//! the first `/openapi/v2` request (down-converting the fleet, merging,
+//! compressing), of which preparing its body (hash and gzip), the merged
+//! document's size, and the peak RSS after each.
+//!
+//! `cargo run --release --example merge_v2 -- [KINDS GVS KIND_BYTES REPEAT]`
+//! (defaults: 5000 1000 40000 3).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use openapi_proxy::testkit::crd::CrdFleet;
+use openapi_proxy::testkit::testdata;
+use openapi_proxy::{Contribution, OpenApiV2, Readiness, Rendered, build_snapshot};
+
+fn peak_rss_mib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb / 1024)
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+#[allow(clippy::print_stdout, reason = "the figures are this program's output")]
+fn main() {
+    let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let arg = |i: usize, default: usize| args.get(i).copied().unwrap_or(default);
+    let fleet = CrdFleet {
+        kinds: arg(0, 5_000),
+        group_versions: arg(1, 1_000),
+        kind_bytes: arg(2, 40_000),
+        ..CrdFleet::ISSUE_16
+    };
+    let repeat = arg(3, 3).max(1);
+    let crds = Arc::new(fleet.contribution("crds", None));
+    let swagger = std::fs::read(testdata::path("kubernetes-1.35/swagger.json")).expect("1.35");
+    let kube = Arc::new(Contribution {
+        name: "kube".into(),
+        priority: 1,
+        order: 1,
+        openapi_v2: Some(OpenApiV2 { json: Arc::new(Rendered::document(swagger)), protobuf: None }),
+        ..Contribution::default()
+    });
+    let inputs: usize = crds.openapi.values().map(|r| r.len()).sum();
+    println!(
+        "fleet: {} kinds, {} group-versions, {} MB of v3 documents",
+        fleet.kinds,
+        fleet.group_versions,
+        inputs / 1_000_000
+    );
+    println!("after making the inputs: peak RSS {} MiB", peak_rss_mib());
+    let (mut builds, mut merges, mut renders) = (Vec::new(), Vec::new(), Vec::new());
+    let mut size = 0;
+    for _ in 0..repeat {
+        let start = Instant::now();
+        let (snap, _) =
+            build_snapshot(1, &[Arc::clone(&kube), Arc::clone(&crds)], Readiness::default());
+        builds.push(start.elapsed());
+        assert!(!snap.openapi_v2.is_made());
+        let start = Instant::now();
+        let v2 = snap.openapi_v2.get().expect("merged");
+        merges.push(start.elapsed());
+        size = v2.json.len();
+        // Of which: preparing the body (hash, gzip) from the merged bytes.
+        let plain = v2.json.plain().expect("plain");
+        let start = Instant::now();
+        drop(Rendered::document(plain));
+        renders.push(start.elapsed());
+    }
+    println!("snapshot build (no merge): median {:?}", median(builds));
+    println!(
+        "first /openapi/v2 (merge): median {:?}, {} MB of JSON",
+        median(merges),
+        size / 1_000_000
+    );
+    println!("  of which preparing the body (hash, gzip): median {:?}", median(renders));
+    println!("peak RSS {} MiB", peak_rss_mib());
+}

@@ -1,0 +1,172 @@
+//! The one `/openapi/v2` of all downstreams (docs/wire.md, A-13): a
+//! Swagger-2.0-only downstream and a v3-only one (Kubernetes' own
+//! documents) merged, as client-go's `OpenAPISchema()` reads it.
+
+use std::collections::BTreeMap;
+
+use actix_web::http::StatusCode;
+use bytes::Bytes;
+use openapi_proxy::DocumentKey;
+use openapi_proxy::demo::{Route, Site, v3_routes};
+use serde_json::{Value, json};
+
+use crate::common::proxy::{TestProxy, downstream, site, testdata};
+use crate::common::shared::shared_testdata;
+
+const K8S_1_24: &str = "kube-openapi/pkg/openapiconv/testdata_generated_from_k8s";
+
+/// A downstream publishing only Kubernetes 1.24's v3 documents of `api/v1`
+/// and `apis/batch/v1` (its `/openapi/v2` is a 404).
+fn kubernetes_v3_only() -> Site {
+    let dir = shared_testdata(K8S_1_24);
+    let docs: BTreeMap<DocumentKey, Bytes> = [("api/v1", "api.v1"), ("apis/batch/v1", "batch.v1")]
+        .iter()
+        .map(|(key, file)| {
+            let body = std::fs::read(dir.join(format!("v3_{file}.json"))).expect("test data");
+            (DocumentKey::parse(key).expect("key"), Bytes::from(body))
+        })
+        .collect();
+    let ds = site();
+    ds.routes.replace(v3_routes(&docs));
+    ds
+}
+
+/// The widgets Swagger 2.0 sample (its own `ObjectMeta`, unlike
+/// Kubernetes'), also serving a stale copy of batch/v1's jobs, which
+/// the other downstream owns.
+fn widgets_with_a_copy_of_batch() -> Site {
+    let mut doc: Value = serde_json::from_slice(
+        &std::fs::read(testdata("sample/widgets.v2.json")).expect("fixture"),
+    )
+    .expect("JSON");
+    doc["paths"]["/apis/batch/v1/namespaces/{namespace}/jobs"] = json!({"get": {
+        "responses": {"200": {"description": "OK", "schema": {"$ref": "#/definitions/io.k8s.api.batch.v1.Job"}}}
+    }});
+    doc["definitions"]["io.k8s.api.batch.v1.Job"] = json!({
+        "description": "a stale copy",
+        "type": "object",
+        "x-kubernetes-group-version-kind": [{"group": "batch", "version": "v1", "kind": "Job"}],
+    });
+    let ds = site();
+    ds.routes.set("/openapi/v2", Route::json(serde_json::to_vec(&doc).expect("JSON")));
+    ds
+}
+
+/// Every group-version-kind listed in `definitions`, with how often.
+fn kinds(definitions: &serde_json::Map<String, Value>) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for def in definitions.values() {
+        for gvk in def["x-kubernetes-group-version-kind"].as_array().into_iter().flatten() {
+            let key = format!("{}/{}/{}", gvk["group"], gvk["version"], gvk["kind"]);
+            *out.entry(key).or_default() += 1;
+        }
+    }
+    out
+}
+
+#[actix_web::test]
+async fn openapi_v2_merges_a_swagger_only_and_a_v3_only_downstream() {
+    let kube = kubernetes_v3_only();
+    let widgets = widgets_with_a_copy_of_batch();
+    let proxy = TestProxy::start(vec![
+        downstream("kube", &kube.url(), 10),
+        downstream("widgets", &widgets.url(), 1),
+    ]);
+    proxy
+        .wait_for("both downstreams in /openapi/v2", |s| {
+            s.openapi.contains_key("apis/widgets.example.com/v1beta1")
+                && s.openapi.get("apis/batch/v1").is_some_and(|e| &*e.downstream == "kube")
+                && s.openapi.contains_key("api/v1")
+        })
+        .await;
+    let r = proxy.get("/openapi/v2", &[("Accept", "application/json")]).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.header("vary"), "Accept");
+    let doc = r.json();
+    assert_eq!(doc["swagger"], "2.0");
+    let paths = doc["paths"].as_object().expect("paths");
+    let defs = doc["definitions"].as_object().expect("definitions");
+
+    // Both downstreams' kinds and paths.
+    assert!(paths.contains_key("/apis/widgets.example.com/v1beta1/namespaces/{namespace}/widgets"));
+    assert!(paths.contains_key("/api/v1/namespaces/{namespace}/pods"));
+    assert!(defs.contains_key("com.example.widgets.v1beta1.Widget"));
+    assert!(defs.contains_key("io.k8s.api.core.v1.Pod"));
+    // The v3-only downstream converted down: references and bodies in v2 form.
+    let create = &doc["paths"]["/apis/batch/v1/namespaces/{namespace}/jobs"]["post"];
+    assert_eq!(create["parameters"][0]["in"], "body");
+    assert_eq!(create["parameters"][0]["schema"]["$ref"], "#/definitions/io.k8s.api.batch.v1.Job");
+
+    // batch/v1 is kube's: its jobs path is kube's (widgets' copy has only
+    // a GET), and widgets' stale Job definition is not there.
+    let jobs = &doc["paths"]["/apis/batch/v1/namespaces/{namespace}/jobs"];
+    assert!(jobs.get("post").is_some(), "the owner's path");
+    assert_ne!(defs["io.k8s.api.batch.v1.Job"]["description"], "a stale copy");
+
+    // Widgets' own ObjectMeta clashes with Kubernetes': the higher priority
+    // keeps the name, widgets' is renamed and its Widget refers to it.
+    let meta = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+    assert!(defs.contains_key(&format!("{meta}_v2")));
+    assert_eq!(
+        defs["com.example.widgets.v1beta1.Widget"]["properties"]["metadata"]["$ref"],
+        format!("#/definitions/{meta}_v2")
+    );
+    let refs = r.body.windows(meta.len() + 1).filter(|w| *w == format!("{meta}\"").as_bytes());
+    assert!(refs.count() > 1, "kube's types refer to the unrenamed one");
+
+    // Each kind once.
+    let kinds = kinds(defs);
+    let twice: Vec<_> = kinds.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "listed twice: {twice:?}");
+    for kind in [
+        "\"widgets.example.com\"/\"v1beta1\"/\"Widget\"",
+        "\"batch\"/\"v1\"/\"Job\"",
+        "\"\"/\"v1\"/\"Pod\"",
+    ] {
+        assert!(kinds.contains_key(kind), "{kind} in {kinds:?}");
+    }
+
+    // Prepared once: ETag and 304 as for any document.
+    let etag = r.header("etag");
+    let again = proxy.get("/openapi/v2", &[("If-None-Match", &etag)]).await;
+    assert_eq!(again.status, StatusCode::NOT_MODIFIED);
+}
+
+/// Made by the first request, not by the build; once clients read it,
+/// the builder makes the next one aside after a change.
+#[actix_web::test]
+async fn once_read_the_merged_openapi_v2_is_made_again_after_a_change_without_a_request() {
+    let kube = kubernetes_v3_only();
+    let widgets = widgets_with_a_copy_of_batch();
+    let proxy = TestProxy::start(vec![
+        downstream("kube", &kube.url(), 10),
+        downstream("widgets", &widgets.url(), 1),
+    ]);
+    proxy
+        .wait_for("both downstreams", |s| {
+            s.openapi.contains_key("apis/widgets.example.com/v1beta1")
+                && s.openapi.contains_key("api/v1")
+        })
+        .await;
+    assert!(!proxy.running.state.store.load().openapi_v2.is_made(), "not made by the build");
+    let first = proxy.get("/openapi/v2", &[]).await;
+    assert_eq!(first.status, StatusCode::OK);
+
+    let before = std::sync::Arc::clone(&proxy.running.state.store.load().openapi_v2);
+    let mut doc: Value = serde_json::from_slice(
+        &std::fs::read(testdata("sample/widgets.v2.json")).expect("fixture"),
+    )
+    .expect("JSON");
+    doc["definitions"]["com.example.widgets.v1beta1.Widget"]["description"] = json!("changed");
+    widgets.routes.set("/openapi/v2", Route::json(serde_json::to_vec(&doc).expect("JSON")));
+    crate::common::proxy::eventually("a new /openapi/v2 made aside", || {
+        let now = &proxy.running.state.store.load().openapi_v2;
+        !std::sync::Arc::ptr_eq(now, &before) && now.is_made()
+    })
+    .await;
+    let second = proxy.get("/openapi/v2", &[]).await.json();
+    assert_eq!(
+        second["definitions"]["com.example.widgets.v1beta1.Widget"]["description"],
+        "changed"
+    );
+}
