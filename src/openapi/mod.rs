@@ -12,4 +12,5 @@ pub mod bundle;
 pub mod cache;
 pub mod convert;
 pub mod pipeline;
+pub mod proto;
 pub mod split;
