@@ -4,6 +4,7 @@
 //! B-2.4, B-9.1.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::http::StatusCode;
@@ -11,6 +12,8 @@ use actix_web::http::header::{self, HeaderValue, VARY};
 
 use super::reply::{DateCache, Reply, Request, http_date};
 use super::{ACCEPT, AppState, NO_CACHE, body_reply};
+use crate::body::rendered::Rendered;
+use crate::publish::protobuf::{Protobuf, Unavailable};
 use crate::wire::negotiate::{self, OpenApiChoice, OpenApiV2Choice};
 
 /// How long a document fetched by its current hash may be cached: the URL
@@ -50,14 +53,29 @@ fn hash_param(query: &str) -> Option<&str> {
 /// path, decoded as Go's `URL.Path` is (kube-apiserver serves
 /// `apis%2Fapps%2Fv1` as `apis/apps/v1`).
 pub(super) fn document(req: &Request<'_>, key: &str, state: &AppState) -> Reply {
-    if negotiate::negotiate_openapi(req.accept.as_deref()) == OpenApiChoice::NotAcceptable {
+    let accept = req.accept.as_deref();
+    let choice = negotiate::negotiate_openapi_document(accept, true);
+    if choice == OpenApiChoice::NotAcceptable {
         return Reply::new(StatusCode::NOT_ACCEPTABLE).header(VARY, ACCEPT);
     }
     let snap = state.store.load();
     let Some(entry) = snap.openapi.get(key) else {
         return super::status::openapi_v3_not_published().header(VARY, ACCEPT);
     };
-    let rendered = &entry.rendered;
+    let protobuf = match choice {
+        OpenApiChoice::Protobuf => match rendition(state, &entry.protobuf) {
+            Some(protobuf) => Some(protobuf),
+            // Negotiated again as if protobuf were not offered.
+            None => match negotiate::negotiate_openapi_document(accept, false) {
+                OpenApiChoice::NotAcceptable => {
+                    return Reply::new(StatusCode::NOT_ACCEPTABLE).header(VARY, ACCEPT);
+                }
+                _ => None,
+            },
+        },
+        _ => None,
+    };
+    let rendered = protobuf.as_deref().unwrap_or(&entry.rendered);
     let (cache_control, expires) = match hash_param(req.query) {
         Some(hash) if hash == rendered.hash => {
             (HeaderValue::from_static("public, immutable"), expires())
@@ -79,23 +97,77 @@ pub(super) fn document(req: &Request<'_>, key: &str, state: &AppState) -> Reply 
     body_reply(req, state, rendered, not_modified, extra)
 }
 
-/// `GET /openapi/v2`: the highest-priority downstream's Swagger 2.0
-/// document, JSON or protobuf as the client asks, bytes unchanged.
+/// The protobuf rendition in `cell`, made now if this is the first
+/// request for it; `None` when there is none to serve (logged and
+/// counted when that is news).
+fn rendition(state: &AppState, cell: &Protobuf) -> Option<Arc<Rendered>> {
+    if cell.is_settled() {
+        return cell.get(&state.protobuf).ok();
+    }
+    let account = &state.protobuf;
+    match cell.get(account) {
+        Ok(rendered) => {
+            state.metrics.protobuf_rendition("made", account.held());
+            tracing::debug!(hash = %rendered.hash, bytes = rendered.len(), "protobuf rendition made");
+            Some(rendered)
+        }
+        Err(e) => {
+            match &e {
+                Unavailable::Unencodable(_) => {
+                    state.metrics.protobuf_rendition("unencodable", account.held());
+                    tracing::warn!(error = %crate::error_chain(&e), "document served without a protobuf rendition");
+                }
+                Unavailable::OverLimit { first, needed, held, limit } => {
+                    state.metrics.protobuf_rendition("over_limit", *held);
+                    if *first {
+                        tracing::warn!(
+                            needed,
+                            held,
+                            limit,
+                            "protobuf renditions at their memory limit; serving JSON only until one fits"
+                        );
+                    } else {
+                        tracing::debug!(needed, held, limit, "protobuf rendition refused");
+                    }
+                }
+                Unavailable::Unreadable(_) => {
+                    tracing::error!(error = %crate::error_chain(&e), "protobuf rendition failed");
+                }
+            }
+            None
+        }
+    }
+}
+
+/// `GET /openapi/v2`: the snapshot's Swagger 2.0 document, as JSON or as
+/// the proxy's protobuf encoding of that JSON, as the client asks.
 pub(super) fn v2(req: &Request<'_>, state: &AppState) -> Reply {
     let snap = state.store.load();
-    let Some(v2) = &snap.openapi_v2 else {
+    let (Some(v2), Some(cell)) = (&snap.openapi_v2, &snap.openapi_v2_protobuf) else {
         return super::status::openapi_v2_not_published();
     };
-    let rendered =
-        match negotiate::negotiate_openapi_v2(req.accept.as_deref(), v2.protobuf.is_some()) {
-            OpenApiV2Choice::Json => Some(&v2.json),
-            OpenApiV2Choice::Protobuf => v2.protobuf.as_ref(),
-            OpenApiV2Choice::NotAcceptable => None,
-        };
-    match rendered {
-        None => {
-            super::status::openapi_v2_not_acceptable(v2.protobuf.is_some()).header(VARY, ACCEPT)
+    let accept = req.accept.as_deref();
+    let protobuf;
+    let mut offered = true;
+    let rendered = match negotiate::negotiate_openapi_v2(accept, true) {
+        OpenApiV2Choice::Json => Some(&*v2.json),
+        OpenApiV2Choice::Protobuf => {
+            protobuf = rendition(state, cell);
+            match &protobuf {
+                Some(r) => Some(&**r),
+                None => {
+                    offered = false;
+                    match negotiate::negotiate_openapi_v2(accept, false) {
+                        OpenApiV2Choice::Json => Some(&*v2.json),
+                        _ => None,
+                    }
+                }
+            }
         }
+        OpenApiV2Choice::NotAcceptable => None,
+    };
+    match rendered {
+        None => super::status::openapi_v2_not_acceptable(offered).header(VARY, ACCEPT),
         Some(r) => {
             let not_modified =
                 negotiate::if_none_match_matches(req.if_none_match.as_deref(), r.etag_str());

@@ -35,6 +35,7 @@ use arc_swap::ArcSwap;
 use crate::body::rendered::{Rendered, Segment};
 use crate::discovery::owners::Owners;
 use crate::discovery::{self, DownstreamDiscovery, RankedDiscovery, Rendering};
+use crate::publish::protobuf::{Protobuf, Version};
 use crate::publish::readiness::Readiness;
 use crate::wire::key::DocumentKey;
 
@@ -120,6 +121,9 @@ pub struct Entry {
     pub location: HeaderValue,
     /// The downstream it came from (for logs).
     pub downstream: Arc<str>,
+    /// Its protobuf rendition, made on first use and kept by the next
+    /// snapshot while the document is the same.
+    pub protobuf: Arc<Protobuf>,
 }
 
 /// Everything the HTTP handlers serve, as of one moment.
@@ -133,6 +137,10 @@ pub struct Snapshot {
     pub openapi: BTreeMap<String, Entry>,
     /// `/openapi/v2` from the highest-priority downstream that serves it.
     pub openapi_v2: Option<OpenApiV2>,
+    /// The protobuf rendition of `openapi_v2`'s JSON, encoded by the
+    /// proxy (a downstream's own protobuf is not served: it would be
+    /// another document than the JSON once they can differ).
+    pub openapi_v2_protobuf: Option<Arc<Protobuf>>,
     /// `/version` from the highest-priority downstream that serves it.
     pub version: Option<Arc<Rendered>>,
     /// Every discovery body.
@@ -301,11 +309,18 @@ fn assemble(
             }
             winners.insert(key, &c.name);
             let key = key.to_string();
-            let location = match previous_openapi.and_then(|p| p.get(&key)) {
+            let before = previous_openapi
+                .and_then(|p| p.get(&key))
+                .filter(|e| Arc::ptr_eq(&e.rendered, rendered));
+            let protobuf = before.map_or_else(
+                || Arc::new(Protobuf::new(Arc::clone(rendered), Version::V3)),
+                |e| Arc::clone(&e.protobuf),
+            );
+            let location = match before {
                 // The very document as before: the same location, made
                 // once (a thousand of them at 5,000 CRDs, issue 16).
-                Some(e) if Arc::ptr_eq(&e.rendered, rendered) => e.location.clone(),
-                _ => {
+                Some(e) => e.location.clone(),
+                None => {
                     let location = format!("/openapi/v3/{key}?hash={}", rendered.hash);
                     // Keys are URL path segments (DocumentKey refuses
                     // anything else) and hashes are hex, so this is a
@@ -316,13 +331,23 @@ fn assemble(
             };
             openapi.insert(
                 key,
-                Entry { rendered: Arc::clone(rendered), location, downstream: Arc::clone(&name) },
+                Entry {
+                    rendered: Arc::clone(rendered),
+                    location,
+                    downstream: Arc::clone(&name),
+                    protobuf,
+                },
             );
         }
     }
     let root_entries = root_entries(&openapi, previous);
     let discovery = discovery::render_reusing(&plan, previous.map(|p| &p.discovery));
     let openapi_v2 = ordered.iter().find_map(|c| c.openapi_v2.clone());
+    let openapi_v2_protobuf =
+        openapi_v2.as_ref().map(|v2| match previous.and_then(|p| p.openapi_v2_protobuf.as_ref()) {
+            Some(before) if before.renders(&v2.json) => Arc::clone(before),
+            _ => Arc::new(Protobuf::new(Arc::clone(&v2.json), Version::V2)),
+        });
     let version = ordered.iter().find_map(|c| c.version.clone());
     let paths = match previous {
         // The same groups and group-versions: the same paths.
@@ -340,6 +365,7 @@ fn assemble(
         openapi_root: root_index(&root_entries),
         openapi,
         openapi_v2,
+        openapi_v2_protobuf,
         version,
         discovery,
         ready: readiness.ready(),
@@ -488,6 +514,21 @@ pub(crate) mod tests {
                 .collect(),
             ..Contribution::default()
         })
+    }
+
+    #[test]
+    fn a_one_document_change_keeps_every_other_protobuf_rendition() {
+        let a = contribution("a", 1, 0, &[("apis/a/v1", "{\"a\":1}"), ("apis/b/v1", "{\"b\":1}")]);
+        let (first, _) = build(1, &[Arc::clone(&a)], Readiness::default());
+        let mut changed = (*a).clone();
+        changed.openapi.insert(
+            DocumentKey::parse("apis/b/v1").unwrap(),
+            Arc::new(Rendered::json("{\"b\":2}")),
+        );
+        let (second, _) = rebuild(2, &[Arc::new(changed)], Readiness::default(), &first);
+        let same = |k: &str| Arc::ptr_eq(&first.openapi[k].protobuf, &second.openapi[k].protobuf);
+        assert!(same("apis/a/v1"), "the unchanged document keeps its rendition");
+        assert!(!same("apis/b/v1"), "the changed one gets a new cell");
     }
 
     #[test]

@@ -68,6 +68,11 @@ pub(super) enum At {
     Extensions,
     /// Every member whose key the function accepts, as `Named…` pairs.
     Pattern(fn(&str) -> bool),
+    /// Every other member, read and left out: a reference's siblings,
+    /// which OpenAPI 3.0 says "SHALL be ignored" (as JSON Reference does
+    /// for Swagger 2.0). Kubernetes 1.24 to 1.26 write `default` and
+    /// `description` beside `$ref`.
+    Ignored,
 }
 
 /// How one JSON value is written as a field.
@@ -205,6 +210,7 @@ fn body(msg: &'static Msg, value: &Node<'_>, out: &mut Vec<u8>) -> Result {
                     At::Key(k) => k == key,
                     At::Extensions => key.starts_with("x-"),
                     At::Pattern(p) => p(key),
+                    At::Ignored => true,
                 });
                 if !known {
                     return Err(Failure::new(Problem::UnknownProperty {
@@ -231,6 +237,7 @@ fn body(msg: &'static Msg, value: &Node<'_>, out: &mut Vec<u8>) -> Result {
                             named(msg, slot.number, k.as_str(), slot.kind, v, out)?;
                         }
                     }
+                    At::Ignored => {}
                 }
             }
             Ok(())

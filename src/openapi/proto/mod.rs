@@ -9,7 +9,8 @@
 //! ([`encode`], tables in [`v2`] and [`v3`]): known keys into their
 //! fields, `x-` keys into `NamedAny` pairs, `default`, `example` and
 //! `enum` values into `Any` messages holding the value as YAML text, maps
-//! into `Named…` pairs in the JSON's order. What gnostic's parse refuses
+//! into `Named…` pairs in the JSON's order. A reference's siblings are
+//! left out, as OpenAPI 3.0 says they are ignored. What gnostic's parse refuses
 //! (a key its message has no field for, a value of the wrong type) is a
 //! [`ProtoError`] here too: the rendition is then not offered, rather
 //! than one that says less than the JSON.

@@ -26,8 +26,8 @@ fn fields(mut bytes: &[u8]) -> Vec<F> {
                 bytes = rest;
             }
             2 => {
-                let len = usize::try_from(prost::encoding::decode_varint(&mut bytes).unwrap())
-                    .unwrap();
+                let len =
+                    usize::try_from(prost::encoding::decode_varint(&mut bytes).unwrap()).unwrap();
                 let (v, rest) = bytes.split_at(len);
                 out.push(F::Bytes(number, v.to_vec()));
                 bytes = rest;
@@ -56,8 +56,8 @@ fn a_minimal_v2_document_is_its_swagger_field() {
 
 #[test]
 fn fields_come_in_number_order_whatever_the_json_order() {
-    let pb = openapi_v2(br#"{"host":"h","info":{"version":"v","title":"t"},"swagger":"2.0"}"#)
-        .unwrap();
+    let pb =
+        openapi_v2(br#"{"host":"h","info":{"version":"v","title":"t"},"swagger":"2.0"}"#).unwrap();
     let f = fields(&pb);
     assert_eq!(f[0], string(1, "2.0"));
     assert_eq!(fields(bytes_of(&f[1])), [string(1, "t"), string(2, "v")]);
@@ -145,6 +145,28 @@ fn v3_references_and_schemas_are_told_apart_by_ref() {
 }
 
 #[test]
+fn a_references_siblings_are_left_out() {
+    let json = br##"{"openapi":"3.0.0","components":{"schemas":{"A":{"properties":{"m":
+        {"$ref":"#/components/schemas/B","description":"d","default":{}}}}}}}"##;
+    let pb = openapi_v3(json).unwrap();
+    // The only field at each step, then the value of a Named pair.
+    let only = |b: &[u8]| fields(b).into_iter().next().unwrap();
+    let value = |b: &[u8]| fields(b).into_iter().nth(1).unwrap();
+    let components = fields(&pb).into_iter().nth(1).unwrap(); // after `openapi`
+    let schemas = only(bytes_of(&components)); // → schemas
+    let a = value(bytes_of(&only(bytes_of(&schemas)))); // → A's SchemaOrReference
+    let properties = only(bytes_of(&only(bytes_of(&a)))); // → Schema → properties
+    let m = value(bytes_of(&only(bytes_of(&properties)))); // → m's SchemaOrReference
+    let at = fields(bytes_of(&m));
+    assert!(matches!(at[..], [F::Bytes(2, _)]), "a Reference: {at:?}");
+    assert_eq!(
+        fields(bytes_of(&at[0])),
+        [string(1, "#/components/schemas/B"), string(3, "d")],
+        "a Reference of $ref and description"
+    );
+}
+
+#[test]
 fn v3_default_scalars_fill_the_default_type_oneof() {
     let json = br#"{"openapi":"3.0.0","components":{"schemas":{"A":{"default":0}}}}"#;
     let pb = openapi_v3(json).unwrap();
@@ -175,7 +197,10 @@ fn a_value_of_the_wrong_type_is_refused() {
 fn count_named_paths(pb: &[u8], paths_field: u32, path_field: u32) -> usize {
     let f = fields(pb);
     let paths = f.iter().find(|x| matches!(x, F::Bytes(n, _) if *n == paths_field)).unwrap();
-    fields(bytes_of(paths)).iter().filter(|x| matches!(x, F::Bytes(n, _) if *n == path_field)).count()
+    fields(bytes_of(paths))
+        .iter()
+        .filter(|x| matches!(x, F::Bytes(n, _) if *n == path_field))
+        .count()
 }
 
 #[test]
@@ -230,10 +255,33 @@ mod arbitrary {
     /// JSON built from the keys the tables know and a few they do not.
     fn json() -> impl Strategy<Value = serde_json::Value> {
         let keys = prop::sample::select(vec![
-            "swagger", "openapi", "info", "title", "paths", "/a", "get", "parameters", "in",
-            "body", "schema", "type", "items", "properties", "additionalProperties", "$ref",
-            "default", "enum", "x-k", "definitions", "components", "schemas", "responses", "200",
-            "allOf", "maxLength", "bogus",
+            "swagger",
+            "openapi",
+            "info",
+            "title",
+            "paths",
+            "/a",
+            "get",
+            "parameters",
+            "in",
+            "body",
+            "schema",
+            "type",
+            "items",
+            "properties",
+            "additionalProperties",
+            "$ref",
+            "default",
+            "enum",
+            "x-k",
+            "definitions",
+            "components",
+            "schemas",
+            "responses",
+            "200",
+            "allOf",
+            "maxLength",
+            "bogus",
         ]);
         let leaf = prop_oneof![
             Just(serde_json::Value::Null),
@@ -264,5 +312,18 @@ mod arbitrary {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn kubernetes_1_24_published_v3_documents_encode() {
+    let dir = crate::testkit::testdata::path("kube-openapi/pkg/util/proto/testdata/openapi_v3_0_0");
+    for file in ["v1.json", "apps/v1.json", "batch/v1.json", "apiextensions.k8s.io/v1.json"] {
+        let json = std::fs::read(dir.join(file)).unwrap();
+        let pb = openapi_v3(&json).unwrap_or_else(|e| {
+            panic!("{file}: {e}: {:?}", std::error::Error::source(&e).map(ToString::to_string))
+        });
+        let value: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(count_named_paths(&pb, 4, 1), value["paths"].as_object().unwrap().len());
     }
 }

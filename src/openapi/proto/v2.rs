@@ -69,12 +69,7 @@ static INFO: Msg = Msg {
 
 static CONTACT: Msg = Msg {
     name: "Contact",
-    shape: Shape::Fields(&[
-        key(1, "name", Str),
-        key(2, "url", Str),
-        key(3, "email", Str),
-        ext(4),
-    ]),
+    shape: Shape::Fields(&[key(1, "name", Str), key(2, "url", Str), key(3, "email", Str), ext(4)]),
 };
 
 static LICENSE: Msg = Msg {
@@ -147,7 +142,11 @@ static PARAMETERS_ITEM: Msg = Msg {
 
 static JSON_REFERENCE: Msg = Msg {
     name: "JsonReference",
-    shape: Shape::Fields(&[key(1, "$ref", Str), key(2, "description", Str)]),
+    shape: Shape::Fields(&[
+        key(1, "$ref", Str),
+        key(2, "description", Str),
+        Slot { number: 0, at: At::Ignored, kind: Str },
+    ]),
 };
 
 static PARAMETER: Msg = Msg {

@@ -66,12 +66,7 @@ static INFO: Msg = Msg {
 
 static CONTACT: Msg = Msg {
     name: "Contact",
-    shape: Shape::Fields(&[
-        key(1, "name", Str),
-        key(2, "url", Str),
-        key(3, "email", Str),
-        ext(4),
-    ]),
+    shape: Shape::Fields(&[key(1, "name", Str), key(2, "url", Str), key(3, "email", Str), ext(4)]),
 };
 
 static LICENSE: Msg = Msg {
@@ -166,7 +161,12 @@ static OPERATION: Msg = Msg {
 
 static REFERENCE: Msg = Msg {
     name: "Reference",
-    shape: Shape::Fields(&[key(1, "$ref", Str), key(2, "summary", Str), key(3, "description", Str)]),
+    shape: Shape::Fields(&[
+        key(1, "$ref", Str),
+        key(2, "summary", Str),
+        key(3, "description", Str),
+        Slot { number: 0, at: At::Ignored, kind: Str },
+    ]),
 };
 
 static PARAMETER_OR_REFERENCE: Msg = or_reference!("ParameterOrReference", PARAMETER);
@@ -483,7 +483,8 @@ static XML: Msg = Msg {
 
 static ITEMS_ITEM: Msg = Msg { name: "ItemsItem", shape: Shape::Items(&SCHEMA_OR_REFERENCE) };
 
-static PROPERTIES: Msg = Msg { name: "Properties", shape: Shape::Map(1, msg(&SCHEMA_OR_REFERENCE)) };
+static PROPERTIES: Msg =
+    Msg { name: "Properties", shape: Shape::Map(1, msg(&SCHEMA_OR_REFERENCE)) };
 
 static ADDITIONAL_PROPERTIES_ITEM: Msg =
     Msg { name: "AdditionalPropertiesItem", shape: Shape::SchemaOrBool(&SCHEMA_OR_REFERENCE) };

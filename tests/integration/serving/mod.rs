@@ -12,6 +12,8 @@ mod kubectl;
 mod metrics;
 /// The proxy's OpenAPI v3 surface.
 mod openapi_v3;
+/// The protobuf renditions of the OpenAPI documents, decoded by protoc and compared with the JSON.
+mod protobuf;
 /// Serving HTTPS: trust, plain HTTP refused, kubectl, bad files, certificate rotation.
 mod tls;
 /// Plain HTTP's two transports, the direct writer and actix-http: same answers, HTTP/1.1 framing, hand-over.
