@@ -75,17 +75,24 @@ impl Publishing {
             protobuf_bytes: family::gauge(
                 registry,
                 "openapi_proxy_protobuf_rendition_bytes",
-                "Bytes held by the protobuf renditions of OpenAPI documents, made on first \
-                 request (bounded by an eighth of the memory budget).",
+                "Bytes held by the protobuf renditions of OpenAPI documents (at most an \
+                 eighth of the memory budget), as of the last rendition made or refused.",
             ),
-            protobuf_renditions: family::counter_vec(
-                registry,
-                "openapi_proxy_protobuf_renditions_total",
-                "Protobuf renditions of OpenAPI documents asked for and not yet held: made, \
-                 unencodable (the JSON holds what gnostic refuses), over_limit (their memory \
-                 bound is reached; protobuf is not offered for the document until it fits).",
-                &["result"],
-            ),
+            protobuf_renditions: {
+                let family = family::counter_vec(
+                    registry,
+                    "openapi_proxy_protobuf_renditions_total",
+                    "Protobuf renditions of OpenAPI documents asked for and not yet held: \
+                     made, unencodable (the JSON holds what gnostic refuses), over_limit \
+                     (their memory bound is reached; protobuf is not offered for the \
+                     document until it fits).",
+                    &["result"],
+                );
+                for result in ["made", "unencodable", "over_limit"] {
+                    family.with_label_values(&[result]);
+                }
+                family
+            },
         }
     }
 

@@ -179,10 +179,11 @@ fn close(at: usize, out: &mut Vec<u8>) -> Result {
     if len64 > u64::from(u32::MAX) {
         return Err(Failure::new(Problem::TooLarge));
     }
-    let mut head = Vec::with_capacity(LEN_ROOM);
-    encode_varint(len64, &mut head);
-    let used = head.len();
-    out[at..at + used].copy_from_slice(&head);
+    let mut head = [0u8; LEN_ROOM];
+    let mut room = &mut head[..];
+    encode_varint(len64, &mut room);
+    let used = LEN_ROOM - room.len();
+    out[at..at + used].copy_from_slice(&head[..used]);
     out.copy_within(start.., at + used);
     out.truncate(at + used + len);
     debug_assert_eq!(encoded_len_varint(len64), used);
@@ -358,10 +359,18 @@ fn field(
             }
         }
         Kind::Any => {
-            let at = open(number, out);
-            let text = any_yaml(value);
-            string_field(2, &text, out);
-            close(at, out)?;
+            // Any{yaml = 2}: the value as compact JSON, which YAML reads
+            // as the same value (JSON is YAML's flow style), then a
+            // newline as gnostic's YAML ends. gnostic writes block-style
+            // YAML; every YAML reader, and so every client (kube-openapi's
+            // `proto` models read these with a YAML parser), reads both
+            // to the same value.
+            let any = open(number, out);
+            let yaml = open(2, out);
+            value.render(out);
+            out.push(b'\n');
+            close(yaml, out)?;
+            close(any, out)?;
         }
         Kind::Anys => {
             let Node::Array(items) = value else { return Err(wrong(msg, "an array")) };
@@ -384,16 +393,4 @@ fn field(
         }
     }
     Ok(())
-}
-
-/// The `yaml` of an `Any`: the value as compact JSON, which YAML reads as
-/// the same value (JSON is YAML's flow style), then a newline as gnostic's
-/// YAML ends. gnostic writes block-style YAML; any YAML reader, and so
-/// every client (kube-openapi's `proto` models read these with a YAML
-/// parser), reads both to the same value.
-pub(super) fn any_yaml(value: &Node<'_>) -> String {
-    let mut text = value.to_vec();
-    text.push(b'\n');
-    // `render` writes UTF-8 (strings are kept as `str`).
-    String::from_utf8(text).unwrap_or_default()
 }
