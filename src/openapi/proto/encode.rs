@@ -88,7 +88,7 @@ pub(super) enum Kind {
     Int64,
     /// `repeated string`: an array of strings.
     Strs,
-    /// `Any`: the value as YAML text (see [`any_yaml`]).
+    /// `Any`: the value as YAML text (compact JSON, see [`field`]).
     Any,
     /// `repeated Any`: an array.
     Anys,

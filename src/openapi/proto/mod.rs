@@ -6,7 +6,7 @@
 //! kube-openapi makes them by reading the JSON into a YAML node tree,
 //! building gnostic's messages from it (`NewDocument`) and marshalling
 //! those. The same mapping is done here in one walk over the JSON
-//! ([`encode`], tables in [`v2`] and [`v3`]): known keys into their
+//! (`encode`, tables in `v2` and `v3`): known keys into their
 //! fields, `x-` keys into `NamedAny` pairs, `default`, `example` and
 //! `enum` values into `Any` messages holding the value as YAML text, maps
 //! into `Named…` pairs in the JSON's order. A reference's siblings are

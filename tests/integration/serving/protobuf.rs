@@ -78,10 +78,10 @@ fn strings_at(text: &str, path: &[&str], field: &str) -> Vec<String> {
             open.push(block);
         } else if line == "}" {
             open.pop();
-        } else if let Some(value) = line.strip_prefix(&prefix) {
-            if open == path {
-                out.push(unquote(value));
-            }
+        } else if let Some(value) = line.strip_prefix(&prefix)
+            && open == path
+        {
+            out.push(unquote(value));
         }
     }
     out
