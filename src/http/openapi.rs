@@ -215,4 +215,51 @@ mod tests {
         let ahead = date.duration_since(SystemTime::now()).expect("in the future");
         assert!(ahead > IMMUTABLE_FOR - Duration::from_secs(5) && ahead <= IMMUTABLE_FOR);
     }
+
+    /// Past the renditions' memory bound a document is offered as JSON
+    /// only: a protobuf-only client gets 406, one that also takes JSON
+    /// gets JSON, and each refusal is counted.
+    #[test]
+    fn past_the_protobuf_limit_a_document_is_offered_as_json_only() {
+        use crate::body::identity::IdentityCache;
+        use crate::metrics::Metrics;
+        use crate::publish::protobuf::Renditions;
+        use crate::publish::readiness::Readiness;
+        use crate::publish::snapshot::{Store, build, tests::contribution};
+        use crate::wire::media::OPENAPI_V3_PROTOBUF_CONTENT_TYPE as PROTOBUF;
+
+        let doc = r#"{"openapi":"3.0.0","info":{"title":"t","version":"v"},"paths":{}}"#;
+        let state = AppState {
+            store: Arc::new(Store::new()),
+            metrics: Arc::new(Metrics::default()),
+            serve_v2beta1: true,
+            identity: Arc::new(IdentityCache::new(1 << 20)),
+            protobuf: Arc::new(Renditions::new(10)),
+            authentication: None,
+        };
+        let (snapshot, _) =
+            build(1, &[contribution("a", 1, 0, &[("apis/a/v1", doc)])], Readiness::default());
+        state.store.publish(snapshot);
+        let ask = |accept: &str| {
+            let req = Request {
+                method: super::super::reply::Method::Get,
+                path: "/openapi/v3/apis/a/v1",
+                query: "",
+                accept: Some(accept.to_owned().into()),
+                if_none_match: None,
+                gzip: false,
+                authorization: None,
+            };
+            document(&req, "apis/a/v1", &state)
+        };
+        assert_eq!(ask(PROTOBUF).status, StatusCode::NOT_ACCEPTABLE);
+        let either = ask(&format!("{PROTOBUF}, application/json"));
+        assert_eq!(either.status, StatusCode::OK);
+        assert_eq!(either.body, doc.as_bytes());
+        let metrics = state.metrics.render();
+        assert!(
+            metrics.contains("openapi_proxy_protobuf_renditions_total{result=\"over_limit\"} 2"),
+            "{metrics}"
+        );
+    }
 }
