@@ -69,9 +69,9 @@ pub(super) enum At {
     /// Every member whose key the function accepts, as `Named…` pairs.
     Pattern(fn(&str) -> bool),
     /// Every other member, read and left out: a reference's siblings,
-    /// which OpenAPI 3.0 says "SHALL be ignored" (as JSON Reference does
-    /// for Swagger 2.0). Kubernetes 1.24 to 1.26 write `default` and
-    /// `description` beside `$ref`.
+    /// which gnostic's `NewReference` does not read and OpenAPI 3.0 says
+    /// "SHALL be ignored" (as JSON Reference does for Swagger 2.0).
+    /// Kubernetes 1.24 to 1.26 write `default` beside `$ref`.
     Ignored,
 }
 

@@ -10,7 +10,8 @@
 //! fields, `x-` keys into `NamedAny` pairs, `default`, `example` and
 //! `enum` values into `Any` messages holding the value as YAML text, maps
 //! into `Named…` pairs in the JSON's order. A reference's siblings are
-//! left out, as OpenAPI 3.0 says they are ignored. What gnostic's parse refuses
+//! left out, as gnostic leaves them. Required keys are not checked; what
+//! else gnostic's parse refuses
 //! (a key its message has no field for, a value of the wrong type) is a
 //! [`ProtoError`] here too: the rendition is then not offered, rather
 //! than one that says less than the JSON.
