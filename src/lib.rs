@@ -20,7 +20,8 @@
 //! - `publish` — the immutable snapshot, its store, and the single writer
 //!   loop.
 //! - `openapi` — Swagger 2.0 → OpenAPI 3.0 conversion, splitting per key,
-//!   and the one pipeline from v2 bytes to per-key v3 documents;
+//!   the one pipeline from v2 bytes to per-key v3 documents, and the
+//!   protobuf renditions of both versions;
 //!   `discovery` — its wire types, legacy ↔ aggregated, merging.
 //! - `body` — response bodies prepared once (bytes, gzip, SHA-512, ETag).
 //! - `json` — the borrowed tree, parsing, pointers, `$ref`s; `wire` — the
@@ -94,6 +95,7 @@ pub use openapi::convert::{
 pub use openapi::pipeline::{
     Budget, Documents, PipelineError, Summary, convert_each, swagger_to_openapi,
 };
+pub use openapi::proto;
 pub use openapi::split::{
     RenderedSplit, Split, SplitError, split, split_rendered, split_rendered_tree, split_tree,
 };

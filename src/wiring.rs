@@ -15,6 +15,7 @@ use tracing::{info, warn};
 
 use crate::body::rendered::Rendered;
 use crate::config::Config;
+use crate::config::memory::PROTOBUF_RENDITIONS_PART;
 use crate::downstream::ledger::Ledger;
 use crate::downstream::poll::Poller;
 use crate::front_door::{FrontDoor, FrontDoorError, Reviewer};
@@ -24,6 +25,7 @@ use crate::metrics::Metrics;
 use crate::openapi::cache::ConversionCache;
 use crate::outbound::client::{ClientError, DownstreamClient};
 use crate::publish::hub::build_loop;
+use crate::publish::protobuf::Renditions;
 use crate::publish::{Hub, Store};
 use crate::serve::server::{ListenError, http_server};
 
@@ -114,6 +116,7 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
         metrics: Arc::clone(&metrics),
         serve_v2beta1: config.discovery_v2beta1,
         identity: Arc::default(),
+        protobuf: Arc::new(Renditions::new(config.memory_budget_bytes / PROTOBUF_RENDITIONS_PART)),
         authentication: authentication.map(|r| r as Arc<dyn Authenticator>),
     };
     let door = FrontDoor::of(config, &metrics).map_err(StartError::FrontDoor)?;

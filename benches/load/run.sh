@@ -17,7 +17,10 @@
 #                alternates (nginx, proxy, proxy, nginx, …) and the table
 #                gives medians                          [1]
 #   SMALL_KEY    the small document's key              [apis/node.k8s.io/v1]
-#   CASES        space-separated subset of the cases   [all six]
+#   CASES        space-separated subset of the cases   [all six JSON ones]
+#                (also: pb-large-plain, pb-large-gzip: the large document
+#                in protobuf, the proxy's rendition made by the first
+#                request; nginx serves the same bytes)
 #   SWAGGER      the Swagger 2.0 document to serve     [the test data's 1.27 swagger.json]
 #   NGINX_EXTRA  more directives for nginx's http block, e.g.
 #                'open_file_cache max=16;'              []
@@ -113,16 +116,21 @@ say "small: $SMALL_URL"
 # The proxy's exact bytes become nginx's static files.
 WWW=$WORK/nginx/www
 mkdir -p "$WWW"
-fetch() { # URL FILE [gzip]
+PROTOBUF=application/com.github.proto-openapi.spec.v3.v1.0+protobuf
+fetch() { # URL FILE [gzip] [Accept]
     local hdr=()
     [[ ${3:-} == gzip ]] && hdr=(-H 'Accept-Encoding: gzip')
+    [[ -n ${4:-} ]] && hdr+=(-H "Accept: $4")
     curl -sf "${hdr[@]}" -D "$2.headers" -o "$2" "$PROXY$1"
 }
 fetch "$LARGE_URL" "$WWW/api_v1.json"
 fetch "$LARGE_URL" "$WWW/api_v1.json.gz" gzip
 fetch "$SMALL_URL" "$WWW/small.json"
 fetch "$SMALL_URL" "$WWW/small.json.gz" gzip
-for f in api_v1.json small.json; do
+fetch "$LARGE_URL" "$WWW/api_v1.pb" plain "$PROTOBUF"
+fetch "$LARGE_URL" "$WWW/api_v1.pb.gz" gzip "$PROTOBUF"
+touch -r "$WWW/api_v1.pb" "$WWW/api_v1.pb.gz"
+for f in api_v1.json small.json api_v1.pb; do
     grep -qi '^content-encoding: *gzip' "$WWW/$f.gz.headers" \
         || die "the proxy did not gzip $f for Accept-Encoding: gzip"
     python3 -c 'import gzip,sys; sys.exit(gzip.open(sys.argv[1]).read() != open(sys.argv[2],"rb").read())' \
@@ -154,6 +162,7 @@ start_nginx 2 <<EOF
         root $WWW;
         location = /api_v1.json { }
         location = /small.json { }
+        location = /api_v1.pb { default_type $PROTOBUF; }
     }
 EOF
 say "nginx on 127.0.0.1:$NGINX_PORT (prefix $PREFIX)"
@@ -184,6 +193,11 @@ target() { # server case
     HEADERS=()
     WANT_STATUS=200 WANT_GZIP=0
     case $case in
+        pb-large-*)
+            HEADERS+=(-H "Accept: $PROTOBUF")
+            WANT_FILE=$WWW/api_v1.pb TARGET_URL=$base$large
+            [[ $server == nginx ]] && TARGET_URL=$base/api_v1.pb
+            ;;
         large-*) TARGET_URL=$base$large WANT_FILE=$WWW/api_v1.json ;;
         small-*) TARGET_URL=$base$small WANT_FILE=$WWW/small.json ;;
         304-*) TARGET_URL=$base$large WANT_FILE='' WANT_STATUS=304 ;;

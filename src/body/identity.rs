@@ -62,7 +62,8 @@ pub enum PlainOrigin {
     Inflated,
 }
 
-/// Inflated documents by hash, and what every inflated body alive holds.
+/// Inflated documents by hash and media type, and what every inflated body
+/// alive holds.
 #[derive(Debug)]
 pub struct IdentityCache {
     limit: usize,
@@ -74,7 +75,7 @@ pub struct IdentityCache {
 
 #[derive(Debug, Default)]
 struct Kept {
-    /// Document hash → its plain bytes and when it was last used.
+    /// [`key`] → its plain bytes and when it was last used.
     entries: BTreeMap<String, (Bytes, u64)>,
     clock: u64,
 }
@@ -142,7 +143,7 @@ impl IdentityCache {
             let mut kept = self.lock();
             kept.clock += 1;
             let now = kept.clock;
-            if let Some((bytes, used)) = kept.entries.get_mut(&rendered.hash) {
+            if let Some((bytes, used)) = kept.entries.get_mut(&key(rendered)) {
                 *used = now;
                 return Ok((bytes.clone(), PlainOrigin::Kept));
             }
@@ -160,7 +161,7 @@ impl IdentityCache {
         let body = Bytes::from_owner(Counted { bytes, live: Arc::clone(&self.live) });
         let mut kept = self.lock();
         let now = kept.clock;
-        kept.entries.insert(rendered.hash.clone(), (body.clone(), now));
+        kept.entries.insert(key(rendered), (body.clone(), now));
         Ok((body, PlainOrigin::Inflated))
     }
 
@@ -187,6 +188,14 @@ impl IdentityCache {
     }
 }
 
+/// What tells a body apart in the cache: its hash and media type. The
+/// protobuf rendition of a document carries the JSON's hash (its ETag, as
+/// kube-openapi's), so the hash alone would answer one with the other.
+fn key(rendered: &Rendered) -> String {
+    let media = String::from_utf8_lossy(rendered.content_type.as_bytes());
+    format!("{} {media}", rendered.hash)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +211,23 @@ mod tests {
         let r = Rendered::document(text);
         assert!(r.held().is_none(), "test documents are kept gzipped only");
         r
+    }
+
+    #[test]
+    fn two_renditions_of_one_document_are_kept_apart() {
+        // A protobuf rendition carries its JSON's hash (kube-openapi's
+        // ETag rule): the same hash, other bytes.
+        let cache = IdentityCache::new(1 << 20);
+        let json = document(1, 100_000);
+        let other = Rendered::rendition_of(
+            &json,
+            document(2, 90_000).plain().unwrap(),
+            actix_web::http::header::HeaderValue::from_static("application/x-other"),
+        );
+        assert_eq!(other.hash, json.hash);
+        assert!(other.held().is_none() && json.held().is_none(), "both kept gzipped only");
+        assert_eq!(cache.plain(&json).unwrap().0, json.plain().unwrap());
+        assert_eq!(cache.plain(&other).unwrap().0, other.plain().unwrap());
     }
 
     #[test]

@@ -140,6 +140,26 @@ impl Rendered {
         self.compact()
     }
 
+    /// Prepares `body`, another rendition of the document `of` (its
+    /// protobuf encoding), served with `content_type` and kept as
+    /// [`Rendered::document`] keeps a document, but tagged with `of`'s hash
+    /// and ETag: kube-openapi gives every rendition of a document its
+    /// JSON's hash, so `?hash=` URLs and `If-None-Match` work across forms
+    /// (docs/upstream.md#b-2-1).
+    #[must_use]
+    pub fn rendition_of(of: &Rendered, body: impl Into<Bytes>, content_type: HeaderValue) -> Self {
+        let body = body.into();
+        let gzip = (body.len() >= GZIP_MIN).then(|| gzip(&body)).flatten();
+        Self::compact(Self {
+            len: body.len(),
+            plain: Some(body),
+            gzip,
+            hash: of.hash.clone(),
+            etag: of.etag.clone(),
+            content_type,
+        })
+    }
+
     /// Drops the plain bytes of a body in the gzip-only size range.
     fn compact(mut self) -> Self {
         if self.gzip.is_some() && (GZIP_ONLY_MIN..=GZIP_ONLY_MAX).contains(&self.len) {

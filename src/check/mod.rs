@@ -29,11 +29,11 @@ pub use report::Report;
 /// (`docs/wire.md`) departs from Part B (`docs/upstream.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Profile {
-    /// Part A: the root is handler3's (JSON, ETag, 304), protobuf is not
-    /// served (406), v2beta1 may be served.
+    /// Part A: the root is handler3's (JSON, ETag, 304), v2beta1 may be
+    /// served.
     OpenapiProxy,
     /// Part B as a cluster serves it: the aggregator's root (no ETag
-    /// required), protobuf served, the core group always present.
+    /// required), the core group always present.
     KubeApiserver,
 }
 

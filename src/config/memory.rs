@@ -15,6 +15,14 @@ use std::path::Path;
 /// buffers, the snapshot's discovery renditions.
 pub const PROCESS_RESERVE_BYTES: u64 = 64 * 1024 * 1024;
 
+/// The protobuf renditions of OpenAPI documents, made when a client first
+/// asks for one, hold at most this part of the memory budget together
+/// (`budget / 8`). They are not charged to a downstream's share: what a
+/// client asks for must not make a downstream's next round refused. The
+/// bodies the proxy holds are thus bounded by nine eighths of the budget;
+/// the halving in [`budget_for_limit`] leaves room for that.
+pub const PROTOBUF_RENDITIONS_PART: usize = 8;
+
 /// The limit assumed when none can be read: the deploy manifests'.
 pub const ASSUMED_LIMIT_BYTES: u64 = 512 * 1024 * 1024;
 

@@ -26,6 +26,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use crate::body::identity::{IdentityCache, IdentityError};
 use crate::body::rendered::Rendered;
 use crate::metrics::Metrics;
+use crate::publish::protobuf::Renditions;
 use crate::publish::snapshot::Store;
 use access::Authenticator;
 use reply::{Reply, Request};
@@ -42,6 +43,8 @@ pub struct AppState {
     pub serve_v2beta1: bool,
     /// Plain answers of documents kept gzipped only, bounded.
     pub identity: Arc<IdentityCache>,
+    /// What the protobuf renditions of OpenAPI documents hold, bounded.
+    pub protobuf: Arc<Renditions>,
     /// With `metadataAuthentication: delegated`, who decides whether a
     /// request's token may read the metadata; `None`: anyone may.
     pub(crate) authentication: Option<Arc<dyn Authenticator>>,
@@ -137,6 +140,7 @@ mod tests {
             metrics: Arc::new(Metrics::default()),
             serve_v2beta1: true,
             identity: Arc::new(IdentityCache::new(limit)),
+            protobuf: Arc::new(Renditions::new(usize::MAX)),
             authentication: None,
         }
     }

@@ -4,6 +4,7 @@
 //! B-2.4, B-9.1.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::http::StatusCode;
@@ -11,6 +12,8 @@ use actix_web::http::header::{self, HeaderValue, VARY};
 
 use super::reply::{DateCache, Reply, Request, http_date};
 use super::{ACCEPT, AppState, NO_CACHE, body_reply};
+use crate::body::rendered::Rendered;
+use crate::publish::protobuf::{Protobuf, Unavailable};
 use crate::wire::negotiate::{self, OpenApiChoice, OpenApiV2Choice};
 
 /// How long a document fetched by its current hash may be cached: the URL
@@ -50,14 +53,29 @@ fn hash_param(query: &str) -> Option<&str> {
 /// path, decoded as Go's `URL.Path` is (kube-apiserver serves
 /// `apis%2Fapps%2Fv1` as `apis/apps/v1`).
 pub(super) fn document(req: &Request<'_>, key: &str, state: &AppState) -> Reply {
-    if negotiate::negotiate_openapi(req.accept.as_deref()) == OpenApiChoice::NotAcceptable {
+    let accept = req.accept.as_deref();
+    let choice = negotiate::negotiate_openapi_document(accept, true);
+    if choice == OpenApiChoice::NotAcceptable {
         return Reply::new(StatusCode::NOT_ACCEPTABLE).header(VARY, ACCEPT);
     }
     let snap = state.store.load();
     let Some(entry) = snap.openapi.get(key) else {
         return super::status::openapi_v3_not_published().header(VARY, ACCEPT);
     };
-    let rendered = &entry.rendered;
+    let protobuf = match choice {
+        OpenApiChoice::Protobuf => match rendition(state, &entry.protobuf) {
+            Some(protobuf) => Some(protobuf),
+            // Negotiated again as if protobuf were not offered.
+            None => match negotiate::negotiate_openapi_document(accept, false) {
+                OpenApiChoice::NotAcceptable => {
+                    return Reply::new(StatusCode::NOT_ACCEPTABLE).header(VARY, ACCEPT);
+                }
+                _ => None,
+            },
+        },
+        _ => None,
+    };
+    let rendered = protobuf.as_deref().unwrap_or(&entry.rendered);
     let (cache_control, expires) = match hash_param(req.query) {
         Some(hash) if hash == rendered.hash => {
             (HeaderValue::from_static("public, immutable"), expires())
@@ -79,24 +97,79 @@ pub(super) fn document(req: &Request<'_>, key: &str, state: &AppState) -> Reply 
     body_reply(req, state, rendered, not_modified, extra)
 }
 
+/// The protobuf rendition in `cell`, made now if this is the first
+/// request for it; `None` when there is none to serve (logged and
+/// counted when that is news).
+fn rendition(state: &AppState, cell: &Protobuf) -> Option<Arc<Rendered>> {
+    if cell.is_settled() {
+        return cell.get(&state.protobuf).ok();
+    }
+    let account = &state.protobuf;
+    match cell.get(account) {
+        Ok(rendered) => {
+            state.metrics.protobuf_rendition("made", account.held());
+            tracing::debug!(hash = %rendered.hash, bytes = rendered.len(), "protobuf rendition made");
+            Some(rendered)
+        }
+        Err(e) => {
+            match &e {
+                Unavailable::Unencodable(_) => {
+                    state.metrics.protobuf_rendition("unencodable", account.held());
+                    tracing::warn!(error = %crate::error_chain(&e), "document served without a protobuf rendition");
+                }
+                Unavailable::OverLimit { first, needed, held, limit } => {
+                    state.metrics.protobuf_rendition("over_limit", *held);
+                    if *first {
+                        tracing::warn!(
+                            needed,
+                            held,
+                            limit,
+                            "protobuf renditions at their memory limit; serving JSON only until one fits"
+                        );
+                    } else {
+                        tracing::debug!(needed, held, limit, "protobuf rendition refused");
+                    }
+                }
+                Unavailable::Unreadable(_) => {
+                    tracing::error!(error = %crate::error_chain(&e), "protobuf rendition failed");
+                }
+            }
+            None
+        }
+    }
+}
+
 /// `GET /openapi/v2`: the Swagger 2.0 document of every downstream merged
-/// (docs/wire.md, A-13); JSON or protobuf as the client asks. The first
-/// request after a change makes it (see `OpenApiV2Slot`).
+/// (docs/wire.md, A-13), as JSON or as the proxy's protobuf encoding of
+/// that JSON, as the client asks. The first request after a change makes
+/// it (see `OpenApiV2Slot`).
 pub(super) fn v2(req: &Request<'_>, state: &AppState) -> Reply {
     let snap = state.store.load();
-    let Some(v2) = snap.openapi_v2.get() else {
+    let (Some(v2), Some(cell)) = (snap.openapi_v2.get(), snap.openapi_v2.protobuf()) else {
         return super::status::openapi_v2_not_published();
     };
-    let rendered =
-        match negotiate::negotiate_openapi_v2(req.accept.as_deref(), v2.protobuf.is_some()) {
-            OpenApiV2Choice::Json => Some(&v2.json),
-            OpenApiV2Choice::Protobuf => v2.protobuf.as_ref(),
-            OpenApiV2Choice::NotAcceptable => None,
-        };
-    match rendered {
-        None => {
-            super::status::openapi_v2_not_acceptable(v2.protobuf.is_some()).header(VARY, ACCEPT)
+    let accept = req.accept.as_deref();
+    let protobuf;
+    let mut offered = true;
+    let rendered = match negotiate::negotiate_openapi_v2(accept, true) {
+        OpenApiV2Choice::Json => Some(&*v2.json),
+        OpenApiV2Choice::Protobuf => {
+            protobuf = rendition(state, cell);
+            match &protobuf {
+                Some(r) => Some(&**r),
+                None => {
+                    offered = false;
+                    match negotiate::negotiate_openapi_v2(accept, false) {
+                        OpenApiV2Choice::Json => Some(&*v2.json),
+                        _ => None,
+                    }
+                }
+            }
         }
+        OpenApiV2Choice::NotAcceptable => None,
+    };
+    match rendered {
+        None => super::status::openapi_v2_not_acceptable(offered).header(VARY, ACCEPT),
         Some(r) => {
             let not_modified =
                 negotiate::if_none_match_matches(req.if_none_match.as_deref(), r.etag_str());
@@ -143,5 +216,52 @@ mod tests {
         let date = httpdate::parse_http_date(value.to_str().expect("ASCII")).expect("HTTP date");
         let ahead = date.duration_since(SystemTime::now()).expect("in the future");
         assert!(ahead > IMMUTABLE_FOR - Duration::from_secs(5) && ahead <= IMMUTABLE_FOR);
+    }
+
+    /// Past the renditions' memory bound a document is offered as JSON
+    /// only: a protobuf-only client gets 406, one that also takes JSON
+    /// gets JSON, and each refusal is counted.
+    #[test]
+    fn past_the_protobuf_limit_a_document_is_offered_as_json_only() {
+        use crate::body::identity::IdentityCache;
+        use crate::metrics::Metrics;
+        use crate::publish::protobuf::Renditions;
+        use crate::publish::readiness::Readiness;
+        use crate::publish::snapshot::{Store, build, tests::contribution};
+        use crate::wire::media::OPENAPI_V3_PROTOBUF_CONTENT_TYPE as PROTOBUF;
+
+        let doc = r#"{"openapi":"3.0.0","info":{"title":"t","version":"v"},"paths":{}}"#;
+        let state = AppState {
+            store: Arc::new(Store::new()),
+            metrics: Arc::new(Metrics::default()),
+            serve_v2beta1: true,
+            identity: Arc::new(IdentityCache::new(1 << 20)),
+            protobuf: Arc::new(Renditions::new(10)),
+            authentication: None,
+        };
+        let (snapshot, _) =
+            build(1, &[contribution("a", 1, 0, &[("apis/a/v1", doc)])], Readiness::default());
+        state.store.publish(snapshot);
+        let ask = |accept: &str| {
+            let req = Request {
+                method: super::super::reply::Method::Get,
+                path: "/openapi/v3/apis/a/v1",
+                query: "",
+                accept: Some(accept.to_owned().into()),
+                if_none_match: None,
+                gzip: false,
+                authorization: None,
+            };
+            document(&req, "apis/a/v1", &state)
+        };
+        assert_eq!(ask(PROTOBUF).status, StatusCode::NOT_ACCEPTABLE);
+        let either = ask(&format!("{PROTOBUF}, application/json"));
+        assert_eq!(either.status, StatusCode::OK);
+        assert_eq!(either.body, doc.as_bytes());
+        let metrics = state.metrics.render();
+        assert!(
+            metrics.contains("openapi_proxy_protobuf_renditions_total{result=\"over_limit\"} 2"),
+            "{metrics}"
+        );
     }
 }

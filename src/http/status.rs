@@ -86,10 +86,10 @@ static V2_JSON_ONLY: LazyLock<Bytes> = LazyLock::new(|| {
     status_body(
         StatusCode::NOT_ACCEPTABLE,
         "NotAcceptable",
-        "/openapi/v2 is served as application/json only: it merges several downstreams' \
-         documents, or the one downstream it comes from offers no protobuf rendition. kubectl \
-         1.27 and 1.28 explain ask for protobuf; kubectl 1.29 and later read /openapi/v3, which \
-         is served for every downstream",
+        "/openapi/v2 is served as application/json only for now: it holds what gnostic's \
+         OpenAPI v2 message cannot, or the protobuf renditions are at their memory limit (see \
+         the proxy's log). kubectl 1.27 and 1.28 explain ask for protobuf; kubectl 1.29 and \
+         later read /openapi/v3",
     )
 });
 
@@ -140,9 +140,9 @@ pub(super) fn not_found(path: &str) -> Reply {
 }
 
 /// The 406 of `/openapi/v2` for an `Accept` it cannot meet. kubectl 1.27
-/// and 1.28 `explain` ask for protobuf only; a downstream that does not
-/// serve `/openapi/v2` in protobuf leaves them nothing, and the message
-/// says which clients read what instead of an empty body.
+/// and 1.28 `explain` ask for protobuf only; when the document has no
+/// protobuf rendition to serve, the message says why and which clients
+/// read what, instead of an empty body.
 pub(super) fn openapi_v2_not_acceptable(protobuf_served: bool) -> Reply {
     let body = if protobuf_served { &V2_JSON_AND_PROTOBUF } else { &V2_JSON_ONLY };
     status(StatusCode::NOT_ACCEPTABLE, body)

@@ -171,6 +171,12 @@ impl Metrics {
         self.requests.observe(route, status, took);
     }
 
+    /// Counts a protobuf rendition asked for and not held yet (`made`,
+    /// `unencodable`, `over_limit`), with what the renditions now hold.
+    pub fn protobuf_rendition(&self, result: &'static str, held: usize) {
+        self.publishing.protobuf_rendition(result, held);
+    }
+
     /// Counts an uncompressed answer of a document kept gzipped only.
     pub fn identity_body(&self, origin: crate::body::identity::PlainOrigin) {
         self.requests.identity(Some(origin));

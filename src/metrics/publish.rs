@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use prometheus::{Histogram, IntCounter, IntGauge, Registry};
+use prometheus::{Histogram, IntCounter, IntCounterVec, IntGauge, Registry};
 
 use super::family::{self, WORK_BUCKETS};
 
@@ -23,6 +23,8 @@ pub(super) struct Publishing {
     conflicts: IntCounter,
     mismatches: IntCounter,
     cache_entries: IntGauge,
+    protobuf_bytes: IntGauge,
+    protobuf_renditions: IntCounterVec,
 }
 
 impl Publishing {
@@ -70,6 +72,27 @@ impl Publishing {
                 "openapi_proxy_conversion_cache_entries",
                 "Converted documents kept for reuse (pruned to what is still served).",
             ),
+            protobuf_bytes: family::gauge(
+                registry,
+                "openapi_proxy_protobuf_rendition_bytes",
+                "Bytes held by the protobuf renditions of OpenAPI documents (at most an \
+                 eighth of the memory budget), as of the last rendition made or refused.",
+            ),
+            protobuf_renditions: {
+                let family = family::counter_vec(
+                    registry,
+                    "openapi_proxy_protobuf_renditions_total",
+                    "Protobuf renditions of OpenAPI documents asked for and not yet held: \
+                     made, unencodable (the JSON holds what gnostic refuses), over_limit \
+                     (their memory bound is reached; protobuf is not offered for the \
+                     document until it fits).",
+                    &["result"],
+                );
+                for result in ["made", "unencodable", "over_limit"] {
+                    family.with_label_values(&[result]);
+                }
+                family
+            },
         }
     }
 
@@ -91,6 +114,11 @@ impl Publishing {
 
     pub(super) fn mismatch(&self) {
         self.mismatches.inc();
+    }
+
+    pub(super) fn protobuf_rendition(&self, result: &'static str, held: usize) {
+        self.protobuf_renditions.with_label_values(&[result]).inc();
+        self.protobuf_bytes.set(family::count(held));
     }
 
     pub(super) fn conversion_cache(&self, entries: usize) {

@@ -12,5 +12,6 @@ pub mod bundle;
 pub mod cache;
 pub mod convert;
 pub mod pipeline;
+pub mod proto;
 pub mod split;
 pub mod v2;

@@ -10,6 +10,7 @@
 //! index that points at a document that is not there yet.
 
 pub mod hub;
+pub mod protobuf;
 pub mod readiness;
 pub mod snapshot;
 

@@ -37,6 +37,7 @@ use crate::discovery::owners::Owners;
 use crate::discovery::{self, DownstreamDiscovery, RankedDiscovery, Rendering};
 use crate::json::tree::{Node, parse_within};
 use crate::openapi::v2::{self as merge_v2, V2Error, merge::Source};
+use crate::publish::protobuf::{Protobuf, Version};
 use crate::publish::readiness::Readiness;
 use crate::wire::key::DocumentKey;
 
@@ -121,6 +122,9 @@ pub struct Entry {
     pub location: HeaderValue,
     /// The downstream it came from (for logs).
     pub downstream: Arc<str>,
+    /// Its protobuf rendition, made on first use and kept by the next
+    /// snapshot while the document is the same.
+    pub protobuf: Arc<Protobuf>,
 }
 
 /// Everything the HTTP handlers serve, as of one moment.
@@ -305,11 +309,18 @@ fn assemble(
             }
             winners.insert(key, &c.name);
             let key = key.to_string();
-            let location = match previous_openapi.and_then(|p| p.get(&key)) {
+            let before = previous_openapi
+                .and_then(|p| p.get(&key))
+                .filter(|e| Arc::ptr_eq(&e.rendered, rendered));
+            let protobuf = before.map_or_else(
+                || Arc::new(Protobuf::new(Arc::clone(rendered), Version::V3)),
+                |e| Arc::clone(&e.protobuf),
+            );
+            let location = match before {
                 // The very document as before: the same location, made
                 // once (a thousand of them at 5,000 CRDs, issue 16).
-                Some(e) if Arc::ptr_eq(&e.rendered, rendered) => e.location.clone(),
-                _ => {
+                Some(e) => e.location.clone(),
+                None => {
                     let location = format!("/openapi/v3/{key}?hash={}", rendered.hash);
                     // Keys are URL path segments (DocumentKey refuses
                     // anything else) and hashes are hex, so this is a
@@ -320,7 +331,12 @@ fn assemble(
             };
             openapi.insert(
                 key,
-                Entry { rendered: Arc::clone(rendered), location, downstream: Arc::clone(&name) },
+                Entry {
+                    rendered: Arc::clone(rendered),
+                    location,
+                    downstream: Arc::clone(&name),
+                    protobuf,
+                },
             );
         }
     }
@@ -379,6 +395,8 @@ pub struct OpenApiV2Slot {
     /// what it is made from, and what the next build compares.
     contributions: Vec<Arc<Contribution>>,
     made: OnceLock<Option<OpenApiV2>>,
+    /// The protobuf rendition of the document, itself made on first use.
+    protobuf: OnceLock<Option<Arc<Protobuf>>>,
 }
 
 impl OpenApiV2Slot {
@@ -390,13 +408,25 @@ impl OpenApiV2Slot {
         if let Some(v2) = passed_through(&contributions, owners) {
             let _ = made.set(Some(v2));
         }
-        Self { owners: Arc::clone(owners), contributions, made }
+        Self { owners: Arc::clone(owners), contributions, made, protobuf: OnceLock::new() }
     }
 
     /// The document, made now if it was not yet (on the caller's thread;
     /// a caller at the same time waits for it).
     pub fn get(&self) -> Option<&OpenApiV2> {
         self.made.get_or_init(|| merged(&self.contributions, &self.owners)).as_ref()
+    }
+
+    /// The document's protobuf rendition (made, within its bound, when a
+    /// client first asks for it), the document made first if it was not.
+    /// The proxy's own encoding of the JSON served, never a downstream's
+    /// protobuf: the two would be different documents once merged.
+    pub fn protobuf(&self) -> Option<&Arc<Protobuf>> {
+        self.protobuf
+            .get_or_init(|| {
+                self.get().map(|v2| Arc::new(Protobuf::new(Arc::clone(&v2.json), Version::V2)))
+            })
+            .as_ref()
     }
 
     /// Whether it has been made.
@@ -679,6 +709,21 @@ pub(crate) mod tests {
                 .collect(),
             ..Contribution::default()
         })
+    }
+
+    #[test]
+    fn a_one_document_change_keeps_every_other_protobuf_rendition() {
+        let a = contribution("a", 1, 0, &[("apis/a/v1", "{\"a\":1}"), ("apis/b/v1", "{\"b\":1}")]);
+        let (first, _) = build(1, &[Arc::clone(&a)], Readiness::default());
+        let mut changed = (*a).clone();
+        changed.openapi.insert(
+            DocumentKey::parse("apis/b/v1").unwrap(),
+            Arc::new(Rendered::json("{\"b\":2}")),
+        );
+        let (second, _) = rebuild(2, &[Arc::new(changed)], Readiness::default(), &first);
+        let same = |k: &str| Arc::ptr_eq(&first.openapi[k].protobuf, &second.openapi[k].protobuf);
+        assert!(same("apis/a/v1"), "the unchanged document keeps its rendition");
+        assert!(!same("apis/b/v1"), "the changed one gets a new cell");
     }
 
     #[test]

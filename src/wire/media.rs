@@ -11,6 +11,11 @@ pub const APPLICATION_JSON: &str = "application/json";
 pub const OPENAPI_V2_PROTOBUF_CONTENT_TYPE: &str =
     "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
 
+/// `Content-Type` of a protobuf `/openapi/v3/<key>` response, whichever
+/// of the two request spellings asked for it (B-2.1).
+pub const OPENAPI_V3_PROTOBUF_CONTENT_TYPE: &str =
+    "application/com.github.proto-openapi.spec.v3.v1.0+protobuf";
+
 /// `Content-Type` of aggregated discovery `apidiscovery.k8s.io/v2` as JSON
 /// (B-4.4): parameters in this fixed order, no spaces.
 pub const DISCOVERY_V2_CONTENT_TYPE: &str =
@@ -59,6 +64,12 @@ pub(crate) const OPENAPI_V2_PROTOBUF_SUBTYPE: &str =
 /// accepts.
 pub(crate) const OPENAPI_V2_PROTOBUF_SUBTYPE_DEPRECATED: &str =
     "com.github.proto-openapi.spec.v2@v1.0+protobuf";
+/// The subtype of [`OPENAPI_V3_PROTOBUF_CONTENT_TYPE`].
+pub(crate) const OPENAPI_V3_PROTOBUF_SUBTYPE: &str =
+    "com.github.proto-openapi.spec.v3.v1.0+protobuf";
+/// The older spelling with `@`, which handler3 still accepts.
+pub(crate) const OPENAPI_V3_PROTOBUF_SUBTYPE_DEPRECATED: &str =
+    "com.github.proto-openapi.spec.v3@v1.0+protobuf";
 /// The `g=` parameter of aggregated discovery.
 pub(crate) const DISCOVERY_GROUP: &str = "apidiscovery.k8s.io";
 /// The `as=` parameter of aggregated discovery.

@@ -20,9 +20,10 @@
 //! Deliberate differences from upstream, each also noted where it is made:
 //! - The sort is a real total order; Go's comparator is not one when q and
 //!   wildcards disagree (see [`parse_accept`]).
-//! - Protobuf of OpenAPI v3 documents is not served (Part A 10): such
-//!   clauses never match, so negotiation falls through to the next clause
-//!   or 406. Discovery is served in JSON, YAML and protobuf, as upstream.
+//! - An OpenAPI document whose protobuf rendition is not available (at the
+//!   renditions' memory limit, or one gnostic's parse refuses) is
+//!   negotiated as if protobuf were not served: its clauses never match,
+//!   so negotiation falls through to the next clause or 406 (Part A 10).
 //! - An OpenAPI v3 `Accept` that parses to zero clauses gets JSON instead of
 //!   upstream's empty 200.
 //! - Several `Accept` lines can be joined ([`parse_accept_lines`]); Go's
@@ -45,7 +46,8 @@ use super::media::{
     DISCOVERY_V2_PROTOBUF_CONTENT_TYPE, DISCOVERY_V2_YAML_CONTENT_TYPE,
     DISCOVERY_V2BETA1_CONTENT_TYPE, DISCOVERY_V2BETA1_PROTOBUF_CONTENT_TYPE,
     DISCOVERY_V2BETA1_YAML_CONTENT_TYPE, KUBERNETES_PROTOBUF, OPENAPI_V2_PROTOBUF_CONTENT_TYPE,
-    OPENAPI_V2_PROTOBUF_SUBTYPE, OPENAPI_V2_PROTOBUF_SUBTYPE_DEPRECATED,
+    OPENAPI_V2_PROTOBUF_SUBTYPE, OPENAPI_V2_PROTOBUF_SUBTYPE_DEPRECATED, OPENAPI_V3_PROTOBUF_SUBTYPE,
+    OPENAPI_V3_PROTOBUF_SUBTYPE_DEPRECATED,
 };
 
 /// One clause of an `Accept` header, borrowing from the header text.
@@ -210,16 +212,52 @@ fn parse_q(value: &str) -> f64 {
 pub enum OpenApiChoice {
     /// Serve the document as `application/json`.
     Json,
+    /// Serve the protobuf rendition as
+    /// [`super::media::OPENAPI_V3_PROTOBUF_CONTENT_TYPE`].
+    Protobuf,
     /// Answer 406 with an empty body.
     NotAcceptable,
 }
 
-/// Negotiates an OpenAPI v3 document (`/openapi/v3/<key>`, B-2.1).
+/// Negotiates an OpenAPI v3 document (`/openapi/v3/<key>`, B-2.1) as
+/// handler3 does: for each clause in sorted order, `application/json`,
+/// then (only if `have_protobuf`) `…spec.v3.v1.0+protobuf` and the old
+/// `…spec.v3@v1.0+protobuf`. Wildcards therefore give JSON, and q decides
+/// between an explicit protobuf clause and a JSON one.
+///
+/// A missing or empty header is `*/*`; a header that parses to zero
+/// clauses gets JSON, as in [`negotiate_openapi`].
+#[must_use]
+pub fn negotiate_openapi_document(accept: Option<&str>, have_protobuf: bool) -> OpenApiChoice {
+    let header = match accept {
+        None | Some("") => return OpenApiChoice::Json,
+        Some(header) => header,
+    };
+    let clauses = parse_accept(header);
+    // Deliberate: upstream writes nothing (an empty 200) here.
+    if clauses.is_empty() {
+        return OpenApiChoice::Json;
+    }
+    for clause in &clauses {
+        if openapi_matches(clause, "json") {
+            return OpenApiChoice::Json;
+        }
+        if have_protobuf
+            && (openapi_matches(clause, OPENAPI_V3_PROTOBUF_SUBTYPE)
+                || openapi_matches(clause, OPENAPI_V3_PROTOBUF_SUBTYPE_DEPRECATED))
+        {
+            return OpenApiChoice::Protobuf;
+        }
+    }
+    OpenApiChoice::NotAcceptable
+}
+
+/// Negotiates an OpenAPI v3 document (`/openapi/v3/<key>`, B-2.1) that has
+/// no protobuf rendition: [`negotiate_openapi_document`] without it.
 ///
 /// A clause matches if its type is `application` or `*` and its subtype is
 /// `json` or `*` (so `*/json` matches, as in handler3); parameters are
-/// ignored; q only orders clauses. Protobuf is not served in this version
-/// (Part A 10): protobuf clauses do not match.
+/// ignored; q only orders clauses. Protobuf clauses do not match.
 ///
 /// A missing or empty header is `*/*`, hence JSON. A header that parses to
 /// zero clauses (`Accept: foo`) also gets JSON: upstream returns an empty

@@ -268,52 +268,42 @@ pub const IF_NONE_MATCH: Rule = Rule {
     id: "B-11.5/if-none-match",
     section: "B-11.5",
     area: Area::Openapi,
-    title: "If-None-Match: \"<hash>\" on a document gives 304 with an empty body (also with a protobuf Accept, profile kube-apiserver)",
+    title: "If-None-Match: \"<hash>\" on a document gives 304 with an empty body, with a JSON or a protobuf Accept",
     failure_means: "clients cannot revalidate documents cheaply",
     eval: if_none_match,
 };
 
-fn if_none_match(e: &Evidence, profile: Profile) -> Outcome {
+fn if_none_match(e: &Evidence, _: Profile) -> Outcome {
     with_probes(e, |p| {
         let mut j = Judge::new();
         if let Some(r) = j.status(&p.if_none_match_json, 304) {
             j.empty_body(&p.if_none_match_json, r);
         }
-        if profile == Profile::KubeApiserver
-            && let Some(r) = j.status(&p.if_none_match_protobuf, 304)
-        {
+        if let Some(r) = j.status(&p.if_none_match_protobuf, 304) {
             j.empty_body(&p.if_none_match_protobuf, r);
         }
         j.outcome()
     })
 }
 
-/// B-11.6 (and Part A 10): protobuf negotiation.
+/// B-11.6 (and Part A 10, which serves it as kube-apiserver does):
+/// protobuf negotiation.
 pub const PROTOBUF_ACCEPT: Rule = Rule {
     id: "B-11.6/protobuf-accept",
     section: "B-11.6",
     area: Area::Openapi,
-    title: "protobuf Accepts (@ and .v1.0 spellings) give what the profile expects — kube-apiserver: 200 protobuf with the JSON hash as ETag; openapi-proxy: 406 (Part A 10) — and proto;q=0.5, application/json gives JSON",
+    title: "protobuf Accepts (@ and .v1.0 spellings) give 200 protobuf with the JSON hash as ETag, and proto;q=0.5, application/json gives JSON",
     failure_means: "clients asking for protobuf get the wrong type, or a JSON-preferring client gets protobuf",
     eval: protobuf,
 };
 
-fn protobuf(e: &Evidence, profile: Profile) -> Outcome {
+fn protobuf(e: &Evidence, _: Profile) -> Outcome {
     with_probes(e, |p| {
         let mut j = Judge::new();
         for ex in [&p.protobuf_at, &p.protobuf_dot] {
-            match profile {
-                Profile::KubeApiserver => {
-                    if let Some(r) = j.status(ex, 200) {
-                        j.header(ex, r, "content-type", PROTOBUF_CONTENT_TYPE);
-                        j.header(ex, r, "etag", &format!("\"{}\"", p.hash));
-                    }
-                }
-                Profile::OpenapiProxy => {
-                    if let Some(r) = j.status(ex, 406) {
-                        j.vary(ex, r, "Accept");
-                    }
-                }
+            if let Some(r) = j.status(ex, 200) {
+                j.header(ex, r, "content-type", PROTOBUF_CONTENT_TYPE);
+                j.header(ex, r, "etag", &format!("\"{}\"", p.hash));
             }
         }
         if let Some(r) = j.status(&p.protobuf_lower_q, 200) {

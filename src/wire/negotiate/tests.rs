@@ -298,6 +298,33 @@ fn openapi_deprecated_protobuf_spelling_is_not_acceptable() {
 }
 
 #[test]
+fn openapi_protobuf_is_served_in_both_spellings_when_held() {
+    for accept in [PROTO_V3, PROTO_V3_AT] {
+        assert_eq!(negotiate_openapi_document(Some(accept), true), OpenApiChoice::Protobuf);
+    }
+}
+
+#[test]
+fn openapi_protobuf_not_held_is_not_acceptable() {
+    assert_eq!(negotiate_openapi_document(Some(PROTO_V3), false), OpenApiChoice::NotAcceptable);
+}
+
+#[test]
+fn openapi_q_orders_protobuf_and_json() {
+    let json_first = format!("{PROTO_V3};q=0.5, application/json");
+    assert_eq!(negotiate_openapi_document(Some(&json_first), true), OpenApiChoice::Json);
+    let proto_first = format!("{PROTO_V3}, application/json");
+    assert_eq!(negotiate_openapi_document(Some(&proto_first), true), OpenApiChoice::Protobuf);
+}
+
+#[test]
+fn openapi_wildcards_give_json_even_with_protobuf() {
+    for accept in ["*/*", "application/*"] {
+        assert_eq!(negotiate_openapi_document(Some(accept), true), OpenApiChoice::Json);
+    }
+}
+
+#[test]
 fn openapi_protobuf_falls_through_to_json() {
     let header = format!("{PROTO_V3},{PROTO_V3_AT},application/json;q=0.1");
     assert_eq!(negotiate_openapi(Some(&header)), OpenApiChoice::Json);

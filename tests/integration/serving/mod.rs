@@ -16,6 +16,8 @@ mod metrics;
 mod openapi_v2;
 /// The proxy's OpenAPI v3 surface.
 mod openapi_v3;
+/// The protobuf renditions of the OpenAPI documents, decoded by protoc and compared with the JSON.
+mod protobuf;
 /// The generated Python client and kr8s through the proxy.
 mod python_clients;
 /// Serving HTTPS: trust, plain HTTP refused, kubectl, bad files, certificate rotation.

@@ -1,0 +1,263 @@
+//! The protobuf rendition of a served OpenAPI document: made from the JSON
+//! the first time a client asks for it, then kept with the document.
+//!
+//! Most clients never ask for protobuf (kubectl 1.27+ reads v3 JSON), so
+//! encoding every document of every snapshot up front would spend the
+//! cold start and memory on renditions nobody reads. Instead each served
+//! document carries a [`Protobuf`] cell, filled by the first request that
+//! needs it (one encode per document, not per request) and handed to the
+//! next snapshot with the document when the document is the same `Arc`,
+//! so a one-document change keeps every other rendition.
+//!
+//! The renditions' bytes are bounded ([`Renditions`]): past the bound a
+//! rendition is not made, the answer is negotiated as if protobuf were not
+//! offered (JSON, or 406 for a client that takes only protobuf), and the
+//! refusal is logged and counted, rather than the memory growing.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use actix_web::http::header::HeaderValue;
+
+use crate::body::rendered::Rendered;
+use crate::openapi::proto;
+use crate::wire::media::{OPENAPI_V2_PROTOBUF_CONTENT_TYPE, OPENAPI_V3_PROTOBUF_CONTENT_TYPE};
+
+/// Which gnostic document a rendition is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Version {
+    /// `openapi.v2.Document`, for `/openapi/v2`.
+    V2,
+    /// `openapi.v3.Document`, for `/openapi/v3/<key>`.
+    V3,
+}
+
+/// What every protobuf rendition alive holds, against a limit.
+#[derive(Debug)]
+pub struct Renditions {
+    limit: usize,
+    held: AtomicUsize,
+    /// The last rendition asked for did not fit: later refusals are not
+    /// news until one fits again.
+    refusing: AtomicBool,
+}
+
+impl Renditions {
+    /// An account that lets renditions hold `limit` bytes together.
+    #[must_use]
+    pub fn new(limit: usize) -> Self {
+        Self { limit, held: AtomicUsize::new(0), refusing: AtomicBool::new(false) }
+    }
+
+    /// The bytes the renditions alive hold.
+    #[must_use]
+    pub fn held(&self) -> usize {
+        self.held.load(Ordering::Relaxed)
+    }
+
+    /// The limit.
+    #[must_use]
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Takes `bytes` from the limit; `Err(first)` when they do not fit,
+    /// `first` when the refusals start with this one.
+    fn charge(&self, bytes: usize) -> Result<(), bool> {
+        let fits = self
+            .held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                held.checked_add(bytes).filter(|total| *total <= self.limit)
+            })
+            .is_ok();
+        let was_refusing = self.refusing.swap(!fits, Ordering::AcqRel);
+        if fits { Ok(()) } else { Err(!was_refusing) }
+    }
+
+    fn release(&self, bytes: usize) {
+        self.held.fetch_sub(bytes, Ordering::AcqRel);
+    }
+}
+
+/// Why a document has no protobuf rendition to serve.
+#[derive(Debug, thiserror::Error)]
+pub enum Unavailable {
+    /// The JSON holds what gnostic's parse refuses; that stays so for this
+    /// document.
+    #[error("the document has no protobuf encoding")]
+    Unencodable(#[source] Arc<proto::ProtoError>),
+    /// The rendition would pass the renditions' limit; a later request
+    /// tries again.
+    #[error("the protobuf renditions' memory limit is reached")]
+    OverLimit {
+        /// The refusals start with this one (the ones before fitted).
+        first: bool,
+        /// What this rendition would hold.
+        needed: usize,
+        /// What the renditions hold.
+        held: usize,
+        /// Their limit.
+        limit: usize,
+    },
+    /// The document's gzip rendition did not inflate (memory corrupted).
+    #[error("the document's bytes could not be read")]
+    Unreadable(#[source] std::io::Error),
+}
+
+/// What a [`Protobuf`] cell settled on.
+#[derive(Debug)]
+enum Made {
+    /// The rendition, and the account it is charged to.
+    Ready(Arc<Rendered>, Arc<Renditions>),
+    /// The document has no protobuf encoding.
+    Unencodable(Arc<proto::ProtoError>),
+}
+
+/// The protobuf rendition of one served document, made on first use.
+#[derive(Debug)]
+pub struct Protobuf {
+    /// The JSON it renders, which also says whether the next snapshot's
+    /// document is the same one.
+    json: Arc<Rendered>,
+    version: Version,
+    made: OnceLock<Made>,
+}
+
+impl Protobuf {
+    /// An empty cell for `json`.
+    #[must_use]
+    pub fn new(json: Arc<Rendered>, version: Version) -> Self {
+        Self { json, version, made: OnceLock::new() }
+    }
+
+    /// Whether this cell renders the very document `json` (the same
+    /// `Arc`): then the next snapshot keeps it.
+    #[must_use]
+    pub fn renders(&self, json: &Arc<Rendered>) -> bool {
+        Arc::ptr_eq(&self.json, json)
+    }
+
+    /// Whether the cell holds its outcome: the rendition, or that the
+    /// document has none. A request that finds it so does no work.
+    #[must_use]
+    pub fn is_settled(&self) -> bool {
+        self.made.get().is_some()
+    }
+
+    /// The rendition: the one made before, or made now and charged to
+    /// `account`. Two requests racing for a document may both encode it;
+    /// one result is kept.
+    ///
+    /// # Errors
+    /// [`Unavailable`] when the document has no encoding, or the rendition
+    /// does not fit the account's limit.
+    pub fn get(&self, account: &Arc<Renditions>) -> Result<Arc<Rendered>, Unavailable> {
+        if let Some(made) = self.made.get() {
+            return settled(made);
+        }
+        let plain = self.json.plain().map_err(Unavailable::Unreadable)?;
+        let (encoded, content_type) = match self.version {
+            Version::V2 => (proto::openapi_v2(&plain), OPENAPI_V2_PROTOBUF_CONTENT_TYPE),
+            Version::V3 => (proto::openapi_v3(&plain), OPENAPI_V3_PROTOBUF_CONTENT_TYPE),
+        };
+        drop(plain);
+        let made = match encoded {
+            Ok(bytes) => {
+                let rendered = Rendered::rendition_of(
+                    &self.json,
+                    bytes,
+                    HeaderValue::from_static(content_type),
+                );
+                let needed = rendered.weight();
+                if let Err(first) = account.charge(needed) {
+                    return Err(Unavailable::OverLimit {
+                        first,
+                        needed,
+                        held: account.held(),
+                        limit: account.limit(),
+                    });
+                }
+                Made::Ready(Arc::new(rendered), Arc::clone(account))
+            }
+            Err(e) => Made::Unencodable(Arc::new(e)),
+        };
+        if let Err(Made::Ready(lost, charged)) = self.made.set(made) {
+            // Another request made it first: keep one, uncharge the other.
+            charged.release(lost.weight());
+        }
+        settled(self.made.get().expect("set above, or by the request that won the race"))
+    }
+}
+
+fn settled(made: &Made) -> Result<Arc<Rendered>, Unavailable> {
+    match made {
+        Made::Ready(rendered, _) => Ok(Arc::clone(rendered)),
+        Made::Unencodable(e) => Err(Unavailable::Unencodable(Arc::clone(e))),
+    }
+}
+
+impl Drop for Protobuf {
+    fn drop(&mut self) {
+        if let Some(Made::Ready(rendered, account)) = self.made.get() {
+            account.release(rendered.weight());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = r#"{"openapi":"3.0.0","info":{"title":"t","version":"v"},"paths":{}}"#;
+
+    fn cell() -> Protobuf {
+        Protobuf::new(Arc::new(Rendered::json(DOC)), Version::V3)
+    }
+
+    #[test]
+    fn a_rendition_has_the_protobuf_type_and_the_json_hash() {
+        let account = Arc::new(Renditions::new(usize::MAX));
+        let cell = cell();
+        let made = cell.get(&account).unwrap();
+        assert_eq!(made.content_type, OPENAPI_V3_PROTOBUF_CONTENT_TYPE);
+        assert_eq!(made.hash, cell.json.hash);
+        assert_eq!(made.etag, cell.json.etag);
+        assert_eq!(made.held().unwrap()[..], proto::openapi_v3(DOC.as_bytes()).unwrap()[..]);
+        assert!(Arc::ptr_eq(&made, &cell.get(&account).unwrap()), "made once");
+    }
+
+    #[test]
+    fn the_account_holds_what_renditions_alive_hold() {
+        let account = Arc::new(Renditions::new(usize::MAX));
+        let cell = cell();
+        let weight = cell.get(&account).unwrap().weight();
+        assert_eq!(account.held(), weight);
+        drop(cell);
+        assert_eq!(account.held(), 0, "released with the document");
+    }
+
+    #[test]
+    fn past_the_limit_a_rendition_is_refused_and_tried_again_later() {
+        let account = Arc::new(Renditions::new(10));
+        let cell = cell();
+        let Err(Unavailable::OverLimit { first: true, limit: 10, .. }) = cell.get(&account) else {
+            panic!("refused");
+        };
+        let Err(Unavailable::OverLimit { first: false, .. }) = cell.get(&account) else {
+            panic!("refused again, and not news");
+        };
+        assert!(!cell.is_settled(), "nothing kept");
+        assert_eq!(account.held(), 0);
+        let roomy = Arc::new(Renditions::new(usize::MAX));
+        assert!(cell.get(&roomy).is_ok(), "made once it fits");
+    }
+
+    #[test]
+    fn a_document_gnostic_refuses_is_settled_as_unencodable() {
+        let account = Arc::new(Renditions::new(usize::MAX));
+        let cell = Protobuf::new(Arc::new(Rendered::json(r#"{"bogus":1}"#)), Version::V3);
+        assert!(matches!(cell.get(&account), Err(Unavailable::Unencodable(_))));
+        assert!(cell.is_settled());
+        assert_eq!(account.held(), 0);
+    }
+}
