@@ -10,6 +10,8 @@ mod framing;
 mod kubectl;
 /// `/metrics` of the real binary: a valid text exposition, every family typed, requests timed by route and code.
 mod metrics;
+/// kubectl 1.27, 1.28 and 1.33, which read `/openapi/v2` in protobuf, through the proxy.
+mod old_clients;
 /// The proxy's OpenAPI v3 surface.
 mod openapi_v3;
 /// The generated Python client and kr8s through the proxy.
