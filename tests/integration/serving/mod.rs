@@ -12,10 +12,10 @@ mod framing;
 mod kubectl;
 /// `/metrics` of the real binary: a valid text exposition, every family typed, requests timed by route and code.
 mod metrics;
-/// The one `/openapi/v2` of all downstreams: merged, a v3-only downstream converted down.
-mod openapi_v2;
 /// kubectl 1.27, 1.28 and 1.33, which read `/openapi/v2` in protobuf, through the proxy.
 mod old_clients;
+/// The one `/openapi/v2` of all downstreams: merged, a v3-only downstream converted down.
+mod openapi_v2;
 /// The proxy's OpenAPI v3 surface.
 mod openapi_v3;
 /// The protobuf renditions of the OpenAPI documents, decoded by protoc and compared with the JSON.

@@ -112,9 +112,13 @@ async fn kubectl_1_27_and_1_28_explain_and_create_through_the_proxy() {
     let deployment = deployment.to_str().expect("UTF-8");
     for minor in [Minor::V27, Minor::V28] {
         let run = run_minor(minor, &proxy.base, &["explain", "deployment.spec.strategy"]).await;
-        assert_ok(&run, minor, "FIELD:    strategy <DeploymentStrategy>");
-        let run = run_minor(minor, &proxy.base, &["explain", "widgets.spec"]).await;
-        assert_ok(&run, minor, "sprockets");
+        assert_ok(&run, minor, "FIELD: strategy <DeploymentStrategy>");
+        for (resource, sanity) in
+            [("deployment.spec.strategy", "rollingUpdate"), ("widgets.spec", "sprockets")]
+        {
+            let args = ["explain", "--output=plaintext-openapiv2", resource];
+            assert_ok(&run_minor(minor, &proxy.base, &args).await, minor, sanity);
+        }
         let run =
             run_minor(minor, &proxy.base, &["create", "--dry-run=client", "-f", deployment]).await;
         assert_ok(&run, minor, "deployment.apps/web created (dry run)");
