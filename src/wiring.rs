@@ -15,7 +15,7 @@ use tracing::{info, warn};
 
 use crate::body::rendered::Rendered;
 use crate::config::Config;
-use crate::config::memory::PROTOBUF_RENDITIONS_PART;
+use crate::config::memory::{MERGED_V2_PART, PROTOBUF_RENDITIONS_PART};
 use crate::downstream::ledger::Ledger;
 use crate::downstream::poll::Poller;
 use crate::front_door::{FrontDoor, FrontDoorError, Reviewer};
@@ -111,12 +111,15 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
     }
 
     let authentication = Reviewer::of(config, &metrics).map_err(StartError::FrontDoor)?;
+    let v2_merge_limit =
+        u64::try_from(config.memory_budget_bytes / MERGED_V2_PART).unwrap_or(u64::MAX);
     let state = AppState {
         store: Arc::clone(&store),
         metrics: Arc::clone(&metrics),
         serve_v2beta1: config.discovery_v2beta1,
         identity: Arc::default(),
         protobuf: Arc::new(Renditions::new(config.memory_budget_bytes / PROTOBUF_RENDITIONS_PART)),
+        v2_merge_limit,
         authentication: authentication.map(|r| r as Arc<dyn Authenticator>),
     };
     let door = FrontDoor::of(config, &metrics).map_err(StartError::FrontDoor)?;
@@ -124,7 +127,7 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
     let (server, addr) = http_server(config, &state, door)?;
     let handle = server.handle();
 
-    actix_web::rt::spawn(build_loop(hub, store, metrics));
+    actix_web::rt::spawn(build_loop(hub, store, metrics, v2_merge_limit));
     for poller in pollers {
         actix_web::rt::spawn(poller.run());
     }

@@ -23,6 +23,15 @@ pub const PROCESS_RESERVE_BYTES: u64 = 64 * 1024 * 1024;
 /// the halving in [`budget_for_limit`] leaves room for that.
 pub const PROTOBUF_RENDITIONS_PART: usize = 8;
 
+/// Making the merged `/openapi/v2` of several downstreams (on a client's
+/// request, or aside once clients read it) may hold at most this part of
+/// the memory budget at its peak (`budget / 2`), estimated from the
+/// documents it reads; past it the document is not made and the request
+/// is answered 503. With the documents (the budget) and the protobuf
+/// renditions (an eighth), that is at most 13/8 of the budget, within the
+/// halving of [`budget_for_limit`].
+pub const MERGED_V2_PART: usize = 2;
+
 /// The limit assumed when none can be read: the deploy manifests'.
 pub const ASSUMED_LIMIT_BYTES: u64 = 512 * 1024 * 1024;
 

@@ -45,6 +45,8 @@ pub struct AppState {
     pub identity: Arc<IdentityCache>,
     /// What the protobuf renditions of OpenAPI documents hold, bounded.
     pub protobuf: Arc<Renditions>,
+    /// What making the merged `/openapi/v2` may hold at its peak.
+    pub v2_merge_limit: u64,
     /// With `metadataAuthentication: delegated`, who decides whether a
     /// request's token may read the metadata; `None`: anyone may.
     pub(crate) authentication: Option<Arc<dyn Authenticator>>,
@@ -141,6 +143,7 @@ mod tests {
             serve_v2beta1: true,
             identity: Arc::new(IdentityCache::new(limit)),
             protobuf: Arc::new(Renditions::new(usize::MAX)),
+            v2_merge_limit: u64::MAX,
             authentication: None,
         }
     }

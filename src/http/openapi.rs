@@ -14,6 +14,7 @@ use super::reply::{DateCache, Reply, Request, http_date};
 use super::{ACCEPT, AppState, NO_CACHE, body_reply};
 use crate::body::rendered::Rendered;
 use crate::publish::protobuf::{Protobuf, Unavailable};
+use crate::publish::snapshot::TooLarge;
 use crate::wire::negotiate::{self, OpenApiChoice, OpenApiV2Choice};
 
 /// How long a document fetched by its current hash may be cached: the URL
@@ -145,8 +146,24 @@ fn rendition(state: &AppState, cell: &Protobuf) -> Option<Arc<Rendered>> {
 /// it (see `OpenApiV2Slot`).
 pub(super) fn v2(req: &Request<'_>, state: &AppState) -> Reply {
     let snap = state.store.load();
-    let (Some(v2), Some(cell)) = (snap.openapi_v2.get(), snap.openapi_v2.protobuf()) else {
-        return super::status::openapi_v2_not_published();
+    let made = snap
+        .openapi_v2
+        .get_within(state.v2_merge_limit)
+        .and_then(|v2| Ok((v2, snap.openapi_v2.protobuf_within(state.v2_merge_limit)?)));
+    let (v2, cell) = match made {
+        Ok((Some(v2), Some(cell))) => (v2, cell),
+        Ok(_) => return super::status::openapi_v2_not_published(),
+        Err(TooLarge { needed, limit, first }) => {
+            if first {
+                tracing::warn!(
+                    needed,
+                    limit,
+                    "/openapi/v2 not made: merging the downstreams' documents would hold more \
+                     than half the memory budget; answering 503 until they or the budget change"
+                );
+            }
+            return super::status::openapi_v2_too_large();
+        }
     };
     let accept = req.accept.as_deref();
     let protobuf;
@@ -236,6 +253,7 @@ mod tests {
             metrics: Arc::new(Metrics::default()),
             serve_v2beta1: true,
             identity: Arc::new(IdentityCache::new(1 << 20)),
+            v2_merge_limit: u64::MAX,
             protobuf: Arc::new(Renditions::new(10)),
             authentication: None,
         };

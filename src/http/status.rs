@@ -148,6 +148,23 @@ pub(super) fn openapi_v2_not_acceptable(protobuf_served: bool) -> Reply {
     status(StatusCode::NOT_ACCEPTABLE, body)
 }
 
+static V2_TOO_LARGE: LazyLock<Bytes> = LazyLock::new(|| {
+    status_body(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "ServiceUnavailable",
+        "the merged /openapi/v2 of these downstreams is too large to make within the memory \
+         budget (see the proxy's log; raise memoryBudgetBytes to serve it). kubectl 1.29 and \
+         later read /openapi/v3, which is served for every downstream",
+    )
+});
+
+/// The 503 of `/openapi/v2` when merging the downstreams' documents would
+/// take more memory than it may: no retry helps until the downstreams or
+/// the budget change, so no `Retry-After`.
+pub(super) fn openapi_v2_too_large() -> Reply {
+    status(StatusCode::SERVICE_UNAVAILABLE, &V2_TOO_LARGE)
+}
+
 /// The 404 of `/openapi/v2` when no downstream serves it.
 pub(super) fn openapi_v2_not_published() -> Reply {
     status(StatusCode::NOT_FOUND, &V2_NOT_PUBLISHED)

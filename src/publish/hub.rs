@@ -121,7 +121,10 @@ impl Hub {
 /// The one writer: waits for contributions to change (or the readiness
 /// grace period to end), builds the next snapshot aside, publishes it
 /// whole.
-pub async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>) {
+///
+/// `v2_limit`: what making the merged `/openapi/v2` aside may hold at its
+/// peak; past it, it is left to the next request, which is refused.
+pub async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>, v2_limit: u64) {
     let mut generation = 0u64;
     let mut reported: BTreeSet<Conflict> = BTreeSet::new();
     let mut mismatched: BTreeSet<Mismatch> = BTreeSet::new();
@@ -217,10 +220,9 @@ pub async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>)
             v2_maker = Some(tokio::task::spawn_blocking(move || {
                 loop {
                     let slot = Arc::clone(&store.load().openapi_v2);
-                    if slot.is_made() {
+                    if slot.is_made() || slot.get_within(v2_limit).is_err() {
                         break;
                     }
-                    slot.get();
                 }
             }));
         }

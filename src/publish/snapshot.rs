@@ -397,6 +397,26 @@ pub struct OpenApiV2Slot {
     made: OnceLock<Option<OpenApiV2>>,
     /// The protobuf rendition of the document, itself made on first use.
     protobuf: OnceLock<Option<Arc<Protobuf>>>,
+    /// Set by the first request refused for [`TooLarge`] (logged once).
+    refused: OnceLock<()>,
+}
+
+/// What making the merged `/openapi/v2` holds at its peak, per byte of the
+/// plain documents it reads: those bytes inflated, their trees, the merged
+/// body and its gzip. Measured 2.2 at 5,000 CRDs (`examples/merge_v2.rs`,
+/// 440 MiB of documents, 962 MiB more at the peak).
+const MERGE_PEAK_PER_INPUT_BYTE: u64 = 3;
+
+/// The merged `/openapi/v2` is not made: making it would hold more than
+/// the bound it is made within.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLarge {
+    /// What making it would hold at its peak, estimated.
+    pub needed: u64,
+    /// The bound.
+    pub limit: u64,
+    /// The first refusal of this document (the one to log).
+    pub first: bool,
 }
 
 impl OpenApiV2Slot {
@@ -408,25 +428,75 @@ impl OpenApiV2Slot {
         if let Some(v2) = passed_through(&contributions, owners) {
             let _ = made.set(Some(v2));
         }
-        Self { owners: Arc::clone(owners), contributions, made, protobuf: OnceLock::new() }
+        Self {
+            owners: Arc::clone(owners),
+            contributions,
+            made,
+            protobuf: OnceLock::new(),
+            refused: OnceLock::new(),
+        }
     }
 
     /// The document, made now if it was not yet (on the caller's thread;
-    /// a caller at the same time waits for it).
+    /// a caller at the same time waits for it), whatever it costs: what
+    /// serves clients asks [`Self::get_within`].
     pub fn get(&self) -> Option<&OpenApiV2> {
         self.made.get_or_init(|| merged(&self.contributions, &self.owners)).as_ref()
     }
 
-    /// The document's protobuf rendition (made, within its bound, when a
-    /// client first asks for it), the document made first if it was not.
-    /// The proxy's own encoding of the JSON served, never a downstream's
-    /// protobuf: the two would be different documents once merged.
-    pub fn protobuf(&self) -> Option<&Arc<Protobuf>> {
-        self.protobuf
-            .get_or_init(|| {
-                self.get().map(|v2| Arc::new(Protobuf::new(Arc::clone(&v2.json), Version::V2)))
+    /// The document, made now if it was not yet and making it holds at
+    /// most `limit` bytes at its peak (estimated from its inputs); refused
+    /// otherwise. Behind a large CRD downstream (5,000 CRDs: a GiB at the
+    /// peak) a request must not take the process past its memory.
+    ///
+    /// # Errors
+    /// [`TooLarge`] when making it would take more than `limit`.
+    pub fn get_within(&self, limit: u64) -> Result<Option<&OpenApiV2>, TooLarge> {
+        if let Some(made) = self.made.get() {
+            return Ok(made.as_ref());
+        }
+        let needed = self.making_cost();
+        if needed > limit {
+            return Err(TooLarge { needed, limit, first: self.refused.set(()).is_ok() });
+        }
+        Ok(self.get())
+    }
+
+    /// What making the document would hold at its peak, estimated from
+    /// the plain size of what it reads; 0 once made.
+    #[must_use]
+    pub fn making_cost(&self) -> u64 {
+        if self.is_made() {
+            return 0;
+        }
+        let read: usize = self
+            .contributions
+            .iter()
+            .map(|c| match &c.openapi_v2 {
+                Some(v2) => v2.json.len(),
+                None => c.openapi.values().map(|r| r.len()).sum(),
             })
-            .as_ref()
+            .sum();
+        u64::try_from(read).unwrap_or(u64::MAX).saturating_mul(MERGE_PEAK_PER_INPUT_BYTE)
+    }
+
+    /// The document's protobuf rendition (itself made, within its own
+    /// bound, when a client first asks for it), the document made first
+    /// within `limit` if it was not. The proxy's own encoding of the JSON
+    /// served, never a downstream's protobuf: the two would be different
+    /// documents once merged.
+    ///
+    /// # Errors
+    /// As [`Self::get_within`].
+    pub fn protobuf_within(&self, limit: u64) -> Result<Option<&Arc<Protobuf>>, TooLarge> {
+        if let Some(made) = self.protobuf.get() {
+            return Ok(made.as_ref());
+        }
+        let json = self.get_within(limit)?.map(|v2| Arc::clone(&v2.json));
+        Ok(self
+            .protobuf
+            .get_or_init(|| json.map(|json| Arc::new(Protobuf::new(json, Version::V2))))
+            .as_ref())
     }
 
     /// Whether it has been made.
@@ -1063,6 +1133,25 @@ pub(crate) mod tests {
         );
         // The downstream's protobuf describes its document, not the merge.
         assert!(s.openapi_v2.get().unwrap().protobuf.is_none());
+    }
+
+    /// Past its bound the merge is refused, not made, and only the first
+    /// refusal says it is the first (the one logged); within it, made.
+    #[test]
+    fn a_merge_past_its_bound_is_refused_and_not_made() {
+        let a = with_v2(&listing(&contribution("a", 2, 0, &[]), &["apis/a.io/v1"]), V2_A);
+        let b = listing(&contribution("b", 1, 1, &[("apis/b.io/v1", V3_B)]), &["apis/b.io/v1"]);
+        let (s, _) = build(1, &[a, b], Readiness::default());
+        let cost = s.openapi_v2.making_cost();
+        assert_eq!(cost, 3 * (V2_A.len() + V3_B.len()) as u64);
+        let refused = s.openapi_v2.get_within(cost - 1).unwrap_err();
+        assert_eq!((refused.needed, refused.limit, refused.first), (cost, cost - 1, true));
+        assert!(!s.openapi_v2.get_within(cost - 1).unwrap_err().first);
+        assert!(s.openapi_v2.protobuf_within(cost - 1).is_err());
+        assert!(!s.openapi_v2.is_made());
+        assert!(s.openapi_v2.get_within(cost).unwrap().is_some());
+        assert_eq!(s.openapi_v2.making_cost(), 0, "made: nothing more to pay");
+        assert!(s.openapi_v2.protobuf_within(0).unwrap().is_some());
     }
 
     /// Made when first asked for, not in the build: at 5,000 CRDs merging

@@ -170,3 +170,42 @@ async fn once_read_the_merged_openapi_v2_is_made_again_after_a_change_without_a_
         "changed"
     );
 }
+
+/// Merging what the downstreams bring may hold at most half the memory
+/// budget at its peak (3 bytes per byte read, estimated): past that,
+/// `/openapi/v2` is a 503 `Status` saying so, and nothing is
+/// made — at 5,000 CRDs a client's request took the proxy past a GiB. The
+/// rest is served as before.
+#[actix_web::test]
+async fn a_merge_larger_than_its_bound_is_refused_not_made() {
+    let kube = kubernetes_v3_only();
+    let widgets = widgets_with_a_copy_of_batch();
+    let mut config = crate::common::proxy::config(vec![
+        downstream("kube", &kube.url(), 10),
+        downstream("widgets", &widgets.url(), 1),
+    ]);
+    const BUDGET: usize = 6 * 1024 * 1024;
+    config.memory_budget_bytes = BUDGET;
+    let proxy = TestProxy::start_config(&config);
+    proxy
+        .wait_for("both downstreams published", |s| {
+            s.openapi.contains_key("apis/widgets.example.com/v1beta1")
+                && s.openapi.contains_key("api/v1")
+        })
+        .await;
+    let cost = proxy.running.state.store.load().openapi_v2.making_cost();
+    assert!(cost > (BUDGET / 2) as u64, "the premise: making it costs {cost}, within the bound");
+    for accept in ["application/json", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"]
+    {
+        let r = proxy.get("/openapi/v2", &[("Accept", accept)]).await;
+        assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{accept}");
+        let message = r.json()["message"].as_str().expect("a Status message").to_owned();
+        assert!(
+            message.contains("too large") && message.contains("memoryBudgetBytes"),
+            "{message}"
+        );
+    }
+    assert!(!proxy.running.state.store.load().openapi_v2.is_made(), "nothing was made");
+    // Everything else is served.
+    assert_eq!(proxy.get("/openapi/v3/api/v1", &[]).await.status, StatusCode::OK);
+}
