@@ -49,7 +49,7 @@ fn main() {
         name: "kube".into(),
         priority: 1,
         order: 1,
-        openapi_v2: Some(OpenApiV2 { json: Arc::new(Rendered::document(swagger)), protobuf: None }),
+        openapi_v2: Some(OpenApiV2 { json: Arc::new(Rendered::document(swagger)) }),
         ..Contribution::default()
     });
     let inputs: usize = crds.openapi.values().map(|r| r.len()).sum();

@@ -126,13 +126,6 @@ impl Rendered {
         Self::compact(Self::json(body))
     }
 
-    /// Prepares `body` as [`Rendered::document`] does, served with
-    /// `content_type` (the protobuf rendition of `/openapi/v2`).
-    #[must_use]
-    pub fn document_as(body: impl Into<Bytes>, content_type: HeaderValue) -> Self {
-        Self::compact(Self::new(body, content_type))
-    }
-
     /// This body kept as [`Rendered::document`] keeps one: gzipped only
     /// when it is in the gzip-only size range and compresses.
     #[must_use]

@@ -8,8 +8,9 @@
 //!    through [`crate::openapi::pipeline`] (converted, split by key); a
 //!    document whose bytes did not change keeps its prepared body and ETag
 //!    (cache keyed by the document's digest).
-//!    The JSON and protobuf renditions are also kept as they are, for
-//!    clients that still read `/openapi/v2` (kubectl 1.27/1.28).
+//!    The JSON is also kept as it is, for the merged `/openapi/v2` that
+//!    clients still read (kubectl 1.27/1.28); its protobuf form is the
+//!    proxy's own encoding, so a downstream's is not fetched.
 //! 3. `GET /version`.
 //!
 //! Last good wins: whatever fails (refused, timeout, bad status, invalid or
@@ -114,7 +115,6 @@ pub struct Poller {
     /// Key → (the hash in the downstream's root, the document).
     v3: BTreeMap<DocumentKey, (String, Arc<Rendered>)>,
     v2: Option<Cached>,
-    v2_protobuf: Option<Cached>,
     converted: BTreeMap<DocumentKey, Arc<Rendered>>,
     version: Option<Cached>,
     discovery: DiscoveryFetcher,
@@ -158,7 +158,6 @@ impl Poller {
             root_etag: None,
             v3: BTreeMap::new(),
             v2: None,
-            v2_protobuf: None,
             converted: BTreeMap::new(),
             version: None,
             discovery: DiscoveryFetcher::default(),
@@ -279,16 +278,13 @@ impl Poller {
     /// What everything but discovery holds.
     fn weight_besides_discovery(&self) -> usize {
         let cached = |c: &Option<Cached>| c.as_ref().map_or(0, |c| c.rendered.weight());
-        self.openapi_weight() + cached(&self.v2) + cached(&self.v2_protobuf) + cached(&self.version)
+        self.openapi_weight() + cached(&self.v2) + cached(&self.version)
     }
 
     /// What everything but the OpenAPI v3 documents holds.
     fn other_weight(&self) -> usize {
         let cached = |c: &Option<Cached>| c.as_ref().map_or(0, |c| c.rendered.weight());
-        cached(&self.v2)
-            + cached(&self.v2_protobuf)
-            + cached(&self.version)
-            + self.discovery.weight()
+        cached(&self.v2) + cached(&self.version) + self.discovery.weight()
     }
 
     /// Records what this round holds in the ledger, or refuses it. Each
@@ -317,10 +313,7 @@ impl Poller {
             name: self.name.clone(),
             priority: self.priority,
             order: self.order,
-            openapi_v2: self.v2.as_ref().map(|json| OpenApiV2 {
-                json: Arc::clone(&json.rendered),
-                protobuf: self.v2_protobuf.as_ref().map(|p| Arc::clone(&p.rendered)),
-            }),
+            openapi_v2: self.v2.as_ref().map(|json| OpenApiV2 { json: Arc::clone(&json.rendered) }),
             version: self.version.as_ref().map(|v| Arc::clone(&v.rendered)),
             discovery: Some(Arc::new(
                 self.discovery.current().unwrap_or_else(|| stale_from_openapi(openapi.keys())),
@@ -475,7 +468,6 @@ impl Poller {
             }
             Fetched::NotFound => {
                 self.v2 = None;
-                self.v2_protobuf = None;
                 if self.mode == Mode::V2Only {
                     return Err(PollError::NothingPublished);
                 }
@@ -486,10 +478,8 @@ impl Poller {
             Fetched::Body { body, etag, .. } => {
                 // The body (and its gzip rendition) is kept besides what it
                 // converts to; both within the share.
-                let protobuf = self.v2_protobuf.as_ref().map_or(0, |c| c.rendered.weight());
                 let version = self.version.as_ref().map_or(0, |c| c.rendered.weight());
-                let allowed =
-                    self.share.saturating_sub(protobuf + version + self.discovery.weight());
+                let allowed = self.share.saturating_sub(version + self.discovery.weight());
                 within("/openapi/v2", body.len() + body.len() / 4, allowed)?;
                 if self.mode == Mode::V2Only {
                     let converted = self.convert(body.clone()).await?;
@@ -503,52 +493,9 @@ impl Poller {
                     })?;
                 }
                 self.v2 = Some(Cached { etag, rendered: Arc::new(Rendered::document(body)) });
-                // The protobuf rendition follows the JSON one.
-                self.fetch_v2_protobuf().await;
             }
         }
         Ok(())
-    }
-
-    async fn fetch_v2_protobuf(&mut self) {
-        let etag = self.v2_protobuf.as_ref().and_then(|c| c.etag.clone());
-        let result =
-            self.client.get("/openapi/v2", media::OPENAPI_V2_PROTOBUF_ACCEPT, etag.as_ref()).await;
-        let is_protobuf = |content_type: &Option<HeaderValue>| {
-            content_type
-                .as_ref()
-                .and_then(|c| c.to_str().ok())
-                .is_some_and(|c| c.contains("protobuf"))
-        };
-        // A body that is not protobuf (JSON, from a server without the
-        // rendition) is not kept, so it counts as the rendition not served.
-        let counted = match &result {
-            Ok(Fetched::Body { content_type, .. }) if !is_protobuf(content_type) => {
-                FetchResult::NotServed
-            }
-            other => Fetched::result(other),
-        };
-        self.metrics.fetch(&self.name, "openapi_v2_protobuf", counted);
-        match result {
-            Ok(Fetched::Body { body, etag, content_type }) => {
-                self.v2_protobuf = is_protobuf(&content_type).then(|| Cached {
-                    etag,
-                    rendered: Arc::new(Rendered::document_as(
-                        body,
-                        HeaderValue::from_static(media::OPENAPI_V2_PROTOBUF_CONTENT_TYPE),
-                    )),
-                });
-            }
-            Ok(Fetched::NotModified) => {}
-            // Not every server has a protobuf rendition; JSON clients are
-            // served either way, so this is no failure of the downstream.
-            Ok(Fetched::NotFound | Fetched::NotAcceptable) => self.v2_protobuf = None,
-            // A failed request says nothing about the rendition: last good
-            // wins, as for every other document.
-            Err(e) => {
-                tracing::debug!(downstream = %self.name, error = %crate::error_chain(&e), "protobuf /openapi/v2 failed; keeping the last one");
-            }
-        }
     }
 
     /// Parses, converts and splits a Swagger 2.0 document on the blocking
@@ -562,9 +509,8 @@ impl Poller {
         let started = Instant::now();
         // The documents' share, less the body kept beside them; gzip
         // renditions take at most a quarter more (JSON compresses 5–10×).
-        let others = self.version.as_ref().map_or(0, |c| c.rendered.weight())
-            + self.v2_protobuf.as_ref().map_or(0, |c| c.rendered.weight())
-            + self.discovery.weight();
+        let others =
+            self.version.as_ref().map_or(0, |c| c.rendered.weight()) + self.discovery.weight();
         let left = self.share.saturating_sub(others + body.len() + body.len() / 4);
         let budget = Budget { parse_bytes: self.share, output_bytes: left / 5 * 4 };
         if self.overdue.as_ref().is_some_and(|h| !h.is_finished()) {

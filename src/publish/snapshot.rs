@@ -81,11 +81,7 @@ impl Contribution {
         let hashes = |m: &BTreeMap<DocumentKey, Arc<Rendered>>| -> Vec<(DocumentKey, String)> {
             m.iter().map(|(k, r)| (k.clone(), r.hash.clone())).collect()
         };
-        let v2 = |c: &Self| {
-            c.openapi_v2
-                .as_ref()
-                .map(|v| (v.json.hash.clone(), v.protobuf.as_ref().map(|p| p.hash.clone())))
-        };
+        let v2 = |c: &Self| c.openapi_v2.as_ref().map(|v| v.json.hash.clone());
         let discovery = |c: &Self| {
             c.discovery.as_ref().map(|d| {
                 let legacy: Vec<(String, String)> =
@@ -103,13 +99,12 @@ impl Contribution {
     }
 }
 
-/// The renditions of a downstream's `/openapi/v2`, or of the merged one.
+/// A downstream's `/openapi/v2`, or the merged one, as JSON (its protobuf
+/// form is the proxy's encoding, made on request: `OpenApiV2Slot`).
 #[derive(Debug, Clone)]
 pub struct OpenApiV2 {
     /// `application/json`.
     pub json: Arc<Rendered>,
-    /// The protobuf rendition, when the downstream serves one.
-    pub protobuf: Option<Arc<Rendered>>,
 }
 
 /// One published OpenAPI v3 document.
@@ -530,12 +525,9 @@ fn brings_to_v2(c: &Contribution) -> bool {
 
 /// Whether `a` and `b` bring the same to `/openapi/v2`.
 fn same_v2_input(a: &Contribution, b: &Contribution) -> bool {
-    fn protobuf(v: &OpenApiV2) -> Option<&str> {
-        v.protobuf.as_ref().map(|p| p.hash.as_str())
-    }
     a.name == b.name
         && match (&a.openapi_v2, &b.openapi_v2) {
-            (Some(x), Some(y)) => x.json.hash == y.json.hash && protobuf(x) == protobuf(y),
+            (Some(x), Some(y)) => x.json.hash == y.json.hash,
             (None, None) => {
                 a.openapi.len() == b.openapi.len()
                     && a.openapi.iter().zip(&b.openapi).all(|((ka, ra), (kb, rb))| {
@@ -602,7 +594,7 @@ fn merged(ordered: &[Arc<Contribution>], owners: &Owners) -> Option<OpenApiV2> {
     }
     let mut out = Vec::new();
     merged.doc.render(&mut out);
-    Some(OpenApiV2 { json: Arc::new(Rendered::document(out)), protobuf: None })
+    Some(OpenApiV2 { json: Arc::new(Rendered::document(out)) })
 }
 
 /// A downstream's documents by key, plain.
@@ -1098,7 +1090,7 @@ pub(crate) mod tests {
     const V3_B: &str = r##"{"openapi":"3.0.0","info":{"title":"b","version":"1"},"paths":{"/apis/b.io/v1/widgets":{"get":{"responses":{"200":{"description":"OK","content":{"application/json":{"schema":{"$ref":"#/components/schemas/io.b.v1.Widget"}}}}}}}},"components":{"schemas":{"io.b.v1.Widget":{"type":"object","x-kubernetes-group-version-kind":[{"group":"b.io","version":"v1","kind":"Widget"}]}}}}"##;
 
     fn with_v2(c: &Arc<Contribution>, body: &str) -> Arc<Contribution> {
-        let v2 = OpenApiV2 { json: Arc::new(Rendered::document(body.to_owned())), protobuf: None };
+        let v2 = OpenApiV2 { json: Arc::new(Rendered::document(body.to_owned())) };
         Arc::new(Contribution { openapi_v2: Some(v2), ..(**c).clone() })
     }
 
@@ -1131,8 +1123,6 @@ pub(crate) mod tests {
             doc["paths"]["/apis/b.io/v1/widgets"]["get"]["responses"]["200"]["schema"]["$ref"],
             "#/definitions/io.b.v1.Widget"
         );
-        // The downstream's protobuf describes its document, not the merge.
-        assert!(s.openapi_v2.get().unwrap().protobuf.is_none());
     }
 
     /// Past its bound the merge is refused, not made, and only the first

@@ -75,12 +75,6 @@ pub(crate) const DISCOVERY_GROUP: &str = "apidiscovery.k8s.io";
 /// The `as=` parameter of aggregated discovery.
 pub(crate) const DISCOVERY_KIND: &str = "APIGroupDiscoveryList";
 
-/// What the poller asks a downstream for to get the protobuf rendition of
-/// `/openapi/v2`: the deprecated `@` spelling, which every server version
-/// accepts; it is served back as [`OPENAPI_V2_PROTOBUF_CONTENT_TYPE`].
-pub const OPENAPI_V2_PROTOBUF_ACCEPT: &str =
-    "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
-
 /// client-go's `Accept` for `/api` and `/apis` (docs/upstream.md#b-6-1): aggregated
 /// v2, then v2beta1, then the legacy JSON lists. The poller sends it too.
 pub const CLIENT_GO_DISCOVERY_ACCEPT: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,\
