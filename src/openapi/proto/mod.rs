@@ -17,6 +17,7 @@
 //! than one that says less than the JSON.
 
 mod encode;
+mod table;
 mod v2;
 mod v3;
 

@@ -3,25 +3,10 @@
 //! `NewDocument` reads them.
 
 use super::encode::{At, Kind, Msg, Shape, Slot};
+use super::table::{CONTACT, EXTERNAL_DOCS, LICENSE, TAG, ext, key, msg, msgs};
 use crate::json::tree::Node;
 
 use Kind::{Any, Anys, Bool, Double, Int64, Str, Strs};
-
-const fn key(number: u32, key: &'static str, kind: Kind) -> Slot {
-    Slot { number, at: At::Key(key), kind }
-}
-
-const fn ext(number: u32) -> Slot {
-    Slot { number, at: At::Extensions, kind: Any }
-}
-
-const fn msg(m: &'static Msg) -> Kind {
-    Kind::Msg(m)
-}
-
-const fn msgs(m: &'static Msg) -> Kind {
-    Kind::Msgs(m)
-}
 
 /// The `in` of a parameter object.
 fn parameter_in<'n>(value: &'n Node<'_>) -> Option<&'n str> {
@@ -64,31 +49,6 @@ static INFO: Msg = Msg {
         key(5, "contact", msg(&CONTACT)),
         key(6, "license", msg(&LICENSE)),
         ext(7),
-    ]),
-};
-
-static CONTACT: Msg = Msg {
-    name: "Contact",
-    shape: Shape::Fields(&[key(1, "name", Str), key(2, "url", Str), key(3, "email", Str), ext(4)]),
-};
-
-static LICENSE: Msg = Msg {
-    name: "License",
-    shape: Shape::Fields(&[key(1, "name", Str), key(2, "url", Str), ext(3)]),
-};
-
-static EXTERNAL_DOCS: Msg = Msg {
-    name: "ExternalDocs",
-    shape: Shape::Fields(&[key(1, "description", Str), key(2, "url", Str), ext(3)]),
-};
-
-static TAG: Msg = Msg {
-    name: "Tag",
-    shape: Shape::Fields(&[
-        key(1, "name", Str),
-        key(2, "description", Str),
-        key(3, "externalDocs", msg(&EXTERNAL_DOCS)),
-        ext(4),
     ]),
 };
 

@@ -3,23 +3,8 @@
 //! `NewDocument` reads them.
 
 use super::encode::{At, Kind, Msg, Shape, Slot};
+use super::table::{CONTACT, EXTERNAL_DOCS, LICENSE, TAG, ext, key, msg, msgs};
 use Kind::{Any, Anys, Bool, Double, Int64, Str, Strs};
-
-const fn key(number: u32, key: &'static str, kind: Kind) -> Slot {
-    Slot { number, at: At::Key(key), kind }
-}
-
-const fn ext(number: u32) -> Slot {
-    Slot { number, at: At::Extensions, kind: Any }
-}
-
-const fn msg(m: &'static Msg) -> Kind {
-    Kind::Msg(m)
-}
-
-const fn msgs(m: &'static Msg) -> Kind {
-    Kind::Msgs(m)
-}
 
 /// A `…OrReference` oneof: a `Reference` (field 2) when the object has a
 /// `$ref` (gnostic's `Schema`, `Parameter`, … refuse that key), the
@@ -61,31 +46,6 @@ static INFO: Msg = Msg {
         key(6, "version", Str),
         ext(7),
         key(8, "summary", Str),
-    ]),
-};
-
-static CONTACT: Msg = Msg {
-    name: "Contact",
-    shape: Shape::Fields(&[key(1, "name", Str), key(2, "url", Str), key(3, "email", Str), ext(4)]),
-};
-
-static LICENSE: Msg = Msg {
-    name: "License",
-    shape: Shape::Fields(&[key(1, "name", Str), key(2, "url", Str), ext(3)]),
-};
-
-static EXTERNAL_DOCS: Msg = Msg {
-    name: "ExternalDocs",
-    shape: Shape::Fields(&[key(1, "description", Str), key(2, "url", Str), ext(3)]),
-};
-
-static TAG: Msg = Msg {
-    name: "Tag",
-    shape: Shape::Fields(&[
-        key(1, "name", Str),
-        key(2, "description", Str),
-        key(3, "externalDocs", msg(&EXTERNAL_DOCS)),
-        ext(4),
     ]),
 };
 
