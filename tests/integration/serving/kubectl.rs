@@ -305,6 +305,22 @@ async fn proxy_publishing(
     proxy
 }
 
+/// The fake kube with legacy discovery, and a proxy in front of it once it
+/// publishes the OpenAPI `keys` and every discovery resource list.
+async fn legacy_kube_behind_the_proxy(keys: &[&str]) -> (Site, TestProxy) {
+    let (docs, discovery) = (kube_v3(), Discovery::load());
+    let mut routes = v3_routes(&docs);
+    routes.extend(discovery.legacy_routes());
+    let kube = fake_kube(routes);
+    let proxy = proxy_publishing(
+        vec![downstream("kube", &kube.url(), 1)],
+        keys,
+        discovery.group_versions(),
+    )
+    .await;
+    (kube, proxy)
+}
+
 // ---------------------------------------------------------------------------
 // Tests
 
@@ -358,16 +374,7 @@ async fn kubectl_sees_the_same_api_through_the_proxy_aggregated_downstream() {
 #[actix_web::test]
 async fn kubectl_of_other_versions_lists_the_same_api_through_the_proxy() {
     use crate::common::kubectl::{Minor, run_minor};
-    let (docs, discovery) = (kube_v3(), Discovery::load());
-    let mut routes = v3_routes(&docs);
-    routes.extend(discovery.legacy_routes());
-    let kube = fake_kube(routes);
-    let proxy = proxy_publishing(
-        vec![downstream("kube", &kube.url(), 1)],
-        &["api/v1", "apis/apps/v1"],
-        discovery.group_versions(),
-    )
-    .await;
+    let (kube, proxy) = legacy_kube_behind_the_proxy(&["api/v1", "apis/apps/v1"]).await;
     let commands: [(&[&str], &str); 2] = [
         (&["api-versions"], "flowcontrol.apiserver.k8s.io/v1beta3\n"),
         (&["api-resources", "-o", "wide"], "deletecollection"),
@@ -596,16 +603,7 @@ async fn a_stopped_downstream_disappears_from_api_resources_while_the_others_sta
 /// resources.
 #[actix_web::test]
 async fn a_resource_request_through_the_proxy_says_what_the_proxy_serves() {
-    let (docs, discovery) = (kube_v3(), Discovery::load());
-    let mut routes = v3_routes(&docs);
-    routes.extend(discovery.legacy_routes());
-    let kube = fake_kube(routes);
-    let proxy = proxy_publishing(
-        vec![downstream("kube", &kube.url(), 1)],
-        &["api/v1"],
-        discovery.group_versions(),
-    )
-    .await;
+    let (_kube, proxy) = legacy_kube_behind_the_proxy(&["api/v1"]).await;
     let run = kubectl(&proxy.base, &["get", "pods", "-n", "default"]).await;
     assert!(!run.success, "{}", run.stdout);
     assert!(
@@ -637,16 +635,7 @@ async fn a_resource_request_through_the_proxy_says_what_the_proxy_serves() {
 /// names the proxy.
 #[actix_web::test]
 async fn a_client_dry_run_through_the_proxy_is_not_taken_for_a_new_object() {
-    let (docs, discovery) = (kube_v3(), Discovery::load());
-    let mut routes = v3_routes(&docs);
-    routes.extend(discovery.legacy_routes());
-    let kube = fake_kube(routes);
-    let proxy = proxy_publishing(
-        vec![downstream("kube", &kube.url(), 1)],
-        &["apis/apps/v1"],
-        discovery.group_versions(),
-    )
-    .await;
+    let (_kube, proxy) = legacy_kube_behind_the_proxy(&["apis/apps/v1"]).await;
     let manifest =
         std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("dry-run-deployment.yaml");
     std::fs::write(
