@@ -450,6 +450,15 @@ pub(super) fn root(state: &AppState) -> Reply {
 /// `/api/<v>/…` or `/apis/<g>/<v>/…`: a path kube-apiserver would route
 /// to a resource handler.
 fn is_resource_request(path: &str) -> bool {
+    // A `.` or `..` segment, spelt plainly or percent-encoded, names no
+    // resource: such a path is a traversal attempt, an unknown path (404).
+    let dot_segment = |s: &str| {
+        let decoded = percent_encoding::percent_decode_str(s).decode_utf8_lossy();
+        decoded == "." || decoded == ".."
+    };
+    if path.split('/').any(dot_segment) {
+        return false;
+    }
     let segments = |rest: &str| rest.split('/').filter(|s| !s.is_empty()).count();
     if let Some(rest) = path.strip_prefix("/apis/") {
         segments(rest) > 2
@@ -481,7 +490,9 @@ mod tests {
             assert!(m.contains("is a resource request"), "{path}: {m}");
             assert!(m.contains("serves discovery"), "{path}: {m}");
         }
-        for path in ["/nothing", "/apis/apps/v1/", "/api/v1x"] {
+        for path in
+            ["/nothing", "/apis/apps/v1/", "/api/v1x", "/apis/../../etc/passwd", "/api/v1/%2E%2e/x"]
+        {
             assert_eq!(not_found(path).status, StatusCode::NOT_FOUND, "{path}");
         }
         let m = message(&not_found("/nothing"));
