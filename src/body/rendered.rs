@@ -141,16 +141,7 @@ impl Rendered {
     /// (docs/upstream.md#b-2-1).
     #[must_use]
     pub fn rendition_of(of: &Rendered, body: impl Into<Bytes>, content_type: HeaderValue) -> Self {
-        let body = body.into();
-        let gzip = (body.len() >= GZIP_MIN).then(|| gzip(&body)).flatten();
-        Self::compact(Self {
-            len: body.len(),
-            plain: Some(body),
-            gzip,
-            hash: of.hash.clone(),
-            etag: of.etag.clone(),
-            content_type,
-        })
+        Self::form_of(body, content_type, of).compact()
     }
 
     /// Drops the plain bytes of a body in the gzip-only size range.
