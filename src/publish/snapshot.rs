@@ -394,6 +394,9 @@ pub struct OpenApiV2Slot {
     protobuf: OnceLock<Option<Arc<Protobuf>>>,
     /// Set by the first request refused for [`TooLarge`] (logged once).
     refused: OnceLock<()>,
+    /// What making it holds at its peak, estimated once from its inputs:
+    /// a refused request pays no walk over a thousand documents.
+    cost: u64,
 }
 
 /// What making the merged `/openapi/v2` holds at its peak, per byte of the
@@ -423,12 +426,22 @@ impl OpenApiV2Slot {
         if let Some(v2) = passed_through(&contributions, owners) {
             let _ = made.set(Some(v2));
         }
+        let read: usize = contributions
+            .iter()
+            .map(|c| match &c.openapi_v2 {
+                Some(v2) => v2.json.len(),
+                None => c.openapi.values().map(|r| r.len()).sum(),
+            })
+            .sum();
+        let cost =
+            u64::try_from(read).unwrap_or(u64::MAX).saturating_mul(MERGE_PEAK_PER_INPUT_BYTE);
         Self {
             owners: Arc::clone(owners),
             contributions,
             made,
             protobuf: OnceLock::new(),
             refused: OnceLock::new(),
+            cost,
         }
     }
 
@@ -461,18 +474,7 @@ impl OpenApiV2Slot {
     /// the plain size of what it reads; 0 once made.
     #[must_use]
     pub fn making_cost(&self) -> u64 {
-        if self.is_made() {
-            return 0;
-        }
-        let read: usize = self
-            .contributions
-            .iter()
-            .map(|c| match &c.openapi_v2 {
-                Some(v2) => v2.json.len(),
-                None => c.openapi.values().map(|r| r.len()).sum(),
-            })
-            .sum();
-        u64::try_from(read).unwrap_or(u64::MAX).saturating_mul(MERGE_PEAK_PER_INPUT_BYTE)
+        if self.is_made() { 0 } else { self.cost }
     }
 
     /// The document's protobuf rendition (itself made, within its own
