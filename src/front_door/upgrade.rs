@@ -129,7 +129,7 @@ where
         // Metadata: answered as without the upgrade, then closed.
         let asked = Asked::from_head(req.head());
         let access = access::access(state, &asked).await;
-        let reply = router::answer(state, &asked, access);
+        let reply = router::answer(state, &asked, access).await;
         return refuse(framed, reply, req.method() == Method::HEAD).await;
     }
     if let Some(long) = req.conn_data::<LongExchange>() {

@@ -64,7 +64,7 @@ pub(crate) const ACCEPT: HeaderValue = HeaderValue::from_static("Accept");
 pub(crate) async fn dispatch(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let req = Request::from_actix(&req);
     let access = access::access(&state, &req).await;
-    router::answer(&state, &req, access).into_actix()
+    router::answer(&state, &req, access).await.into_actix()
 }
 
 /// A 200 (or 304) for a prepared body: ETag, the `extra` headers,

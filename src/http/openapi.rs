@@ -14,7 +14,7 @@ use super::reply::{DateCache, Reply, Request, http_date};
 use super::{ACCEPT, AppState, NO_CACHE, body_reply};
 use crate::body::rendered::Rendered;
 use crate::publish::protobuf::{Protobuf, Unavailable};
-use crate::publish::snapshot::TooLarge;
+use crate::publish::snapshot::{OpenApiV2Slot, TooLarge};
 use crate::wire::negotiate::{self, OpenApiChoice, OpenApiV2Choice};
 
 /// How long a document fetched by its current hash may be cached: the URL
@@ -105,8 +105,14 @@ fn rendition(state: &AppState, cell: &Protobuf) -> Option<Arc<Rendered>> {
     if cell.is_settled() {
         return cell.get(&state.protobuf).ok();
     }
+    reported(state, cell.get(&state.protobuf))
+}
+
+/// The rendition this request made, or why there is none, logged and
+/// counted.
+fn reported(state: &AppState, made: Result<Arc<Rendered>, Unavailable>) -> Option<Arc<Rendered>> {
     let account = &state.protobuf;
-    match cell.get(account) {
+    match made {
         Ok(rendered) => {
             state.metrics.protobuf_rendition("made", account.held());
             tracing::debug!(hash = %rendered.hash, bytes = rendered.len(), "protobuf rendition made");
@@ -140,16 +146,57 @@ fn rendition(state: &AppState, cell: &Protobuf) -> Option<Arc<Rendered>> {
     }
 }
 
+/// Makes what this request needs of the merged `/openapi/v2` and is not
+/// made yet — the document, and its protobuf rendition when `protobuf` —
+/// on a blocking thread: behind thousands of CRDs that takes seconds, in
+/// which the worker serves its other connections. Requests at the same
+/// time wait for the one making it without a thread each. Nothing is made
+/// past the bound ([`v2`] refuses and says so).
+///
+/// The outcome of the rendition when this request tried to make it, for
+/// the request to report and serve.
+async fn make_off_worker(
+    state: &AppState,
+    slot: &Arc<OpenApiV2Slot>,
+    protobuf: bool,
+) -> Option<Result<Arc<Rendered>, Unavailable>> {
+    let pending = |s: &OpenApiV2Slot| !s.is_made() || (protobuf && !s.is_protobuf_settled());
+    let limit = state.v2_merge_limit;
+    if !pending(slot) || slot.making_cost() > limit {
+        return None;
+    }
+    let _turn = slot.turn().await;
+    if !pending(slot) {
+        return None;
+    }
+    let (slot, account) = (Arc::clone(slot), Arc::clone(&state.protobuf));
+    let made = tokio::task::spawn_blocking(move || {
+        if !protobuf {
+            let _ = slot.get_within(limit);
+            return None;
+        }
+        let cell = slot.protobuf_within(limit).ok().flatten()?;
+        Some(cell.get(&account))
+    })
+    .await;
+    made.unwrap_or_else(|e| {
+        tracing::error!(error = %e, "making /openapi/v2 failed");
+        None
+    })
+}
+
 /// `GET /openapi/v2`: the Swagger 2.0 document of every downstream merged
 /// (docs/wire.md, A-13), as JSON or as the proxy's protobuf encoding of
 /// that JSON, as the client asks. The first request after a change makes
 /// it (see `OpenApiV2Slot`).
-pub(super) fn v2(req: &Request<'_>, state: &AppState) -> Reply {
-    let snap = state.store.load();
-    let made = snap
-        .openapi_v2
+pub(super) async fn v2(req: &Request<'_>, state: &AppState) -> Reply {
+    let slot = Arc::clone(&state.store.load().openapi_v2);
+    let accept = req.accept.as_deref();
+    let asks_protobuf = negotiate::negotiate_openapi_v2(accept, true) == OpenApiV2Choice::Protobuf;
+    let mut made_now = make_off_worker(state, &slot, asks_protobuf).await;
+    let made = slot
         .get_within(state.v2_merge_limit)
-        .and_then(|v2| Ok((v2, snap.openapi_v2.protobuf_within(state.v2_merge_limit)?)));
+        .and_then(|v2| Ok((v2, slot.protobuf_within(state.v2_merge_limit)?)));
     let (v2, cell) = match made {
         Ok((Some(v2), Some(cell))) => (v2, cell),
         Ok(_) => return super::status::openapi_v2_not_published(),
@@ -165,13 +212,15 @@ pub(super) fn v2(req: &Request<'_>, state: &AppState) -> Reply {
             return super::status::openapi_v2_too_large();
         }
     };
-    let accept = req.accept.as_deref();
     let protobuf;
     let mut offered = true;
     let rendered = match negotiate::negotiate_openapi_v2(accept, true) {
         OpenApiV2Choice::Json => Some(&*v2.json),
         OpenApiV2Choice::Protobuf => {
-            protobuf = rendition(state, cell);
+            protobuf = match made_now.take() {
+                Some(outcome) => reported(state, outcome),
+                None => rendition(state, cell),
+            };
             match &protobuf {
                 Some(r) => Some(&**r),
                 None => {

@@ -174,15 +174,18 @@ impl<'a> FromIterator<&'a str> for SmallList<'a> {
 /// by route and status code. `access` is what the transport learned of the
 /// request's credentials ([`access`](super::access::access)); with authentication on, a
 /// route that needs them is served only when they were accepted.
-pub(crate) fn answer(state: &AppState, req: &Request<'_>, access: Access) -> Reply {
+///
+/// Asynchronous for the one answer that may have to be made first, off the
+/// worker: the merged `/openapi/v2` ([`openapi::v2`]).
+pub(crate) async fn answer(state: &AppState, req: &Request<'_>, access: Access) -> Reply {
     let started = Instant::now();
-    let (label, reply) = routed(state, req, access);
+    let (label, reply) = routed(state, req, access).await;
     state.metrics.request(label, reply.status.as_u16(), started.elapsed());
     reply
 }
 
 /// The answer to `req`, and the route it was answered as.
-fn routed(state: &AppState, req: &Request<'_>, access: Access) -> (RouteLabel, Reply) {
+async fn routed(state: &AppState, req: &Request<'_>, access: Access) -> (RouteLabel, Reply) {
     let decoded = decode_path(req.path);
     let Some(route) = decoded.as_deref().and_then(route) else {
         return (RouteLabel::NotFound, status::not_found(req.path));
@@ -204,7 +207,7 @@ fn routed(state: &AppState, req: &Request<'_>, access: Access) -> (RouteLabel, R
         Route::Root => status::root(state),
         Route::OpenApiRoot => openapi::root(req, state),
         Route::OpenApiDocument(key) => openapi::document(req, key, state),
-        Route::OpenApiV2 => openapi::v2(req, state),
+        Route::OpenApiV2 => openapi::v2(req, state).await,
         Route::Version => openapi::version(req, state),
         Route::Api => discovery::root(req, state, true),
         Route::Apis => discovery::root(req, state, false),

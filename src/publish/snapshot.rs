@@ -380,8 +380,9 @@ fn assemble(
 /// megabytes, and merging and compressing them on every CRD change would
 /// multiply the cost of a one-document rebuild and of the cold start for
 /// a document few clients still read (kubectl ≥ 1.29 reads v3). The
-/// first request after a change makes it; requests at the same time wait
-/// for that one; the next snapshots share it while its inputs stay.
+/// first request after a change makes it, off its worker (seconds at
+/// that scale); requests at the same time wait for that one, in
+/// [`Self::turn`]; the next snapshots share it while its inputs stay.
 #[derive(Debug)]
 pub struct OpenApiV2Slot {
     /// The owners it was planned with.
@@ -394,6 +395,10 @@ pub struct OpenApiV2Slot {
     protobuf: OnceLock<Option<Arc<Protobuf>>>,
     /// Set by the first request refused for [`TooLarge`] (logged once).
     refused: OnceLock<()>,
+    /// Taken by a request before it makes the document (or its protobuf)
+    /// on a blocking thread: the requests at the same time wait here, not
+    /// each on a thread of its own.
+    turn: tokio::sync::Mutex<()>,
     /// What making it holds at its peak, estimated once from its inputs:
     /// a refused request pays no walk over a thousand documents.
     cost: u64,
@@ -441,6 +446,7 @@ impl OpenApiV2Slot {
             made,
             protobuf: OnceLock::new(),
             refused: OnceLock::new(),
+            turn: tokio::sync::Mutex::new(()),
             cost,
         }
     }
@@ -500,6 +506,18 @@ impl OpenApiV2Slot {
     #[must_use]
     pub fn is_made(&self) -> bool {
         self.made.get().is_some()
+    }
+
+    /// Whether its protobuf rendition has been made, or found unmakeable.
+    #[must_use]
+    pub fn is_protobuf_settled(&self) -> bool {
+        self.protobuf.get().is_some_and(|cell| cell.as_ref().is_none_or(|p| p.is_settled()))
+    }
+
+    /// The turn to make it (see the field): held while one request makes
+    /// it off the worker that took it.
+    pub async fn turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.turn.lock().await
     }
 
     /// Whether `other` is made from the same inputs and owners, so serves

@@ -332,7 +332,7 @@ impl DirectWriter {
             authorization: plain.authorization,
         };
         let access = access::access(&self.state, &req).await;
-        let reply = router::answer(&self.state, &req, access);
+        let reply = router::answer(&self.state, &req, access).await;
         Next::Answer { reply, head_only: plain.method == Method::Head, close: plain.close }
     }
 

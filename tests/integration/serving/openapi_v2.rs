@@ -3,11 +3,13 @@
 //! documents) merged, as client-go's `OpenAPISchema()` reads it.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use actix_web::http::StatusCode;
 use bytes::Bytes;
 use openapi_proxy::DocumentKey;
 use openapi_proxy::demo::{Route, Site, v3_routes};
+use openapi_proxy::testkit::crd::CrdFleet;
 use serde_json::{Value, json};
 
 use crate::common::proxy::{TestProxy, downstream, site, testdata};
@@ -208,4 +210,64 @@ async fn a_merge_larger_than_its_bound_is_refused_not_made() {
     assert!(!proxy.running.state.store.load().openapi_v2.is_made(), "nothing was made");
     // Everything else is served.
     assert_eq!(proxy.get("/openapi/v3/api/v1", &[]).await.status, StatusCode::OK);
+}
+
+/// A downstream of CRDs publishing only OpenAPI v3 (40 group-versions,
+/// 15 MB): merging it means converting every group-version down, which
+/// takes a while.
+fn crds_v3_only() -> Site {
+    let fleet = CrdFleet { seed: 27, kinds: 200, group_versions: 40, kind_bytes: 40_000 };
+    let docs: BTreeMap<DocumentKey, Bytes> = (0..fleet.group_versions)
+        .map(|i| {
+            let (group, version) = fleet.group_version(i);
+            let key = DocumentKey::parse(&format!("apis/{group}/{version}")).expect("key");
+            (key, fleet.openapi_document(i, 0))
+        })
+        .collect();
+    let ds = site();
+    ds.routes.replace(v3_routes(&docs));
+    ds
+}
+
+/// The first request after a change makes the merged `/openapi/v2`, which
+/// takes a while behind a big downstream: it is made off the worker that
+/// took the request, so the other clients that worker serves are answered
+/// meanwhile (one worker here, so every connection shares it).
+#[actix_web::test]
+async fn making_the_merged_openapi_v2_leaves_its_worker_free_for_other_clients() {
+    let crds = crds_v3_only();
+    let widgets = widgets_with_a_copy_of_batch();
+    let mut config = crate::common::proxy::config(vec![
+        downstream("crds", &crds.url(), 10),
+        downstream("widgets", &widgets.url(), 1),
+    ]);
+    config.serving.limits.workers = 1;
+    let proxy = TestProxy::start_config(&config);
+    proxy
+        .wait_for("both downstreams published", |s| {
+            s.openapi.contains_key("apis/widgets.example.com/v1beta1") && s.openapi.len() > 40
+        })
+        .await;
+    assert!(!proxy.running.state.store.load().openapi_v2.is_made(), "the premise: not made yet");
+
+    let url = format!("{}/openapi/v2", proxy.base);
+    let started = Instant::now();
+    let merging = actix_web::rt::spawn(async move {
+        let r = crate::common::proxy::request("HEAD", &url, &[]).await;
+        (r.status, started.elapsed())
+    });
+    actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    let other = proxy.get("/openapi/v3", &[]).await;
+    let other_done = started.elapsed();
+    assert_eq!(other.status, StatusCode::OK);
+    let (status, merged_done) = merging.await.expect("the merging request");
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        merged_done >= Duration::from_millis(400),
+        "the premise: the merge takes a while ({merged_done:?})"
+    );
+    assert!(
+        other_done < merged_done,
+        "another client waited for the merge: answered after {other_done:?}, the merge done after {merged_done:?}"
+    );
 }
