@@ -28,8 +28,8 @@ use super::headers::{self, X_FORWARDED_FOR};
 use super::{Clients, Permit, RESPONSE_HEAD_TIMEOUT, Refused};
 use crate::discovery::owners::group_version_of;
 use crate::http::connection::{
-    AnswerHold, AnswerTurns, ClientGone, LongExchange, LongExchangeMark, StreamPlace, StreamPlaces,
-    Written,
+    AnswerHold, AnswerTurns, ClientGone, GoneWatch, LongExchange, LongExchangeMark, StreamPlace,
+    StreamPlaces, Written,
 };
 use crate::http::{AppState, router, status};
 use crate::outbound::body::content_length;
@@ -115,7 +115,7 @@ pub(crate) async fn pass(
     };
     // A client that closes while the owner has not answered yet ends the
     // exchange (Go's server cancels the request's context then).
-    let gone = req.conn_data::<ClientGone>().cloned();
+    let gone = req.conn_data::<ClientGone>().map(ClientGone::watch);
     let waiting = async {
         match &gone {
             Some(gone) => tokio::select! {
@@ -247,8 +247,8 @@ struct Relaying {
     /// The HTTP/2 connection's place for a long-running pass.
     _stream: Option<StreamPlace>,
     _long: Option<LongExchangeMark>,
-    /// Tells when the HTTP/1 client closed.
-    gone: Option<ClientGone>,
+    /// Tells when the client closed.
+    gone: Option<GoneWatch>,
     idle: Duration,
     class: RequestClass,
 }

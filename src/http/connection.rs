@@ -18,7 +18,9 @@
 //!   downstream connection and its place until the downstream sends a
 //!   byte; the lockstep watches for the end of the stream meanwhile, and
 //!   the front door ends the exchange when it comes, as Go's server
-//!   cancels a request whose client closed.
+//!   cancels a request whose client closed. On HTTP/2 each stream is
+//!   answered by a task of its own, which the connection's end does not
+//!   reach: the lockstep tells them all when the stream ends.
 //! - [`Written`]: actix-http polls an answer's body for as long as its
 //!   HTTP/1 write buffer is under 256 KiB (the size the metadata needs),
 //!   so a burst from a downstream to a client that does not read would be
@@ -31,7 +33,7 @@
 //!   so a client that ignores SETTINGS gets 429 past the limit.
 
 use std::cell::{Cell, RefCell};
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 use std::task::{Context, Poll, Waker};
 
 /// Set on a connection while an exchange on it is long by nature (one the
@@ -74,17 +76,25 @@ impl Drop for LongExchangeMark {
     }
 }
 
-/// Set by the connection stack when an HTTP/1 client's stream ended (or
-/// failed) while a request of it was being answered.
+/// Set by the connection stack when a client's stream ended (or failed)
+/// while a request of it was being answered: on HTTP/1 while the front
+/// door passes one on, on HTTP/2 whenever it happens (its streams are
+/// answered by tasks of their own, which the connection's end does not
+/// reach).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ClientGone(Rc<GoneState>);
 
 #[derive(Debug, Default)]
 struct GoneState {
     gone: Cell<bool>,
-    /// The exchange waiting to hear of it (one at a time on HTTP/1).
-    waker: RefCell<Option<Waker>>,
-    /// The stack watches the stream for its end now.
+    /// The exchanges waiting to hear of it (one at a time on HTTP/1, one
+    /// per stream on HTTP/2); an exchange's entry goes with its
+    /// [`GoneWatch`].
+    waiting: RefCell<Vec<Weak<RefCell<Option<Waker>>>>>,
+    /// `waiting` is swept of ended exchanges when it grows to this.
+    sweep_at: Cell<usize>,
+    /// The stack watches the stream now (always on HTTP/2, which reads
+    /// on by itself).
     watched: Cell<bool>,
     /// The connection's reading side, parked while an answer is made: it
     /// starts watching when woken once the exchange asks.
@@ -92,12 +102,35 @@ struct GoneState {
 }
 
 impl ClientGone {
-    /// The client's stream has ended: wakes the exchange waiting.
+    /// For a stream that is always read on (HTTP/2): nothing to wake.
+    pub(crate) fn always_watched() -> Self {
+        let gone = Self::default();
+        gone.0.watched.set(true);
+        gone
+    }
+
+    /// The client's stream has ended: wakes every exchange waiting.
     pub(crate) fn close(&self) {
-        self.0.gone.set(true);
-        if let Some(waker) = self.0.waker.borrow_mut().take() {
-            waker.wake();
+        if self.0.gone.replace(true) {
+            return;
         }
+        for waiting in self.0.waiting.take() {
+            if let Some(waker) = waiting.upgrade().and_then(|w| w.take()) {
+                waker.wake();
+            }
+        }
+    }
+
+    /// An exchange's ear for the client's end, for as long as it lives.
+    pub(crate) fn watch(&self) -> GoneWatch {
+        let waker = Rc::new(RefCell::new(None));
+        let mut waiting = self.0.waiting.borrow_mut();
+        if waiting.len() >= self.0.sweep_at.get() {
+            waiting.retain(|w| w.strong_count() > 0);
+            self.0.sweep_at.set((2 * waiting.len()).max(16));
+        }
+        waiting.push(Rc::downgrade(&waker));
+        GoneWatch { conn: self.clone(), waker }
     }
 
     /// The stack's reading side parks here while it does not watch.
@@ -110,20 +143,30 @@ impl ClientGone {
     pub(crate) fn set_watched(&self, watched: bool) {
         self.0.watched.set(watched);
     }
+}
 
+/// One exchange's ear for [`ClientGone`].
+#[derive(Debug)]
+pub(crate) struct GoneWatch {
+    conn: ClientGone,
+    waker: Rc<RefCell<Option<Waker>>>,
+}
+
+impl GoneWatch {
     /// Ready once the client has gone; until then the task is woken when
     /// it goes. The first ask of an exchange wakes the reading side, so
     /// that it starts watching.
     pub(crate) fn poll_gone(&self, cx: &Context<'_>) -> Poll<()> {
-        if self.0.gone.get() {
+        let state = &self.conn.0;
+        if state.gone.get() {
             return Poll::Ready(());
         }
-        if !self.0.watched.get()
-            && let Some(reader) = self.0.reader.borrow_mut().take()
+        if !state.watched.get()
+            && let Some(reader) = state.reader.borrow_mut().take()
         {
             reader.wake();
         }
-        let mut waker = self.0.waker.borrow_mut();
+        let mut waker = self.waker.borrow_mut();
         match &*waker {
             Some(w) if w.will_wake(cx.waker()) => {}
             _ => *waker = Some(cx.waker().clone()),
@@ -291,5 +334,36 @@ mod stream_tests {
         assert!(!long.is_marked());
         long.mark().until_closed();
         assert!(long.is_marked(), "an upgraded connection stays marked");
+    }
+
+    /// Counts its wakes.
+    struct Count(std::sync::atomic::AtomicUsize);
+
+    impl std::task::Wake for Count {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Every stream of an HTTP/2 connection hears of its end; the streams
+    /// that ended before it leave nothing behind, however many there were.
+    #[test]
+    fn the_end_of_a_connection_reaches_every_stream_waiting_and_ended_ones_are_forgotten() {
+        let gone = ClientGone::always_watched();
+        for _ in 0..10_000 {
+            drop(gone.watch());
+        }
+        assert!(gone.0.waiting.borrow().len() <= 16, "{}", gone.0.waiting.borrow().len());
+        let count = std::sync::Arc::new(Count(std::sync::atomic::AtomicUsize::new(0)));
+        let waker = Waker::from(std::sync::Arc::clone(&count));
+        let cx = Context::from_waker(&waker);
+        let watches: Vec<GoneWatch> = (0..3).map(|_| gone.watch()).collect();
+        for w in &watches {
+            assert!(w.poll_gone(&cx).is_pending());
+        }
+        gone.close();
+        assert_eq!(count.0.load(std::sync::atomic::Ordering::Relaxed), 3);
+        assert!(watches.iter().all(|w| w.poll_gone(&cx).is_ready()));
+        assert!(gone.watch().poll_gone(&cx).is_ready(), "a stream after the end");
     }
 }

@@ -137,6 +137,8 @@ pub struct Lockstep<S> {
     /// HTTP/2 only: the server preface, given its stream limit.
     preface: Option<MaxStreams>,
     slot: Slot,
+    /// Told when the client's stream ends (HTTP/1: see [`Gate`]).
+    gone: ClientGone,
 }
 
 /// The HTTP/1 bookkeeping. Offsets count bytes from the start of the
@@ -181,9 +183,10 @@ struct Gate {
 impl<S> Lockstep<S> {
     /// An HTTP/1 connection's `inner` for actix-http, holding `slot`.
     pub(crate) fn http1(inner: S, slot: Slot, decoding: &Decoding) -> Self {
+        let gone = ClientGone::default();
         let gate = Gate {
             turns: Rc::default(),
-            gone: ClientGone::default(),
+            gone: gone.clone(),
             long: LongExchange::default(),
             written: Written::default(),
             codec: Codec::new(decoding.0.clone()),
@@ -199,14 +202,20 @@ impl<S> Lockstep<S> {
             eof: false,
             write_blocked: false,
         };
-        Self { inner, gate: Some(gate), preface: None, slot }
+        Self { inner, gate: Some(gate), preface: None, slot, gone }
     }
 
     /// An HTTP/2 connection's `inner`, passed through but for the server's
     /// SETTINGS, which advertise at most `max_streams` streams at once;
     /// holding `slot`.
     pub(crate) fn http2(inner: S, slot: Slot, max_streams: u32) -> Self {
-        Self { inner, gate: None, preface: Some(MaxStreams::new(max_streams)), slot }
+        Self {
+            inner,
+            gate: None,
+            preface: Some(MaxStreams::new(max_streams)),
+            slot,
+            gone: ClientGone::always_watched(),
+        }
     }
 
     /// The stream it wraps.
@@ -229,10 +238,9 @@ impl<S> Lockstep<S> {
         self
     }
 
-    /// What tells the answering side that an HTTP/1 client has gone;
-    /// `None` for HTTP/2.
-    pub(crate) fn client_gone(&self) -> Option<ClientGone> {
-        self.gate.as_ref().map(|g| g.gone.clone())
+    /// What tells the answering side that the client has gone.
+    pub(crate) fn client_gone(&self) -> ClientGone {
+        self.gone.clone()
     }
 
     /// The count of bytes written, for the connection's data; `None` for
@@ -253,6 +261,13 @@ impl<S> Lockstep<S> {
         } else {
             self.slot.busy();
         }
+    }
+}
+
+/// A connection dropped, however it ended, has no client left to answer.
+impl<S> Drop for Lockstep<S> {
+    fn drop(&mut self) {
+        self.gone.close();
     }
 }
 
@@ -334,7 +349,18 @@ impl<S: AsyncRead + Unpin> AsyncRead for Lockstep<S> {
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         let Some(gate) = &mut this.gate else {
-            return Pin::new(&mut this.inner).poll_read(cx, buf);
+            // HTTP/2: read on by actix-http all along; its end reaches the
+            // streams' own tasks only through `gone`.
+            let before = buf.filled().len();
+            let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
+            match &polled {
+                Poll::Ready(Ok(())) if buf.filled().len() == before && buf.remaining() > 0 => {
+                    this.gone.close();
+                }
+                Poll::Ready(Err(_)) => this.gone.close(),
+                _ => {}
+            }
+            return polled;
         };
         if buf.remaining() == 0 {
             return Poll::Ready(Ok(()));

@@ -397,9 +397,7 @@ where
         // the front door the turns to hold and the guard's `LongExchange`
         // mark.
         .on_connect_ext(move |io: &Lockstep<StallGuard<T>>, data| {
-            if let Some(gone) = io.client_gone() {
-                data.insert(gone);
-            }
+            data.insert(io.client_gone());
             match io.turns() {
                 Some(turns) => {
                     data.insert(AnswerTurns::new(turns.clone()));

@@ -334,3 +334,67 @@ async fn watches_from_one_client_take_its_share_and_another_is_served() {
         r#"openapi_proxy_front_door_refused_total{reason="max_long_running_requests_per_client"}"#;
     assert_eq!(metric(&proxy, by_share), 1);
 }
+
+/// An HTTP/2 client whose connection closes during a quiet watch ends the
+/// exchange as an HTTP/1 client does: the downstream's connection is
+/// closed and the watch's place in flight is free within a second or two,
+/// not when the downstream next sends an event.
+#[actix_web::test]
+async fn an_http2_client_closing_during_a_quiet_watch_ends_the_downstream_exchange() {
+    let (tx, heads) = std::sync::mpsc::channel();
+    let owner = super::requests::raw_downstream(tx, Arc::default());
+    let pki = Pki::generate("h2-quiet-close");
+    let mut cfg = front_door(vec![downstream("raw", &format!("http://{owner}"), 0)]);
+    cfg.serving.tls =
+        Some(ServingTls { cert_file: pki.server_cert.clone(), key_file: pki.server_key.clone() });
+    let proxy = TestProxy::start_config(&cfg);
+    routed(&proxy, "api/v1", "raw").await;
+    let long = r#"openapi_proxy_front_door_inflight{class="long_running"}"#;
+    let inflight = || {
+        let text = proxy.running.state.metrics.render();
+        text.lines().find_map(|l| l.strip_prefix(long)?.trim().parse::<f64>().ok())
+    };
+    let mut tls = (*tls_client(&pki.ca)).clone();
+    tls.alpn_protocols = vec![b"h2".to_vec()];
+    let tcp = tokio::net::TcpStream::connect(proxy.running.addr).await.expect("connect");
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("name");
+    let io = tokio_rustls::TlsConnector::from(Arc::new(tls)).connect(name, tcp).await.expect("TLS");
+    let (send, connection) = h2::client::handshake(io).await.expect("HTTP/2 handshake");
+    let driving = actix_web::rt::spawn(async move {
+        let _ = connection.await;
+    });
+    let mut send = send.ready().await.expect("ready");
+    let req = http::Request::get("https://127.0.0.1/api/v1/quiet?watch=1").body(()).expect("req");
+    let (answer, _) = send.send_request(req, true).expect("send");
+    let answer = answer.await.expect("an answer");
+    assert_eq!(answer.status().as_u16(), 200);
+    let mut body = answer.into_body();
+    let mut seen = Vec::new();
+    while !seen.windows(5).any(|w| w == b"ADDED") {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), body.data())
+            .await
+            .expect("the event in time")
+            .expect("the watch ended early")
+            .expect("body");
+        seen.extend_from_slice(&chunk);
+    }
+    assert_eq!(inflight(), Some(1.0));
+    // The client goes: its connection (and with it every stream) closes.
+    driving.abort();
+    drop((body, send));
+    let closed = tokio::task::spawn_blocking(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            match heads.recv_timeout(left) {
+                Ok(h) if h == "closed /api/v1/quiet" => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+        false
+    })
+    .await
+    .expect("join");
+    assert!(closed, "the downstream's connection stayed open after the HTTP/2 client left");
+    eventually("the watch's place is free", || inflight() == Some(0.0)).await;
+}
