@@ -193,7 +193,7 @@ pub(super) async fn v2(req: &Request<'_>, state: &AppState) -> Reply {
     let slot = Arc::clone(&state.store.load().openapi_v2);
     let accept = req.accept.as_deref();
     let asks_protobuf = negotiate::negotiate_openapi_v2(accept, true) == OpenApiV2Choice::Protobuf;
-    let mut made_now = make_off_worker(state, &slot, asks_protobuf).await;
+    let made_now = make_off_worker(state, &slot, asks_protobuf).await;
     let made = slot
         .get_within(state.v2_merge_limit)
         .and_then(|v2| Ok((v2, slot.protobuf_within(state.v2_merge_limit)?)));
@@ -217,7 +217,7 @@ pub(super) async fn v2(req: &Request<'_>, state: &AppState) -> Reply {
     let rendered = match negotiate::negotiate_openapi_v2(accept, true) {
         OpenApiV2Choice::Json => Some(&*v2.json),
         OpenApiV2Choice::Protobuf => {
-            protobuf = match made_now.take() {
+            protobuf = match made_now {
                 Some(outcome) => reported(state, outcome),
                 None => rendition(state, cell),
             };
