@@ -180,6 +180,109 @@ impl GoneWatch {
     }
 }
 
+/// An HTTP/2 connection's writes, as the front door's answers need them.
+///
+/// HTTP/2 buffers what a stream sends up to its flow-control window (up
+/// to 400 KiB a stream, for a client that opens its windows wide), and
+/// actix-http sends a body as fast as that allows: a client that stops
+/// reading its connection would leave every burst of every stream in those
+/// buffers. So an answer passed on is handed on only while the socket
+/// takes bytes, and only so far ahead of the connection's writes
+/// ([`StreamAhead`]): when the socket takes nothing, every stream stops,
+/// as Go's server blocks the streams of a connection whose writes block.
+/// Which stream's bytes went out is not known here, so any write counts
+/// for every stream: a stream held back by its own window (h2 takes no
+/// more of it than that) never holds the others back.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Progress(Rc<ProgressState>);
+
+#[derive(Debug, Default)]
+struct ProgressState {
+    written: Cell<u64>,
+    /// The socket refused the last write.
+    full: Cell<bool>,
+    /// The answers waiting for the connection to write, each once.
+    waiting: RefCell<Vec<Waker>>,
+}
+
+impl Progress {
+    /// The stack wrote `n` bytes (`None`: the socket took nothing and
+    /// will say when it does); `Some(0)`: it flushed what it wrote. Wakes
+    /// the answers waiting when there is room again.
+    pub(crate) fn wrote(&self, n: Option<usize>) {
+        let state = &self.0;
+        let Some(n) = n else {
+            state.full.set(true);
+            return;
+        };
+        state.written.set(state.written.get().saturating_add(n as u64));
+        let was_full = state.full.replace(false);
+        if (n > 0 || was_full) && !state.waiting.borrow().is_empty() {
+            for waker in state.waiting.take() {
+                waker.wake();
+            }
+        }
+    }
+
+    /// An answer's account of what it handed on ahead of the writes.
+    pub(crate) fn stream(&self) -> StreamAhead {
+        StreamAhead { conn: self.clone(), pending: std::collections::VecDeque::new(), ahead: 0 }
+    }
+}
+
+/// One answer's bytes handed on over an HTTP/2 connection and not yet
+/// matched by as many bytes written (see [`Progress`]).
+#[derive(Debug)]
+pub(crate) struct StreamAhead {
+    conn: Progress,
+    /// Where the connection's writes must reach for each piece handed on
+    /// to count as out, and its length, oldest first.
+    pending: std::collections::VecDeque<(u64, u64)>,
+    ahead: u64,
+}
+
+impl StreamAhead {
+    /// The most pieces one answer keeps ahead (tiny chunks would otherwise
+    /// keep a long list).
+    const PIECES: usize = 64;
+
+    /// How many bytes may be handed on now, at most `limit` ahead of the
+    /// writes; when none (or the socket is full), the task is woken when
+    /// the connection writes.
+    pub(crate) fn poll_room(&mut self, limit: u64, cx: &Context<'_>) -> Poll<u64> {
+        let state = &self.conn.0;
+        let written = state.written.get();
+        while let Some(&(end, len)) = self.pending.front() {
+            if end > written {
+                break;
+            }
+            self.pending.pop_front();
+            self.ahead -= len;
+        }
+        if !state.full.get() && self.ahead < limit && self.pending.len() < Self::PIECES {
+            return Poll::Ready(limit - self.ahead);
+        }
+        let mut waiting = state.waiting.borrow_mut();
+        if !waiting.iter().any(|w| w.will_wake(cx.waker())) {
+            waiting.push(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+
+    /// `n` bytes were handed on: they count as out once the connection has
+    /// written as many more, after those already ahead of this answer.
+    pub(crate) fn handed(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let n = n as u64;
+        let after = self.pending.back().map_or(0, |&(end, _)| end);
+        let end = after.max(self.conn.0.written.get()).saturating_add(n);
+        self.pending.push_back((end, n));
+        self.ahead += n;
+    }
+}
+
 /// The bytes written to an HTTP/1 connection so far, counted by the
 /// connection stack; an answer waiting for them to go out is woken when
 /// some do.
@@ -334,6 +437,43 @@ mod stream_tests {
         assert!(!long.is_marked());
         long.mark().until_closed();
         assert!(long.is_marked(), "an upgraded connection stays marked");
+    }
+
+    /// An HTTP/2 answer is handed on only so far ahead of its connection's
+    /// writes, and not at all while the socket is full; bytes written
+    /// before it are no credit.
+    #[test]
+    fn an_http2_answer_goes_only_so_far_ahead_of_the_writes() {
+        let count = std::sync::Arc::new(Count(std::sync::atomic::AtomicUsize::new(0)));
+        let waker = Waker::from(std::sync::Arc::clone(&count));
+        let cx = Context::from_waker(&waker);
+        let progress = Progress::default();
+        // A large answer of another stream, written whole.
+        progress.wrote(Some(5_000_000));
+        let mut ahead = progress.stream();
+        assert_eq!(ahead.poll_room(100, &cx), Poll::Ready(100));
+        ahead.handed(60);
+        assert_eq!(ahead.poll_room(100, &cx), Poll::Ready(40));
+        ahead.handed(40);
+        assert!(ahead.poll_room(100, &cx).is_pending(), "nothing written since");
+        progress.wrote(Some(59));
+        assert!(ahead.poll_room(100, &cx).is_pending(), "the first piece is not out yet");
+        assert_eq!(count.0.load(std::sync::atomic::Ordering::Relaxed), 1, "woken by the write");
+        progress.wrote(Some(1));
+        assert_eq!(ahead.poll_room(100, &cx), Poll::Ready(60));
+        progress.wrote(None);
+        assert!(ahead.poll_room(100, &cx).is_pending(), "the socket is full");
+        progress.wrote(Some(0));
+        assert_eq!(ahead.poll_room(100, &cx), Poll::Ready(60), "flushed: room again");
+        progress.wrote(Some(40));
+        assert_eq!(ahead.poll_room(100, &cx), Poll::Ready(100));
+        // Another stream's pieces are no part of this one's.
+        let mut other = progress.stream();
+        other.handed(100);
+        ahead.handed(10);
+        progress.wrote(Some(10));
+        assert_eq!(ahead.poll_room(100, &cx), Poll::Ready(100));
+        assert!(other.poll_room(100, &cx).is_pending());
     }
 
     /// Counts its wakes.

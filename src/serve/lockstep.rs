@@ -50,7 +50,7 @@ use tokio_util::codec::Decoder;
 
 use super::h2::MaxStreams;
 use super::slots::Slot;
-use crate::http::connection::{ClientGone, LongExchange, TakesTurns, Written};
+use crate::http::connection::{ClientGone, LongExchange, Progress, TakesTurns, Written};
 
 /// What one read from the stream may take (actix-http reads 32 KiB at a
 /// time; requests here are a few hundred bytes).
@@ -139,6 +139,8 @@ pub struct Lockstep<S> {
     slot: Slot,
     /// Told when the client's stream ends (HTTP/1: see [`Gate`]).
     gone: ClientGone,
+    /// HTTP/2 only: the bytes written, for the front door's answers.
+    progress: Option<Progress>,
 }
 
 /// The HTTP/1 bookkeeping. Offsets count bytes from the start of the
@@ -202,7 +204,7 @@ impl<S> Lockstep<S> {
             eof: false,
             write_blocked: false,
         };
-        Self { inner, gate: Some(gate), preface: None, slot, gone }
+        Self { inner, gate: Some(gate), preface: None, slot, gone, progress: None }
     }
 
     /// An HTTP/2 connection's `inner`, passed through but for the server's
@@ -215,6 +217,7 @@ impl<S> Lockstep<S> {
             preface: Some(MaxStreams::new(max_streams)),
             slot,
             gone: ClientGone::always_watched(),
+            progress: Some(Progress::default()),
         }
     }
 
@@ -236,6 +239,12 @@ impl<S> Lockstep<S> {
             gate.long = long;
         }
         self
+    }
+
+    /// An HTTP/2 connection's writes, for the front door; `None` for
+    /// HTTP/1 (see [`Written`]).
+    pub(crate) fn progress(&self) -> Option<Progress> {
+        self.progress.clone()
     }
 
     /// What tells the answering side that the client has gone.
@@ -457,6 +466,13 @@ impl<S: AsyncWrite + Unpin> Lockstep<S> {
             }
             self.slot.busy();
         }
+        if let Some(progress) = &self.progress {
+            match &polled {
+                Poll::Ready(Ok(n)) => progress.wrote(Some(*n)),
+                Poll::Pending => progress.wrote(None),
+                Poll::Ready(Err(_)) => {}
+            }
+        }
         polled
     }
 }
@@ -506,6 +522,13 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Lockstep<S> {
         let polled = Pin::new(&mut this.inner).poll_flush(cx);
         if let Some(gate) = &mut this.gate {
             gate.write_blocked = polled.is_pending();
+        }
+        if let Some(progress) = &this.progress {
+            match &polled {
+                Poll::Ready(Ok(())) => progress.wrote(Some(0)),
+                Poll::Pending => progress.wrote(None),
+                Poll::Ready(Err(_)) => {}
+            }
         }
         this.refresh(cx);
         polled

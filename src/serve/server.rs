@@ -412,6 +412,9 @@ where
             if let Some(written) = io.written() {
                 data.insert(written);
             }
+            if let Some(progress) = io.progress() {
+                data.insert(progress);
+            }
             data.insert(io.get_ref().long_exchange());
         })
         .graceful_shutdown_signal(move || {

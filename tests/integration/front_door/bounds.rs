@@ -398,3 +398,223 @@ async fn an_http2_client_closing_during_a_quiet_watch_ends_the_downstream_exchan
     assert!(closed, "the downstream's connection stayed open after the HTTP/2 client left");
     eventually("the watch's place is free", || inflight() == Some(0.0)).await;
 }
+
+/// A stream that stops reading once told to, as a client that does not
+/// read its connection any more.
+struct Pausable<T> {
+    inner: T,
+    paused: Arc<std::sync::atomic::AtomicBool>,
+    /// The reader parked while paused.
+    parked: Arc<std::sync::Mutex<Option<std::task::Waker>>>,
+}
+
+impl<T: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Pausable<T> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        if self.paused.load(std::sync::atomic::Ordering::SeqCst) {
+            *self.parked.lock().expect("parked") = Some(cx.waker().clone());
+            return std::task::Poll::Pending;
+        }
+        std::pin::Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Pausable<T> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// Bursty watches on one HTTP/2 connection whose client opened its
+/// flow-control windows wide and then stopped reading: the proxy holds a
+/// bounded amount per connection, not each stream's send buffer full
+/// (h2 buffers up to 400 KiB a stream for a window that allows it).
+#[actix_web::test]
+async fn bursts_on_an_http2_connection_that_is_not_read_hold_little() {
+    use crate::common::memory::peak_rss_kib;
+
+    const WATCHES: u64 = 40;
+    let (tx, _heads) = std::sync::mpsc::channel();
+    let owner = super::requests::raw_downstream(tx, Arc::default());
+    let pki = Pki::generate("h2-bursts");
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("front-door-serve");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let config = dir.join(format!("h2-bursts-{}.yaml", std::process::id()));
+    std::fs::write(
+        &config,
+        format!(
+            "listen: 127.0.0.1:0\nfrontDoor: true\nreadinessGracePeriod: 0s\n\
+             tls:\n  certFile: {}\n  keyFile: {}\n\
+             downstreams:\n- name: core\n  url: http://{owner}\n  pollInterval: 1s\n",
+            pki.server_cert.display(),
+            pki.server_key.display()
+        ),
+    )
+    .expect("config");
+    let served = crate::common::serve::Served::start(&config, "warn,openapi_proxy::wiring=info");
+    let addr: std::net::SocketAddr =
+        served.base().await.trim_start_matches("http://").parse().expect("address");
+    let mut tls = (*tls_client(&pki.ca)).clone();
+    tls.alpn_protocols = vec![b"h2".to_vec()];
+    let tls = Arc::new(tls);
+    let connect = || async {
+        let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("name");
+        let io = tokio_rustls::TlsConnector::from(Arc::clone(&tls))
+            .connect(name, tcp)
+            .await
+            .expect("TLS");
+        let paused = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let parked = Arc::new(std::sync::Mutex::new(None));
+        let io = Pausable { inner: io, paused: Arc::clone(&paused), parked: Arc::clone(&parked) };
+        let (send, connection) = h2::client::Builder::new()
+            .initial_window_size(1 << 30)
+            .initial_connection_window_size(1 << 30)
+            .handshake::<_, bytes::Bytes>(io)
+            .await
+            .expect("HTTP/2 handshake");
+        let driving = actix_web::rt::spawn(async move {
+            let _ = connection.await;
+        });
+        (send, (paused, parked), driving)
+    };
+    let watch = |send: h2::client::SendRequest<bytes::Bytes>| async move {
+        let mut send = send.ready().await.expect("ready");
+        let req =
+            http::Request::get("https://127.0.0.1/api/v1/burst?watch=1").body(()).expect("req");
+        let (answer, _) = send.send_request(req, true).expect("send");
+        answer.await.expect("an answer")
+    };
+    // Routed, and one burst read whole, so that what every connection
+    // shares is in `before`.
+    let (send, _paused, _driving) = connect().await;
+    let mut status = 0;
+    for _ in 0..100 {
+        let answer = watch(send.clone()).await;
+        status = answer.status().as_u16();
+        if status == 200 {
+            let mut body = answer.into_body();
+            let mut got = 0;
+            while got < 900 * 1024 {
+                let chunk = body.data().await.expect("the burst").expect("body");
+                got += chunk.len();
+                let _ = body.flow_control().release_capacity(chunk.len());
+            }
+            break;
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 200, "the core group was never routed");
+    actix_web::rt::time::sleep(Duration::from_millis(500)).await;
+    let before = peak_rss_kib(served.pid()).expect("runs");
+
+    let (send, paused, _driving) = connect().await;
+    let answers = futures_util::future::join_all((0..WATCHES).map(|_| watch(send.clone()))).await;
+    assert!(answers.iter().all(|a| a.status() == 200));
+    // The client reads nothing more: the proxy takes what it will.
+    paused.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    actix_web::rt::time::sleep(Duration::from_secs(3)).await;
+    let peak = peak_rss_kib(served.pid()).expect("runs");
+    let each = peak.saturating_sub(before) / WATCHES;
+    eprintln!("{WATCHES} HTTP/2 bursts not read: peak RSS {before} -> {peak} KiB, {each} KiB each");
+    assert!(each <= H2_BURST_BOUND_KIB, "{each} KiB held per stream, bound {H2_BURST_BOUND_KIB}");
+    // Read again, each burst arrives whole.
+    paused.0.store(false, std::sync::atomic::Ordering::SeqCst);
+    if let Some(reader) = paused.1.lock().expect("parked").take() {
+        reader.wake();
+    }
+    for answer in answers {
+        let mut body = answer.into_body();
+        let mut got = 0;
+        while got < 900 * 1024 {
+            let chunk = tokio::time::timeout(Duration::from_secs(20), body.data())
+                .await
+                .expect("the burst goes on")
+                .expect("more of the burst")
+                .expect("body");
+            got += chunk.len();
+            let _ = body.flow_control().release_capacity(chunk.len());
+        }
+    }
+    served.stop();
+}
+
+/// The memory per HTTP/2 stream whose client does not read, whatever the
+/// burst and the windows (docs/operations.md, "Streaming").
+const H2_BURST_BOUND_KIB: u64 = 160;
+
+/// Streams whose client does not take their data (their flow-control
+/// windows spent) do not hold back another stream of the same HTTP/2
+/// connection: only the connection's writes pace the answers, not what
+/// one stream keeps unsent.
+#[actix_web::test]
+async fn streams_held_by_their_own_windows_do_not_hold_back_the_others() {
+    let (tx, _heads) = std::sync::mpsc::channel();
+    let owner = super::requests::raw_downstream(tx, Arc::default());
+    let pki = Pki::generate("h2-windows");
+    let mut cfg = front_door(vec![downstream("raw", &format!("http://{owner}"), 0)]);
+    cfg.serving.tls =
+        Some(ServingTls { cert_file: pki.server_cert.clone(), key_file: pki.server_key.clone() });
+    let proxy = TestProxy::start_config(&cfg);
+    routed(&proxy, "api/v1", "raw").await;
+    let mut tls = (*tls_client(&pki.ca)).clone();
+    tls.alpn_protocols = vec![b"h2".to_vec()];
+    let tcp = tokio::net::TcpStream::connect(proxy.running.addr).await.expect("connect");
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("name");
+    let io = tokio_rustls::TlsConnector::from(Arc::new(tls)).connect(name, tcp).await.expect("TLS");
+    // Each stream's window the default 64 KiB; the connection's wide, so
+    // that the stalled streams do not spend it.
+    let (send, connection) = h2::client::Builder::new()
+        .initial_connection_window_size(1 << 30)
+        .handshake::<_, bytes::Bytes>(io)
+        .await
+        .expect("HTTP/2 handshake");
+    actix_web::rt::spawn(async move {
+        let _ = connection.await;
+    });
+    let watch = |send: h2::client::SendRequest<bytes::Bytes>| async move {
+        let mut send = send.ready().await.expect("ready");
+        let req =
+            http::Request::get("https://127.0.0.1/api/v1/burst?watch=1").body(()).expect("req");
+        let (answer, _) = send.send_request(req, true).expect("send");
+        answer.await.expect("an answer")
+    };
+    // Forty bursts never taken: their windows fill, the rest stays unsent.
+    let stalled = futures_util::future::join_all((0..40).map(|_| watch(send.clone()))).await;
+    assert!(stalled.iter().all(|a| a.status() == 200));
+    actix_web::rt::time::sleep(Duration::from_millis(500)).await;
+    // Another burst on the same connection, taken as it comes, arrives whole.
+    let mut body = watch(send.clone()).await.into_body();
+    let mut got = 0;
+    while got < 900 * 1024 {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), body.data())
+            .await
+            .expect("the burst flows beside the stalled streams")
+            .expect("more of the burst")
+            .expect("body");
+        got += chunk.len();
+        let _ = body.flow_control().release_capacity(chunk.len());
+    }
+    drop(stalled);
+}
