@@ -97,12 +97,43 @@ async fn h2_front_door(
     cfg.serving.limits.max_streams_per_connection = limit;
     let proxy = TestProxy::start_config(&cfg);
     routed(&proxy, "api/v1", "kube").await;
+    let io = h2_connection(&pki, proxy.running.addr).await;
+    (proxy, kube, io)
+}
+
+/// A front door over HTTPS in front of the raw downstream
+/// (`requests::raw_downstream`: quiet and bursty watches), what the
+/// downstream reports, and a TLS connection to the proxy that negotiated
+/// HTTP/2.
+async fn h2_front_door_to_raw(
+    pki_name: &str,
+) -> (
+    TestProxy,
+    std::sync::mpsc::Receiver<String>,
+    tokio_rustls::client::TlsStream<tokio::net::TcpStream>,
+) {
+    let (tx, heads) = std::sync::mpsc::channel();
+    let owner = super::requests::raw_downstream(tx, Arc::default());
+    let pki = Pki::generate(pki_name);
+    let mut cfg = front_door(vec![downstream("raw", &format!("http://{owner}"), 0)]);
+    cfg.serving.tls =
+        Some(ServingTls { cert_file: pki.server_cert.clone(), key_file: pki.server_key.clone() });
+    let proxy = TestProxy::start_config(&cfg);
+    routed(&proxy, "api/v1", "raw").await;
+    let io = h2_connection(&pki, proxy.running.addr).await;
+    (proxy, heads, io)
+}
+
+/// A TLS connection to `addr` that offers only `h2`.
+async fn h2_connection(
+    pki: &Pki,
+    addr: std::net::SocketAddr,
+) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
     let mut tls = (*tls_client(&pki.ca)).clone();
     tls.alpn_protocols = vec![b"h2".to_vec()];
-    let tcp = tokio::net::TcpStream::connect(proxy.running.addr).await.expect("connect");
+    let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
     let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("name");
-    let io = tokio_rustls::TlsConnector::from(Arc::new(tls)).connect(name, tcp).await.expect("TLS");
-    (proxy, kube, io)
+    tokio_rustls::TlsConnector::from(Arc::new(tls)).connect(name, tcp).await.expect("TLS")
 }
 
 /// An HTTP/2 client opening more watches than `maxStreamsPerConnection`
@@ -341,24 +372,12 @@ async fn watches_from_one_client_take_its_share_and_another_is_served() {
 /// not when the downstream next sends an event.
 #[actix_web::test]
 async fn an_http2_client_closing_during_a_quiet_watch_ends_the_downstream_exchange() {
-    let (tx, heads) = std::sync::mpsc::channel();
-    let owner = super::requests::raw_downstream(tx, Arc::default());
-    let pki = Pki::generate("h2-quiet-close");
-    let mut cfg = front_door(vec![downstream("raw", &format!("http://{owner}"), 0)]);
-    cfg.serving.tls =
-        Some(ServingTls { cert_file: pki.server_cert.clone(), key_file: pki.server_key.clone() });
-    let proxy = TestProxy::start_config(&cfg);
-    routed(&proxy, "api/v1", "raw").await;
+    let (proxy, heads, io) = h2_front_door_to_raw("h2-quiet-close").await;
     let long = r#"openapi_proxy_front_door_inflight{class="long_running"}"#;
     let inflight = || {
         let text = proxy.running.state.metrics.render();
         text.lines().find_map(|l| l.strip_prefix(long)?.trim().parse::<f64>().ok())
     };
-    let mut tls = (*tls_client(&pki.ca)).clone();
-    tls.alpn_protocols = vec![b"h2".to_vec()];
-    let tcp = tokio::net::TcpStream::connect(proxy.running.addr).await.expect("connect");
-    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("name");
-    let io = tokio_rustls::TlsConnector::from(Arc::new(tls)).connect(name, tcp).await.expect("TLS");
     let (send, connection) = h2::client::handshake(io).await.expect("HTTP/2 handshake");
     let driving = actix_web::rt::spawn(async move {
         let _ = connection.await;
@@ -382,20 +401,10 @@ async fn an_http2_client_closing_during_a_quiet_watch_ends_the_downstream_exchan
     // The client goes: its connection (and with it every stream) closes.
     driving.abort();
     drop((body, send));
-    let closed = tokio::task::spawn_blocking(move || {
-        let deadline = std::time::Instant::now() + Duration::from_secs(2);
-        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
-            match heads.recv_timeout(left) {
-                Ok(h) if h == "closed /api/v1/quiet" => return true,
-                Ok(_) => {}
-                Err(_) => return false,
-            }
-        }
-        false
-    })
-    .await
-    .expect("join");
-    assert!(closed, "the downstream's connection stayed open after the HTTP/2 client left");
+    assert!(
+        super::requests::seen_within(heads, "closed /api/v1/quiet", Duration::from_secs(2)).await,
+        "the downstream's connection stayed open after the HTTP/2 client left"
+    );
     eventually("the watch's place is free", || inflight() == Some(0.0)).await;
 }
 
@@ -475,16 +484,8 @@ async fn bursts_on_an_http2_connection_that_is_not_read_hold_little() {
     let served = crate::common::serve::Served::start(&config, "warn,openapi_proxy::wiring=info");
     let addr: std::net::SocketAddr =
         served.base().await.trim_start_matches("http://").parse().expect("address");
-    let mut tls = (*tls_client(&pki.ca)).clone();
-    tls.alpn_protocols = vec![b"h2".to_vec()];
-    let tls = Arc::new(tls);
     let connect = || async {
-        let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
-        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("name");
-        let io = tokio_rustls::TlsConnector::from(Arc::clone(&tls))
-            .connect(name, tcp)
-            .await
-            .expect("TLS");
+        let io = h2_connection(&pki, addr).await;
         let paused = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let parked = Arc::new(std::sync::Mutex::new(None));
         let io = Pausable { inner: io, paused: Arc::clone(&paused), parked: Arc::clone(&parked) };
@@ -570,19 +571,7 @@ const H2_BURST_BOUND_KIB: u64 = 160;
 /// one stream keeps unsent.
 #[actix_web::test]
 async fn streams_held_by_their_own_windows_do_not_hold_back_the_others() {
-    let (tx, _heads) = std::sync::mpsc::channel();
-    let owner = super::requests::raw_downstream(tx, Arc::default());
-    let pki = Pki::generate("h2-windows");
-    let mut cfg = front_door(vec![downstream("raw", &format!("http://{owner}"), 0)]);
-    cfg.serving.tls =
-        Some(ServingTls { cert_file: pki.server_cert.clone(), key_file: pki.server_key.clone() });
-    let proxy = TestProxy::start_config(&cfg);
-    routed(&proxy, "api/v1", "raw").await;
-    let mut tls = (*tls_client(&pki.ca)).clone();
-    tls.alpn_protocols = vec![b"h2".to_vec()];
-    let tcp = tokio::net::TcpStream::connect(proxy.running.addr).await.expect("connect");
-    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("name");
-    let io = tokio_rustls::TlsConnector::from(Arc::new(tls)).connect(name, tcp).await.expect("TLS");
+    let (_proxy, _heads, io) = h2_front_door_to_raw("h2-windows").await;
     // Each stream's window the default 64 KiB; the connection's wide, so
     // that the stalled streams do not spend it.
     let (send, connection) = h2::client::Builder::new()

@@ -360,6 +360,27 @@ fn upgrading_downstream(heads: std::sync::mpsc::Sender<String>) -> std::net::Soc
     raw_downstream(heads, std::sync::Arc::default())
 }
 
+/// Whether the raw downstream reports `what` within `within`.
+pub(super) async fn seen_within(
+    heads: std::sync::mpsc::Receiver<String>,
+    what: &'static str,
+    within: Duration,
+) -> bool {
+    tokio::task::spawn_blocking(move || {
+        let deadline = std::time::Instant::now() + within;
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            match heads.recv_timeout(left) {
+                Ok(h) if h == what => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+        false
+    })
+    .await
+    .expect("join")
+}
+
 pub(super) fn raw_downstream(
     heads: std::sync::mpsc::Sender<String>,
     written: std::sync::Arc<std::sync::atomic::AtomicU64>,
@@ -849,20 +870,10 @@ async fn a_client_closing_during_a_quiet_watch_ends_the_downstream_exchange() {
     let spent = cpu() - before;
     assert!(spent < 30, "{spent} ticks of CPU in one quiet second");
     drop(client);
-    let closed = tokio::task::spawn_blocking(move || {
-        let deadline = std::time::Instant::now() + Duration::from_secs(2);
-        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
-            match heads.recv_timeout(left) {
-                Ok(h) if h == "closed /api/v1/quiet" => return true,
-                Ok(_) => {}
-                Err(_) => return false,
-            }
-        }
-        false
-    })
-    .await
-    .expect("join");
-    assert!(closed, "the downstream's connection stayed open after the client left");
+    assert!(
+        seen_within(heads, "closed /api/v1/quiet", Duration::from_secs(2)).await,
+        "the downstream's connection stayed open after the client left"
+    );
     eventually("the watch's place is free", || inflight() == Some(0.0)).await;
 
     // Before the owner's answer has begun, too.
