@@ -91,9 +91,7 @@ async fn h2_front_door(
     let kube = site();
     discovery(&kube.routes, true, &[]);
     kube.routes.set("/api/v1/pods", Route::json("{}").delayed(delay));
-    let mut cfg = front_door(vec![downstream("kube", &kube.url(), 10)]);
-    cfg.serving.tls =
-        Some(ServingTls { cert_file: pki.server_cert.clone(), key_file: pki.server_key.clone() });
+    let mut cfg = over_https(front_door(vec![downstream("kube", &kube.url(), 10)]), &pki);
     cfg.serving.limits.max_streams_per_connection = limit;
     let proxy = TestProxy::start_config(&cfg);
     routed(&proxy, "api/v1", "kube").await;
@@ -115,13 +113,18 @@ async fn h2_front_door_to_raw(
     let (tx, heads) = std::sync::mpsc::channel();
     let owner = super::requests::raw_downstream(tx, Arc::default());
     let pki = Pki::generate(pki_name);
-    let mut cfg = front_door(vec![downstream("raw", &format!("http://{owner}"), 0)]);
-    cfg.serving.tls =
-        Some(ServingTls { cert_file: pki.server_cert.clone(), key_file: pki.server_key.clone() });
+    let cfg = over_https(front_door(vec![downstream("raw", &format!("http://{owner}"), 0)]), &pki);
     let proxy = TestProxy::start_config(&cfg);
     routed(&proxy, "api/v1", "raw").await;
     let io = h2_connection(&pki, proxy.running.addr).await;
     (proxy, heads, io)
+}
+
+/// `cfg` serving HTTPS with `pki`'s server certificate.
+fn over_https(mut cfg: openapi_proxy::Config, pki: &Pki) -> openapi_proxy::Config {
+    cfg.serving.tls =
+        Some(ServingTls { cert_file: pki.server_cert.clone(), key_file: pki.server_key.clone() });
+    cfg
 }
 
 /// A TLS connection to `addr` that offers only `h2`.
