@@ -63,6 +63,8 @@ pub struct OpenApiEvidence {
     pub probes: Option<Probes>,
     /// `GET /openapi/v3/<UNKNOWN_KEY>`.
     pub unknown_key: Exchange,
+    /// `/openapi/v2`.
+    pub v2: super::more::V2Evidence,
 }
 
 /// One key of the root and what its URL answered.
@@ -126,6 +128,16 @@ pub struct Probes {
     pub text_html: Exchange,
     /// `Accept: application/test`.
     pub application_test: Exchange,
+    /// No `Accept` (hash URL).
+    pub no_accept: Exchange,
+    /// `Accept: */*`.
+    pub any: Exchange,
+    /// `Accept: application/*`.
+    pub application_any: Exchange,
+    /// `Accept: <proto>, application/json`: protobuf first.
+    pub protobuf_first: Exchange,
+    /// `?hash=WRONG` with the protobuf Accept.
+    pub protobuf_wrong_hash: Exchange,
 }
 
 /// Discovery evidence.
@@ -153,6 +165,8 @@ pub struct DiscoveryEvidence {
     pub groups: Vec<(String, Exchange)>,
     /// `/apis/<g>/<v>` (or `/api/v1`) for each current group-version.
     pub resource_lists: Vec<((String, String), Exchange)>,
+    /// `/version`, `/`, trailing slashes, other Accepts.
+    pub more: super::more::DiscoveryMore,
 }
 
 impl DiscoveryEvidence {
@@ -336,7 +350,8 @@ pub async fn gather_openapi(fetcher: &Fetcher) -> OpenApiEvidence {
             &[("Accept", "application/json")],
         ))
         .await;
-    OpenApiEvidence { root, root_revalidated, documents, probes, unknown_key }
+    let v2 = super::more::gather_v2(fetcher).await;
+    OpenApiEvidence { root, root_revalidated, documents, probes, unknown_key, v2 }
 }
 
 /// The `hash` query value of a `serverRelativeURL`.
@@ -370,6 +385,13 @@ async fn probe(fetcher: &Fetcher, key: &str, hash: String) -> Probes {
         protobuf_lower_q: send(&with_hash, &[("Accept", &lower_q)]).await,
         text_html: send(&with_hash, &[("Accept", "text/html")]).await,
         application_test: send(&with_hash, &[("Accept", "application/test")]).await,
+        no_accept: send(&with_hash, &[]).await,
+        any: send(&with_hash, &[("Accept", "*/*")]).await,
+        application_any: send(&with_hash, &[("Accept", "application/*")]).await,
+        protobuf_first: send(&with_hash, &[("Accept", &format!("{PROTOBUF}, application/json"))])
+            .await,
+        protobuf_wrong_hash: send(&format!("{path}?hash={WRONG_HASH}"), &[("Accept", PROTOBUF)])
+            .await,
         hash,
     }
 }
@@ -458,6 +480,8 @@ pub async fn gather_discovery(fetcher: &Fetcher) -> DiscoveryEvidence {
         }
     }
     let json = ("Accept", "application/json");
+    let first_group = group_names.first().cloned();
+    let first_group_version = current.iter().find(|(g, _)| !g.is_empty()).cloned();
     let groups = futures_util::stream::iter(group_names)
         .map(|g| async move {
             let request = Request::get(&format!("/apis/{g}"), &[json]);
@@ -485,7 +509,14 @@ pub async fn gather_discovery(fetcher: &Fetcher) -> DiscoveryEvidence {
         .buffered(CONCURRENCY)
         .collect()
         .await;
+    let more = super::more::gather_discovery_more(
+        fetcher,
+        first_group.as_deref(),
+        first_group_version.as_ref().map(|(g, v)| (g.as_str(), v.as_str())),
+    )
+    .await;
     DiscoveryEvidence {
+        more,
         apis_aggregated,
         apis_revalidated,
         apis_weak,
