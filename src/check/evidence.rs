@@ -227,6 +227,27 @@ pub struct AggregatedVersion<'a> {
     pub resources: Vec<Value>,
 }
 
+impl AggregatedVersion<'_> {
+    /// `(index, group, version, kind)` of each resource naming a kind, its
+    /// `responseKind`'s group-version when given, else this version's.
+    #[must_use]
+    pub fn kinds(&self) -> Vec<(usize, String, String, String)> {
+        let mut out = Vec::new();
+        for (r, res) in self.resources.iter().enumerate() {
+            let kind = str_at(res, "/responseKind/kind");
+            if kind.is_empty() {
+                continue;
+            }
+            let (kg, kv) =
+                (str_at(res, "/responseKind/group"), str_at(res, "/responseKind/version"));
+            let (g, v) =
+                if kv.is_empty() { (self.group.as_str(), self.version.as_str()) } else { (kg, kv) };
+            out.push((r, g.to_owned(), v.to_owned(), kind.to_owned()));
+        }
+        out
+    }
+}
+
 /// The string at `pointer` in `v`, or `""`.
 fn str_at<'v>(v: &'v Value, pointer: &str) -> &'v str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or_default()

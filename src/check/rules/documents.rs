@@ -266,17 +266,9 @@ fn kinds_have_schemas(e: &Evidence, _: Profile) -> Outcome {
     let mut j = Judge::new();
     let mut checked = 0;
     for entry in d.aggregated_versions().into_iter().filter(|v| !v.stale) {
-        let (ex, group, version) = (entry.exchange, entry.group.as_str(), entry.version.as_str());
-        for (r, res) in entry.resources.iter().enumerate() {
-            let kind =
-                res.pointer("/responseKind/kind").and_then(Value::as_str).unwrap_or_default();
-            if kind.is_empty() {
-                continue;
-            }
-            let kg = res.pointer("/responseKind/group").and_then(Value::as_str).unwrap_or_default();
-            let kv =
-                res.pointer("/responseKind/version").and_then(Value::as_str).unwrap_or_default();
-            let (g, v) = if kv.is_empty() { (group, version) } else { (kg, kv) };
+        let ex = entry.exchange;
+        for (r, g, v, kind) in entry.kinds() {
+            let (g, v, kind) = (g.as_str(), v.as_str(), kind.as_str());
             checked += 1;
             let key = GroupVersion::key_of(g, v);
             let at = format!("body {}/resources/{r}/responseKind", entry.at);

@@ -190,30 +190,10 @@ fn openapi_v2_kinds(e: &Evidence, _: Profile) -> Outcome {
     }
     let mut checked = 0;
     for entry in d.aggregated_versions().into_iter().filter(|v| !v.stale) {
-        for (r, res) in entry.resources.iter().enumerate() {
-            let kind = res
-                .pointer("/responseKind/kind")
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or_default();
-            if kind.is_empty() {
-                continue;
-            }
-            let kv = res
-                .pointer("/responseKind/version")
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or_default();
-            let kg = res
-                .pointer("/responseKind/group")
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or_default();
-            let (g, v) = if kv.is_empty() {
-                (entry.group.as_str(), entry.version.as_str())
-            } else {
-                (kg, kv)
-            };
+        for (r, g, v, kind) in entry.kinds() {
             checked += 1;
             let listed =
-                facts.kinds.iter().any(|((fg, fv, fk), _)| fg == g && fv == v && fk == kind);
+                facts.kinds.iter().any(|((fg, fv, fk), _)| *fg == g && *fv == v && *fk == kind);
             if !listed {
                 j.fail(
                     Some(entry.exchange),
