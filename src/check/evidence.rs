@@ -122,6 +122,8 @@ pub struct Probes {
     pub protobuf_at: Exchange,
     /// `Accept:` the `.v1.0` protobuf spelling.
     pub protobuf_dot: Exchange,
+    /// What that protobuf body holds, when there was one.
+    pub protobuf_outline: Option<Result<super::wire_proto::Outline, String>>,
     /// `Accept: <proto>;q=0.5, application/json`.
     pub protobuf_lower_q: Exchange,
     /// `Accept: text/html`.
@@ -130,6 +132,8 @@ pub struct Probes {
     pub application_test: Exchange,
     /// No `Accept` (hash URL).
     pub no_accept: Exchange,
+    /// What that (JSON) body holds, when there was one.
+    pub json_outline: Option<Result<super::wire_proto::Outline, String>>,
     /// `Accept: */*`.
     pub any: Exchange,
     /// `Accept: application/*`.
@@ -394,6 +398,15 @@ async fn probe(fetcher: &Fetcher, key: &str, hash: String) -> Probes {
         let request = Request::get(path, headers);
         async move { fetcher.send_digest(request, |_| ()).await.0 }
     };
+    // Two answers are read as documents, to compare their outlines.
+    let (protobuf_dot, protobuf_outline) = fetcher
+        .send_digest(Request::get(&with_hash, &[("Accept", PROTOBUF)]), |b| {
+            super::wire_proto::v3_outline(b).map_err(|e| e.to_string())
+        })
+        .await;
+    let (no_accept, json_outline) = fetcher
+        .send_digest(Request::get(&with_hash, &[]), |b| super::more::v3_json_outline(b))
+        .await;
     Probes {
         key: key.to_owned(),
         wrong_hash: send(&format!("{path}?hash={WRONG_HASH}"), &[json]).await,
@@ -402,11 +415,13 @@ async fn probe(fetcher: &Fetcher, key: &str, hash: String) -> Probes {
         if_none_match_protobuf: send(&with_hash, &[("Accept", PROTOBUF), ("If-None-Match", &inm)])
             .await,
         protobuf_at: send(&with_hash, &[("Accept", PROTOBUF_AT)]).await,
-        protobuf_dot: send(&with_hash, &[("Accept", PROTOBUF)]).await,
+        protobuf_dot,
+        protobuf_outline,
         protobuf_lower_q: send(&with_hash, &[("Accept", &lower_q)]).await,
         text_html: send(&with_hash, &[("Accept", "text/html")]).await,
         application_test: send(&with_hash, &[("Accept", "application/test")]).await,
-        no_accept: send(&with_hash, &[]).await,
+        no_accept,
+        json_outline,
         any: send(&with_hash, &[("Accept", "*/*")]).await,
         application_any: send(&with_hash, &[("Accept", "application/*")]).await,
         protobuf_first: send(&with_hash, &[("Accept", &format!("{PROTOBUF}, application/json"))])

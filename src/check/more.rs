@@ -5,7 +5,7 @@
 //!
 //! `/openapi/v2` is a whole cluster's Swagger document (4 MB for
 //! Kubernetes 1.35); like the v3 documents, each answer is reduced to what
-//! the rules need as it arrives ([`V2Facts`], [`V2Outline`]) and dropped.
+//! the rules need as it arrives ([`V2Facts`], [`Outline`]) and dropped.
 
 use std::io::Read as _;
 
@@ -14,7 +14,7 @@ use bytes::Bytes;
 use super::evidence::json_ok;
 use super::facts::MAX_VALUES;
 use super::fetch::{Exchange, Fetcher, Request};
-use super::wire_proto::{V2Outline, v2_outline};
+use super::wire_proto::{Outline, v2_outline};
 use crate::body::digest::sha512_hex;
 use crate::json::tree::{Node, parse_within};
 use crate::wire::media::OPENAPI_V2_PROTOBUF_CONTENT_TYPE;
@@ -37,12 +37,8 @@ pub const CLIENT_GO_NOPEER_ACCEPT: &str = "application/json;g=apidiscovery.k8s.i
 pub struct V2Facts {
     /// Upper-hex SHA-512 of the body.
     pub sha512: String,
-    /// Its `swagger` member.
-    pub swagger: String,
-    /// Path names, in order.
-    pub paths: Vec<String>,
-    /// Definition names, in order.
-    pub definitions: Vec<String>,
+    /// `swagger`, path names, definition names.
+    pub outline: Outline,
     /// Each `(group, version, kind)` listed by a definition's
     /// `x-kubernetes-group-version-kind`, with the definitions listing it.
     pub kinds: Vec<((String, String, String), Vec<String>)>,
@@ -55,12 +51,6 @@ impl V2Facts {
     /// Why it is not a JSON object (or too large to examine).
     pub fn of(body: &[u8]) -> Result<Self, String> {
         let tree = parse_within(body, MAX_VALUES).map_err(|e| format!("body is not JSON: {e}"))?;
-        let keys = |name: &str| -> Vec<String> {
-            tree.get(name)
-                .and_then(Node::as_object)
-                .map(|o| o.keys().map(|k| k.as_str().to_owned()).collect())
-                .unwrap_or_default()
-        };
         let mut kinds: Vec<((String, String, String), Vec<String>)> = Vec::new();
         if let Some(defs) = tree.get("definitions").and_then(Node::as_object) {
             for (name, schema) in defs.iter() {
@@ -83,14 +73,35 @@ impl V2Facts {
                 }
             }
         }
-        Ok(Self {
-            sha512: sha512_hex(body),
-            swagger: tree.get("swagger").and_then(Node::as_str).unwrap_or_default().to_owned(),
-            paths: keys("paths"),
-            definitions: keys("definitions"),
-            kinds,
-        })
+        Ok(Self { sha512: sha512_hex(body), outline: outline_of(&tree, false), kinds })
     }
+}
+
+/// The outline of a JSON OpenAPI document: `swagger`, `paths` and
+/// `definitions` (v2), or `openapi`, `paths` and `components.schemas` (v3).
+fn outline_of(tree: &Node<'_>, v3: bool) -> Outline {
+    let keys = |pointer: &str| -> Vec<String> {
+        tree.pointer(pointer)
+            .and_then(Node::as_object)
+            .map(|o| o.keys().map(|k| k.as_str().to_owned()).collect())
+            .unwrap_or_default()
+    };
+    let (version, schemas) =
+        if v3 { ("openapi", "/components/schemas") } else { ("swagger", "/definitions") };
+    Outline {
+        version: tree.get(version).and_then(Node::as_str).unwrap_or_default().to_owned(),
+        paths: keys("/paths"),
+        schemas: keys(schemas),
+    }
+}
+
+/// The outline of a JSON OpenAPI v3 document's body.
+///
+/// # Errors
+/// Why it is not JSON (or too large to examine).
+pub fn v3_json_outline(body: &[u8]) -> Result<Outline, String> {
+    let tree = parse_within(body, MAX_VALUES).map_err(|e| format!("body is not JSON: {e}"))?;
+    Ok(outline_of(&tree, true))
 }
 
 /// `/openapi/v2` evidence.
@@ -109,7 +120,7 @@ pub struct V2Evidence {
     pub gzip_sha512: Option<Result<String, String>>,
     /// Protobuf asked three ways: the `@` spelling, the `.v1.0` spelling,
     /// and the `@` spelling with a JSON fallback (client-go's order).
-    pub protobuf: Vec<(Exchange, Option<Result<V2Outline, String>>)>,
+    pub protobuf: Vec<(Exchange, Option<Result<Outline, String>>)>,
     /// `Accept: text/html`.
     pub text_html: Exchange,
 }

@@ -1,37 +1,46 @@
-//! What a `/openapi/v2` protobuf answer says, read from the protobuf wire
+//! What an OpenAPI protobuf answer says, read from the protobuf wire
 //! format itself.
 //!
 //! The check compares a protobuf answer with the JSON served at the same
-//! URL by what a client reads from both: the `swagger` version, the path
-//! names and the definition names, in order. It does not re-encode the
-//! JSON with openapi-proxy's encoder and compare bytes: a kube-apiserver's
-//! gnostic encoding writes `x-` extensions and examples as block YAML where
-//! ours writes compact JSON, so equal documents would differ in bytes and
-//! every real cluster would fail. Three fields of gnostic's
-//! `openapi.v2.Document` are read (field numbers from gnostic's
-//! `OpenAPIv2.proto`); everything else is skipped by its wire type.
+//! URL by what a client reads from both: the version (`swagger`,
+//! `openapi`), the path names and the schema names (v2 `definitions`, v3
+//! `components.schemas`), in order. It does not re-encode the JSON with
+//! openapi-proxy's encoder and compare bytes: a kube-apiserver's gnostic
+//! encoding writes `x-` extensions and examples as block YAML where ours
+//! writes compact JSON, so equal documents would differ in bytes and every
+//! real cluster would fail. Those fields of gnostic's `openapi.v2.Document`
+//! and `openapi.v3.Document` are read (field numbers from gnostic's
+//! `OpenAPIv2.proto` and `OpenAPIv3.proto`); everything else is skipped by
+//! its wire type.
 
-/// `Document.swagger`.
-const SWAGGER: u32 = 1;
-/// `Document.paths` (`Paths`), whose `path` (2) are `NamedPathItem`s.
-const PATHS: u32 = 8;
-const PATHS_PATH: u32 = 2;
-/// `Document.definitions` (`Definitions`), whose `additional_properties`
-/// (1) are `NamedSchema`s.
-const DEFINITIONS: u32 = 9;
-const DEFINITIONS_ENTRY: u32 = 1;
+/// Where a document's outline is, by field numbers.
+struct Layout {
+    /// The version string's field.
+    version: u32,
+    /// The messages down to the path list, then the `Named…` entries' field.
+    paths: (&'static [u32], u32),
+    /// The same for the schemas.
+    schemas: (&'static [u32], u32),
+}
+
+/// `openapi.v2.Document`: `swagger` (1); `paths` (8) of `NamedPathItem`s
+/// (2); `definitions` (9) of `NamedSchema`s (1).
+const V2: Layout = Layout { version: 1, paths: (&[8], 2), schemas: (&[9], 1) };
+/// `openapi.v3.Document`: `openapi` (1); `paths` (4) of `NamedPathItem`s
+/// (1); `components` (5) → `schemas` (1) of `NamedSchemaOrReference`s (1).
+const V3: Layout = Layout { version: 1, paths: (&[4], 1), schemas: (&[5, 1], 1) };
 /// `Named…`'s `name`.
 const NAME: u32 = 1;
 
-/// The top of an `openapi.v2.Document`.
+/// The top of an OpenAPI document.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct V2Outline {
-    /// `swagger`.
-    pub swagger: String,
+pub struct Outline {
+    /// `swagger` (v2) or `openapi` (v3).
+    pub version: String,
     /// Path names, in order.
     pub paths: Vec<String>,
-    /// Definition names, in order.
-    pub definitions: Vec<String>,
+    /// Schema names (v2 `definitions`, v3 `components.schemas`), in order.
+    pub schemas: Vec<String>,
 }
 
 /// Why bytes are not a protobuf message.
@@ -110,11 +119,24 @@ fn string(bytes: &[u8], field: u32) -> Result<String, WireError> {
     std::str::from_utf8(bytes).map(str::to_owned).map_err(|_| WireError::Utf8(field))
 }
 
-/// The names of the `Named…` entries numbered `entry` in message `bytes`.
-fn names(bytes: &[u8], entry: u32) -> Result<Vec<String>, WireError> {
+/// The messages at `path` (field numbers, one level each) below `bytes`.
+fn messages<'a>(bytes: &'a [u8], path: &[u32]) -> Result<Vec<&'a [u8]>, WireError> {
+    let Some((first, rest)) = path.split_first() else { return Ok(vec![bytes]) };
     let mut out = Vec::new();
     for (n, v) in fields(bytes)? {
-        if let (true, Value::Bytes(named)) = (n == entry, v) {
+        if let (true, Value::Bytes(b)) = (n == *first, v) {
+            out.extend(messages(b, rest)?);
+        }
+    }
+    Ok(out)
+}
+
+/// The names of the `Named…` entries (field `entry`) of the messages at
+/// `path`.
+fn names(bytes: &[u8], (path, entry): (&[u32], u32)) -> Result<Vec<String>, WireError> {
+    let mut out = Vec::new();
+    for message in messages(bytes, path)? {
+        for named in messages(message, &[entry])? {
             let mut name = String::new();
             for (k, v) in fields(named)? {
                 if let (NAME, Value::Bytes(b)) = (k, v) {
@@ -127,22 +149,34 @@ fn names(bytes: &[u8], entry: u32) -> Result<Vec<String>, WireError> {
     Ok(out)
 }
 
+fn outline(bytes: &[u8], layout: &Layout) -> Result<Outline, WireError> {
+    let mut version = String::new();
+    for (n, v) in fields(bytes)? {
+        if let (true, Value::Bytes(b)) = (n == layout.version, v) {
+            version = string(b, n)?;
+        }
+    }
+    Ok(Outline {
+        version,
+        paths: names(bytes, layout.paths)?,
+        schemas: names(bytes, layout.schemas)?,
+    })
+}
+
 /// Reads the top of an `openapi.v2.Document`.
 ///
 /// # Errors
-/// [`WireError`] when `bytes` are not a protobuf message of that shape.
-pub fn v2_outline(bytes: &[u8]) -> Result<V2Outline, WireError> {
-    let mut out = V2Outline::default();
-    for (n, v) in fields(bytes)? {
-        let Value::Bytes(b) = v else { continue };
-        match n {
-            SWAGGER => out.swagger = string(b, SWAGGER)?,
-            PATHS => out.paths.extend(names(b, PATHS_PATH)?),
-            DEFINITIONS => out.definitions.extend(names(b, DEFINITIONS_ENTRY)?),
-            _ => {}
-        }
-    }
-    Ok(out)
+/// [`WireError`] when `bytes` are not a protobuf message.
+pub fn v2_outline(bytes: &[u8]) -> Result<Outline, WireError> {
+    outline(bytes, &V2)
+}
+
+/// Reads the top of an `openapi.v3.Document`.
+///
+/// # Errors
+/// [`WireError`] when `bytes` are not a protobuf message.
+pub fn v3_outline(bytes: &[u8]) -> Result<Outline, WireError> {
+    outline(bytes, &V3)
 }
 
 #[cfg(test)]
@@ -173,15 +207,26 @@ mod tests {
         ]
         .concat();
         let outline = v2_outline(&doc).expect("decodes");
-        assert_eq!(outline.swagger, "2.0");
+        assert_eq!(outline.version, "2.0");
         assert_eq!(outline.paths, ["/b", "/a"]);
-        assert_eq!(outline.definitions, ["Z", "A"]);
+        assert_eq!(outline.schemas, ["Z", "A"]);
+    }
+
+    #[test]
+    fn reads_openapi_and_the_names_of_paths_and_component_schemas_in_order() {
+        let paths = [field(1, &named("/x")), field(1, &named("/a"))].concat();
+        let schemas = field(1, &[field(1, &named("S")), field(1, &named("B"))].concat());
+        let doc = [field(1, b"3.0.0"), field(4, &paths), field(5, &schemas)].concat();
+        let outline = v3_outline(&doc).expect("decodes");
+        assert_eq!(outline.version, "3.0.0");
+        assert_eq!(outline.paths, ["/x", "/a"]);
+        assert_eq!(outline.schemas, ["S", "B"]);
     }
 
     #[test]
     fn truncated_bytes_are_an_error_not_a_panic() {
         assert_eq!(v2_outline(&[0x42, 0x05, 0x0a]), Err(WireError::Truncated(0)));
         assert!(matches!(v2_outline(&[0x0b]), Err(WireError::WireType { wire: 3, .. })));
-        assert_eq!(v2_outline(b"{\"swagger\"").map(|o| o.swagger.is_empty()).ok(), None);
+        assert_eq!(v2_outline(b"{\"swagger\"").map(|o| o.version.is_empty()).ok(), None);
     }
 }

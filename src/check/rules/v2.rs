@@ -4,6 +4,7 @@
 use super::{Judge, missing, truncate};
 use crate::check::evidence::{OpenApiEvidence, PROTOBUF as PROTOBUF_V3, Probes};
 use crate::check::more::{PROTOBUF_V2, V2Evidence, V2Facts};
+use crate::check::wire_proto::Outline;
 use crate::check::{Area, Evidence, Exchange, Outcome, Profile, Rule};
 
 /// A JSON body this large is gzipped for a client that accepts gzip
@@ -63,8 +64,8 @@ fn openapi_v2(e: &Evidence, _: Profile) -> Outcome {
                 format!("{:?}", resp.header("content-type")),
             );
         }
-        if facts.swagger != "2.0" {
-            j.fail(Some(ex), "body /swagger", "\"2.0\"", format!("{:?}", facts.swagger));
+        if facts.outline.version != "2.0" {
+            j.fail(Some(ex), "body /swagger", "\"2.0\"", format!("{:?}", facts.outline.version));
         }
         let etag = resp.header("etag").unwrap_or_default();
         if !(etag.len() > 2 && etag.starts_with('"') && etag.ends_with('"')) {
@@ -126,23 +127,26 @@ fn openapi_v2_protobuf(e: &Evidence, _: Profile) -> Outcome {
                 j.header(ex, r, "etag", etag);
             }
             match outline {
-                Some(Ok(o)) => {
-                    if o.swagger != facts.swagger {
-                        j.fail(
-                            Some(ex),
-                            "body swagger (field 1)",
-                            format!("{:?}", facts.swagger),
-                            format!("{:?}", o.swagger),
-                        );
-                    }
-                    names(j, ex, "paths (field 8)", &facts.paths, &o.paths);
-                    names(j, ex, "definitions (field 9)", &facts.definitions, &o.definitions);
-                }
+                Some(Ok(o)) => same_outline(j, ex, &facts.outline, o, "definitions (field 9)"),
                 Some(Err(why)) => j.fail(Some(ex), "body", "an openapi.v2.Document", why),
                 None => {}
             }
         }
     })
+}
+
+/// Findings where a protobuf document's outline departs from its JSON's.
+fn same_outline(j: &mut Judge, ex: &Exchange, json: &Outline, proto: &Outline, schemas: &str) {
+    if proto.version != json.version {
+        j.fail(
+            Some(ex),
+            "body version (field 1)",
+            format!("{:?}", json.version),
+            format!("{:?}", proto.version),
+        );
+    }
+    names(j, ex, "paths", &json.paths, &proto.paths);
+    names(j, ex, schemas, &json.schemas, &proto.schemas);
 }
 
 /// Findings where the protobuf's names depart from the JSON's.
@@ -215,7 +219,7 @@ pub const DOCUMENT_ACCEPT_EDGES: Rule = Rule {
     id: "B-11.27/document-accept-edges",
     section: "B-11.27",
     area: Area::Openapi,
-    title: "on a v3 document, no Accept, */* and application/* give the JSON; protobuf first gives protobuf, cached as the JSON is; a stale hash asked in protobuf redirects; 304s repeat the ETag",
+    title: "on a v3 document, no Accept, */* and application/* give the JSON; the protobuf decodes to the JSON's openapi, paths and schemas in order; protobuf first gives protobuf, cached as the JSON is; a stale hash asked in protobuf redirects; 304s repeat the ETag",
     failure_means: "curl, browsers and clients with wildcard or protobuf-first Accepts get an error or the wrong type; caches cannot match a 304 to what they hold",
     upstream: "kube-openapi pkg/handler3/handler_test.go: TestRegisterOpenAPIVersionedService",
     eval: document_accept_edges,
@@ -241,6 +245,15 @@ fn document_accept_edges(e: &Evidence, _: Profile) -> Outcome {
                     format!("{} bytes", r.length),
                 );
             }
+        }
+    }
+    if let (Ok(r), Some(Ok(json)), Some(proto)) =
+        (&p.protobuf_dot.outcome, &p.json_outline, &p.protobuf_outline)
+        && r.status == 200
+    {
+        match proto {
+            Ok(proto) => same_outline(&mut j, &p.protobuf_dot, json, proto, "components.schemas"),
+            Err(why) => j.fail(Some(&p.protobuf_dot), "body", "an openapi.v3.Document", why),
         }
     }
     if let Some(r) = j.status(&p.protobuf_first, 200) {

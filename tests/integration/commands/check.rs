@@ -823,6 +823,31 @@ async fn freshness_fails_on_each_way_client_go_refuses_a_version() {
     }
 }
 
+/// A v3 document's protobuf must hold what its JSON holds: against a
+/// server whose JSON (asked without Accept) lists one more schema than its
+/// protobuf, B-11.27 fails naming the schemas.
+#[actix_web::test]
+async fn a_protobuf_document_must_hold_the_json_document() {
+    let (_sites, proxy) = demo_proxy().await;
+    let (base, handle) = tamper_server(&proxy.base, |q, a| {
+        if q.path == GADGETS && q.accept.is_empty() {
+            a.edit_json(|v| v["components"]["schemas"]["Extra"] = serde_json::json!({}));
+        }
+    });
+    let report = check_server(&base).await;
+    handle.stop(false).await;
+    let Some(Outcome::Fail(findings)) = report.outcome("B-11.27/document-accept-edges") else {
+        panic!("B-11.27 did not fail:\n{}", text(&report));
+    };
+    assert!(
+        findings.iter().any(|f| f.at == "body components.schemas"
+            && f.request
+                .as_ref()
+                .is_some_and(|r| r.headers.iter().any(|(_, v)| v.contains("protobuf")))),
+        "{findings:#?}"
+    );
+}
+
 // ---------------------------------------------------------------------------
 // The command
 
