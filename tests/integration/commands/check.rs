@@ -296,6 +296,27 @@ async fn a_correct_aggregated_apiserver_passes_under_its_picked_profile() {
     );
 }
 
+/// A root without an ETag is kube-aggregator's: left to pick, check
+/// takes such a server for a cluster and says why.
+#[actix_web::test]
+async fn a_root_without_an_etag_is_taken_for_a_cluster() {
+    let (_sites, proxy) = demo_proxy().await;
+    let (base, handle) = tamper_server(&proxy.base, |q, a| {
+        if q.path == "/openapi/v3" {
+            a.headers.retain(|(k, _)| k != "etag");
+        }
+    });
+    let mut auto = options(&base, Profile::OpenapiProxy);
+    auto.profile = None;
+    let report = check::run(&auto).await.expect("reachable");
+    handle.stop(false).await;
+    assert_eq!(report.profile, Profile::KubeApiserver, "{}", text(&report));
+    assert_eq!(
+        report.to_json()["profilePicked"],
+        "the OpenAPI v3 root has no ETag, as kube-aggregator serves it"
+    );
+}
+
 // ---------------------------------------------------------------------------
 // Breaking each rule
 
