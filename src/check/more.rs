@@ -17,7 +17,10 @@ use super::fetch::{Exchange, Fetcher, Request};
 use super::wire_proto::{Outline, v2_outline};
 use crate::body::digest::sha512_hex;
 use crate::json::tree::{Node, parse_within};
-use crate::wire::media::OPENAPI_V2_PROTOBUF_CONTENT_TYPE;
+use crate::wire::media::{
+    DISCOVERY_V2_PROTOBUF_CONTENT_TYPE, DISCOVERY_V2_YAML_CONTENT_TYPE, KUBERNETES_PROTOBUF,
+    OPENAPI_V2_PROTOBUF_CONTENT_TYPE,
+};
 use crate::wire::name::{is_group_name, is_version_name};
 
 /// The `@` spelling of the v2 protobuf type (client-go's `OpenAPISchema()`).
@@ -208,6 +211,12 @@ pub struct DiscoveryMore {
     pub apis_json_parameter: Exchange,
     /// `/apis` with client-go 1.33's `profile=nopeer` Accept.
     pub apis_nopeer: Exchange,
+    /// Aggregated `/apis` in Kubernetes protobuf.
+    pub apis_protobuf: Exchange,
+    /// Aggregated `/apis` in YAML.
+    pub apis_yaml: Exchange,
+    /// Legacy `/apis` in Kubernetes protobuf.
+    pub apis_legacy_protobuf: Exchange,
 }
 
 /// Fetches the discovery requests of [`DiscoveryMore`]; `group` and
@@ -242,6 +251,9 @@ pub async fn gather_discovery_more(
         group_version_slash,
         apis_json_parameter: send("/apis", &[("Accept", JSON_WITH_PARAMETER)]).await,
         apis_nopeer: send("/apis", &[("Accept", CLIENT_GO_NOPEER_ACCEPT)]).await,
+        apis_protobuf: send("/apis", &[("Accept", DISCOVERY_V2_PROTOBUF_CONTENT_TYPE)]).await,
+        apis_yaml: send("/apis", &[("Accept", DISCOVERY_V2_YAML_CONTENT_TYPE)]).await,
+        apis_legacy_protobuf: send("/apis", &[("Accept", KUBERNETES_PROTOBUF)]).await,
     }
 }
 

@@ -10,7 +10,10 @@ use super::{Judge, missing};
 use crate::check::evidence::{DiscoveryEvidence, aggregated_groups, json_ok, legacy_groups};
 use crate::check::more::same_answer;
 use crate::check::{Area, Evidence, Exchange, Outcome, Profile, Rule};
-use crate::wire::media::DISCOVERY_V2_CONTENT_TYPE;
+use crate::wire::media::{
+    DISCOVERY_V2_CONTENT_TYPE, DISCOVERY_V2_PROTOBUF_CONTENT_TYPE, DISCOVERY_V2_YAML_CONTENT_TYPE,
+    KUBERNETES_PROTOBUF,
+};
 
 fn with_discovery(e: &Evidence, f: impl FnOnce(&DiscoveryEvidence) -> Outcome) -> Outcome {
     e.discovery.as_ref().map_or_else(|| missing(Area::Discovery), f)
@@ -588,6 +591,73 @@ fn paths_and_slashes(e: &Evidence, _: Profile) -> Outcome {
                         "not listed",
                     );
                 }
+            }
+        }
+        j.outcome()
+    })
+}
+
+/// The four bytes a Kubernetes protobuf body starts with.
+const K8S_PROTOBUF_MAGIC: &[u8] = b"k8s\0";
+
+/// B-11.30: discovery in YAML and protobuf.
+pub const DISCOVERY_FORMS: Rule = Rule {
+    id: "B-11.30/discovery-forms",
+    section: "B-11.30",
+    area: Area::Discovery,
+    title: "aggregated /apis asked in protobuf or YAML gives that form with its Content-Type and the JSON's ETag (the YAML the same document); legacy /apis in protobuf gives a k8s protobuf body",
+    failure_means: "clients that read discovery in protobuf (client-go with protobuf content config, controllers) fail or re-download it; YAML readers see another document",
+    upstream: "kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/discovery/aggregated/handler_test.go: TestBasicResponseProtobuf",
+    eval: discovery_forms,
+};
+
+fn discovery_forms(e: &Evidence, _: Profile) -> Outcome {
+    with_discovery(e, |d| {
+        let Some(json) = json_ok(&d.apis_aggregated)
+            .filter(|l| l.get("kind").and_then(Value::as_str) == Some("APIGroupDiscoveryList"))
+        else {
+            return Outcome::NotApplicable("aggregated /apis did not answer in JSON".into());
+        };
+        let etag = d.apis_aggregated.outcome.as_ref().ok().and_then(|r| r.header("etag"));
+        let mut j = Judge::new();
+        let m = &d.more;
+        for (ex, content_type) in [
+            (&m.apis_protobuf, DISCOVERY_V2_PROTOBUF_CONTENT_TYPE),
+            (&m.apis_yaml, DISCOVERY_V2_YAML_CONTENT_TYPE),
+        ] {
+            let Some(r) = j.status(ex, 200) else { continue };
+            j.header(ex, r, "content-type", content_type);
+            if let Some(etag) = etag {
+                j.header(ex, r, "etag", etag);
+            }
+        }
+        if let Ok(r) = &m.apis_protobuf.outcome
+            && r.status == 200
+            && !r.body.starts_with(K8S_PROTOBUF_MAGIC)
+        {
+            j.fail(Some(&m.apis_protobuf), "body", "k8s\\0 then a runtime.Unknown", "other bytes");
+        }
+        if let Ok(r) = &m.apis_yaml.outcome
+            && r.status == 200
+        {
+            let read =
+                crate::json::yaml::from_slice(&r.body, crate::json::yaml::budget_for(r.body.len()));
+            match read {
+                Ok(yaml) if yaml.to_value() == json => {}
+                Ok(_) => j.fail(
+                    Some(&m.apis_yaml),
+                    "body",
+                    "the JSON document, as YAML",
+                    "another document",
+                ),
+                Err(why) => j.fail(Some(&m.apis_yaml), "body", "YAML", why.to_string()),
+            }
+        }
+        let ex = &m.apis_legacy_protobuf;
+        if let Some(r) = j.status(ex, 200) {
+            j.header(ex, r, "content-type", KUBERNETES_PROTOBUF);
+            if !r.body.starts_with(K8S_PROTOBUF_MAGIC) {
+                j.fail(Some(ex), "body", "k8s\\0 then a runtime.Unknown", "other bytes");
             }
         }
         j.outcome()

@@ -53,6 +53,7 @@ pub static RULES: &[Rule] = &[
     v2::DOCUMENT_ACCEPT_EDGES,
     lists::DISCOVERY_ACCEPT_EDGES,
     lists::PATHS_AND_SLASHES,
+    lists::DISCOVERY_FORMS,
 ];
 
 /// The rule with `id`.
