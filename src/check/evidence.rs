@@ -63,6 +63,8 @@ pub struct OpenApiEvidence {
     pub probes: Option<Probes>,
     /// `GET /openapi/v3/<UNKNOWN_KEY>`.
     pub unknown_key: Exchange,
+    /// `/openapi/v2`.
+    pub v2: super::more::V2Evidence,
 }
 
 /// One key of the root and what its URL answered.
@@ -120,12 +122,26 @@ pub struct Probes {
     pub protobuf_at: Exchange,
     /// `Accept:` the `.v1.0` protobuf spelling.
     pub protobuf_dot: Exchange,
+    /// What that protobuf body holds, when there was one.
+    pub protobuf_outline: Option<Result<super::wire_proto::Outline, String>>,
     /// `Accept: <proto>;q=0.5, application/json`.
     pub protobuf_lower_q: Exchange,
     /// `Accept: text/html`.
     pub text_html: Exchange,
     /// `Accept: application/test`.
     pub application_test: Exchange,
+    /// No `Accept` (hash URL).
+    pub no_accept: Exchange,
+    /// What that (JSON) body holds, when there was one.
+    pub json_outline: Option<Result<super::wire_proto::Outline, String>>,
+    /// `Accept: */*`.
+    pub any: Exchange,
+    /// `Accept: application/*`.
+    pub application_any: Exchange,
+    /// `Accept: <proto>, application/json`: protobuf first.
+    pub protobuf_first: Exchange,
+    /// `?hash=WRONG` with the protobuf Accept.
+    pub protobuf_wrong_hash: Exchange,
 }
 
 /// Discovery evidence.
@@ -153,6 +169,8 @@ pub struct DiscoveryEvidence {
     pub groups: Vec<(String, Exchange)>,
     /// `/apis/<g>/<v>` (or `/api/v1`) for each current group-version.
     pub resource_lists: Vec<((String, String), Exchange)>,
+    /// `/version`, `/`, trailing slashes, other Accepts.
+    pub more: super::more::DiscoveryMore,
 }
 
 impl DiscoveryEvidence {
@@ -211,6 +229,27 @@ pub struct AggregatedVersion<'a> {
     pub stale: bool,
     /// Its `resources`.
     pub resources: Vec<Value>,
+}
+
+impl AggregatedVersion<'_> {
+    /// `(index, group, version, kind)` of each resource naming a kind, its
+    /// `responseKind`'s group-version when given, else this version's.
+    #[must_use]
+    pub fn kinds(&self) -> Vec<(usize, String, String, String)> {
+        let mut out = Vec::new();
+        for (r, res) in self.resources.iter().enumerate() {
+            let kind = str_at(res, "/responseKind/kind");
+            if kind.is_empty() {
+                continue;
+            }
+            let (kg, kv) =
+                (str_at(res, "/responseKind/group"), str_at(res, "/responseKind/version"));
+            let (g, v) =
+                if kv.is_empty() { (self.group.as_str(), self.version.as_str()) } else { (kg, kv) };
+            out.push((r, g.to_owned(), v.to_owned(), kind.to_owned()));
+        }
+        out
+    }
 }
 
 /// The string at `pointer` in `v`, or `""`.
@@ -336,7 +375,8 @@ pub async fn gather_openapi(fetcher: &Fetcher) -> OpenApiEvidence {
             &[("Accept", "application/json")],
         ))
         .await;
-    OpenApiEvidence { root, root_revalidated, documents, probes, unknown_key }
+    let v2 = super::more::gather_v2(fetcher).await;
+    OpenApiEvidence { root, root_revalidated, documents, probes, unknown_key, v2 }
 }
 
 /// The `hash` query value of a `serverRelativeURL`.
@@ -358,6 +398,15 @@ async fn probe(fetcher: &Fetcher, key: &str, hash: String) -> Probes {
         let request = Request::get(path, headers);
         async move { fetcher.send_digest(request, |_| ()).await.0 }
     };
+    // Two answers are read as documents, to compare their outlines.
+    let (protobuf_dot, protobuf_outline) = fetcher
+        .send_digest(Request::get(&with_hash, &[("Accept", PROTOBUF)]), |b| {
+            super::wire_proto::v3_outline(b).map_err(|e| e.to_string())
+        })
+        .await;
+    let (no_accept, json_outline) = fetcher
+        .send_digest(Request::get(&with_hash, &[]), |b| super::more::v3_json_outline(b))
+        .await;
     Probes {
         key: key.to_owned(),
         wrong_hash: send(&format!("{path}?hash={WRONG_HASH}"), &[json]).await,
@@ -366,10 +415,19 @@ async fn probe(fetcher: &Fetcher, key: &str, hash: String) -> Probes {
         if_none_match_protobuf: send(&with_hash, &[("Accept", PROTOBUF), ("If-None-Match", &inm)])
             .await,
         protobuf_at: send(&with_hash, &[("Accept", PROTOBUF_AT)]).await,
-        protobuf_dot: send(&with_hash, &[("Accept", PROTOBUF)]).await,
+        protobuf_dot,
+        protobuf_outline,
         protobuf_lower_q: send(&with_hash, &[("Accept", &lower_q)]).await,
         text_html: send(&with_hash, &[("Accept", "text/html")]).await,
         application_test: send(&with_hash, &[("Accept", "application/test")]).await,
+        no_accept,
+        json_outline,
+        any: send(&with_hash, &[("Accept", "*/*")]).await,
+        application_any: send(&with_hash, &[("Accept", "application/*")]).await,
+        protobuf_first: send(&with_hash, &[("Accept", &format!("{PROTOBUF}, application/json"))])
+            .await,
+        protobuf_wrong_hash: send(&format!("{path}?hash={WRONG_HASH}"), &[("Accept", PROTOBUF)])
+            .await,
         hash,
     }
 }
@@ -458,6 +516,8 @@ pub async fn gather_discovery(fetcher: &Fetcher) -> DiscoveryEvidence {
         }
     }
     let json = ("Accept", "application/json");
+    let first_group = group_names.first().cloned();
+    let first_group_version = current.iter().find(|(g, _)| !g.is_empty()).cloned();
     let groups = futures_util::stream::iter(group_names)
         .map(|g| async move {
             let request = Request::get(&format!("/apis/{g}"), &[json]);
@@ -485,7 +545,14 @@ pub async fn gather_discovery(fetcher: &Fetcher) -> DiscoveryEvidence {
         .buffered(CONCURRENCY)
         .collect()
         .await;
+    let more = super::more::gather_discovery_more(
+        fetcher,
+        first_group.as_deref(),
+        first_group_version.as_ref().map(|(g, v)| (g.as_str(), v.as_str())),
+    )
+    .await;
     DiscoveryEvidence {
+        more,
         apis_aggregated,
         apis_revalidated,
         apis_weak,

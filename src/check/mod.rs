@@ -15,9 +15,12 @@
 pub mod evidence;
 pub mod facts;
 pub mod fetch;
+pub mod more;
 pub mod parse;
+pub mod profile;
 pub mod report;
 pub mod rules;
+pub mod wire_proto;
 
 use std::fmt;
 
@@ -33,8 +36,14 @@ pub enum Profile {
     /// served.
     OpenapiProxy,
     /// Part B as a cluster serves it: the aggregator's root (no ETag
-    /// required), the core group always present.
+    /// required), the core group always present, the built-in
+    /// group-versions of the reported release.
     KubeApiserver,
+    /// An aggregated API server (a generic apiserver) pointed at directly:
+    /// an unknown OpenAPI key is 200 with an empty body, legacy `/apis`
+    /// has no `apiVersion` and may carry `serverAddressByClientCIDRs`,
+    /// `/api` may be 404 (no core group).
+    AggregatedApiserver,
 }
 
 impl Profile {
@@ -44,6 +53,7 @@ impl Profile {
         match self {
             Self::OpenapiProxy => "openapi-proxy",
             Self::KubeApiserver => "kube-apiserver",
+            Self::AggregatedApiserver => "aggregated-apiserver",
         }
     }
 }
@@ -124,6 +134,9 @@ pub struct Rule {
     pub title: &'static str,
     /// What a failure means for clients (docs/commands.md and `--help` text).
     pub failure_means: &'static str,
+    /// The upstream test that asserts the same (`file: function`), so
+    /// that a reader can hold the rule to what Kubernetes itself checks.
+    pub upstream: &'static str,
     /// The evaluation.
     pub eval: fn(&Evidence, Profile) -> Outcome,
 }
@@ -144,8 +157,9 @@ impl Rule {
 pub struct CheckOptions {
     /// How to reach the server.
     pub fetch: FetchOptions,
-    /// Which choices to expect.
-    pub profile: Profile,
+    /// Which choices to expect (`None`: picked from what the server
+    /// shows, [`profile::pick`]).
+    pub profile: Option<Profile>,
     /// Only this area (`None`: everything).
     pub only: Option<Area>,
 }
@@ -190,7 +204,16 @@ pub async fn run(options: &CheckOptions) -> Result<Report, CheckError> {
         None
     };
     let evidence = Evidence { started, openapi, discovery };
-    Ok(evaluate(fetcher.base(), &evidence, options.profile, options.only))
+    let (profile, picked) = match options.profile {
+        Some(p) => (p, None),
+        None => {
+            let (p, why) = profile::pick(&evidence);
+            (p, Some(why))
+        }
+    };
+    let mut report = evaluate(fetcher.base(), &evidence, profile, options.only);
+    report.picked = picked;
+    Ok(report)
 }
 
 fn unreachable(fetcher: &Fetcher, first: &Exchange) -> Result<(), CheckError> {
@@ -211,5 +234,5 @@ pub fn evaluate(server: &str, evidence: &Evidence, profile: Profile, only: Optio
         .filter(|r| only.is_none_or(|o| o == r.area))
         .map(|rule| (rule, (rule.eval)(evidence, profile)))
         .collect();
-    Report { server: server.to_owned(), profile, results }
+    Report { server: server.to_owned(), profile, picked: None, results }
 }

@@ -5,9 +5,9 @@
 //! applicable`. JSON (stable, documented in docs/commands.md):
 //!
 //! ```json
-//! {"server": "...", "profile": "openapi-proxy",
+//! {"server": "...", "profile": "openapi-proxy", "profilePicked": "..." | null,
 //!  "rules": [{"id": "B-11.3/hash-matches-body", "section": "B-11.3",
-//!             "area": "openapi", "title": "...", "result": "fail",
+//!             "area": "openapi", "title": "...", "upstream": "...", "result": "fail",
 //!             "reason": null,
 //!             "findings": [{"request": {"method": "GET", "path": "...",
 //!                                       "headers": [["Accept", "..."]]},
@@ -32,6 +32,8 @@ pub struct Report {
     pub server: String,
     /// The profile used.
     pub profile: Profile,
+    /// Why the profile was picked, when `--profile` did not name it.
+    pub picked: Option<String>,
     /// Rules in table order with their outcomes.
     pub results: Vec<(&'static Rule, Outcome)>,
 }
@@ -73,7 +75,15 @@ impl Report {
     /// # Errors
     /// When writing fails.
     pub fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        writeln!(w, "checking {} (profile {})", self.server, self.profile.name())?;
+        match &self.picked {
+            None => writeln!(w, "checking {} (profile {})", self.server, self.profile.name())?,
+            Some(why) => writeln!(
+                w,
+                "checking {} (profile {}, picked: {why}; --profile chooses another)",
+                self.server,
+                self.profile.name()
+            )?,
+        }
         let prefix = crate::check::fetch::base_path(&self.server);
         if !prefix.is_empty() {
             writeln!(
@@ -125,6 +135,7 @@ impl Report {
                     "reference": rule.reference(),
                     "area": rule.area.name(),
                     "title": rule.title,
+                    "upstream": rule.upstream,
                     "result": result,
                     "reason": reason,
                     "findings": findings,
@@ -135,6 +146,7 @@ impl Report {
         json!({
             "server": self.server,
             "profile": self.profile.name(),
+            "profilePicked": self.picked,
             "rules": rules,
             "summary": {"passed": c.passed, "failed": c.failed, "notApplicable": c.not_applicable},
         })

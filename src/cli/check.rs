@@ -25,9 +25,10 @@ pub struct CheckArgs {
     /// Check only one area.
     #[arg(long, value_enum)]
     pub only: Option<CheckArea>,
-    /// Which documented choices to expect (docs/wire.md, Part A, or docs/upstream.md, Part B).
-    #[arg(long, value_enum, default_value_t = CheckProfile::OpenapiProxy)]
-    pub profile: CheckProfile,
+    /// Which documented choices to expect (docs/wire.md, Part A, or docs/upstream.md, Part B)
+    /// [default: picked from what the server shows, and said in the report].
+    #[arg(long, value_enum)]
+    pub profile: Option<CheckProfile>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = CheckOutput::Text)]
     pub output: CheckOutput,
@@ -58,6 +59,8 @@ pub enum CheckProfile {
     OpenapiProxy,
     /// docs/upstream.md (Part B): a kube-apiserver as clients of a cluster see it.
     KubeApiserver,
+    /// An aggregated API server (a generic apiserver) pointed at directly.
+    AggregatedApiserver,
 }
 
 /// `check --output`.
@@ -134,10 +137,11 @@ fn check_options(args: &CheckArgs) -> Result<crate::check::CheckOptions, String>
             deadline: duration("--deadline", &args.deadline)?,
             max_bytes: args.max_bytes,
         },
-        profile: match args.profile {
+        profile: args.profile.map(|p| match p {
             CheckProfile::OpenapiProxy => crate::check::Profile::OpenapiProxy,
             CheckProfile::KubeApiserver => crate::check::Profile::KubeApiserver,
-        },
+            CheckProfile::AggregatedApiserver => crate::check::Profile::AggregatedApiserver,
+        }),
         only: args.only.map(|a| match a {
             CheckArea::Openapi => crate::check::Area::Openapi,
             CheckArea::Discovery => crate::check::Area::Discovery,

@@ -92,14 +92,15 @@ pub enum Command {
     /// IntOrString, Quantity and $ref heuristics). Needs nothing but this
     /// binary. Runs until Ctrl-C.
     Demo(DemoArgs),
-    /// Check a server's discovery and OpenAPI v3 publishing against Kubernetes' behaviour.
+    /// Check a server's discovery, /version and OpenAPI (v3 and v2) publishing against Kubernetes' behaviour.
     ///
     /// Read-only black-box checks (GET only, to URL only, no redirects
     /// followed, bounded by --timeout, --max-bytes and --deadline) of the
     /// rules in docs/upstream.md#b-11 and document-level rules; prints one line
-    /// per rule, then "N passed, M failed, K not applicable". Against a
-    /// cluster: `kubectl proxy`, then `openapi-proxy check
-    /// http://127.0.0.1:8001 --profile kube-apiserver`.
+    /// per rule, then "N passed, M failed, K not applicable". The profile
+    /// (openapi-proxy, kube-apiserver, aggregated-apiserver) is picked from
+    /// what the server shows unless --profile names one. Against a cluster:
+    /// `kubectl proxy`, then `openapi-proxy check http://127.0.0.1:8001`.
     ///
     /// Exit status: 0 every rule passed or did not apply; 1 some rule
     /// failed; 2 bad command line, client setup failed, or the server is

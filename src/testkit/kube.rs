@@ -212,6 +212,44 @@ fn resource_json(
     Value::Object(entry)
 }
 
+/// Adds a `storageVersionHash` to every resource of `lists` (by path, as
+/// [`legacy_discovery`] gives them) that can be watched, as kube-apiserver
+/// lists them: the value Kubernetes' captured discovery files (`overlay`)
+/// have for the resource, else the hash's definition for the served
+/// version (the first 8 bytes of the SHA-256 of `group/version/kind`,
+/// base64). Subresources and resources that cannot be watched get none.
+pub fn add_storage_version_hashes(
+    lists: &mut BTreeMap<String, Value>,
+    overlay: &BTreeMap<(String, String), Value>,
+) {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+
+    for list in lists.values_mut() {
+        let group_version = list["groupVersion"].as_str().unwrap_or_default().to_owned();
+        if group_version.is_empty() {
+            continue;
+        }
+        let (group, version) = group_version.rsplit_once('/').unwrap_or(("", &group_version));
+        for r in list["resources"].as_array_mut().into_iter().flatten() {
+            let name = r["name"].as_str().unwrap_or_default().to_owned();
+            let watch = r["verbs"].as_array().is_some_and(|v| v.iter().any(|v| v == "watch"));
+            if name.contains('/') || !watch {
+                continue;
+            }
+            let captured = overlay
+                .get(&(group.to_owned(), name))
+                .and_then(|c| c["storageVersionHash"].as_str())
+                .map(str::to_owned);
+            let hash = captured.unwrap_or_else(|| {
+                let gvk = format!("{group}/{version}/{}", r["kind"].as_str().unwrap_or_default());
+                base64::engine::general_purpose::STANDARD.encode(&sha2::Sha256::digest(gvk)[..8])
+            });
+            r["storageVersionHash"] = Value::from(hash);
+        }
+    }
+}
+
 /// Kubernetes 1.27's legacy discovery, derived from its Swagger 2.0
 /// document in the test data (see the module's comment), by URL path.
 ///
@@ -229,6 +267,32 @@ pub fn discovery_1_27() -> BTreeMap<String, Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Watchable resources get the captured hash or the defined one;
+    /// others get none.
+    #[test]
+    fn storage_version_hashes_go_to_resources_that_can_be_watched() {
+        let mut lists = BTreeMap::from([(
+            "/apis/example.com/v1".to_owned(),
+            json!({"groupVersion": "example.com/v1", "resources": [
+                {"name": "foos", "kind": "Foo", "verbs": ["get", "list", "watch"]},
+                {"name": "foos/status", "kind": "Foo", "verbs": ["get"]},
+                {"name": "reviews", "kind": "Review", "verbs": ["create"]},
+                {"name": "bars", "kind": "Bar", "verbs": ["watch"]}]}),
+        )]);
+        let overlay = BTreeMap::from([(
+            ("example.com".to_owned(), "bars".to_owned()),
+            json!({"storageVersionHash": "captured"}),
+        )]);
+        add_storage_version_hashes(&mut lists, &overlay);
+        let r = &lists["/apis/example.com/v1"]["resources"];
+        // sha256("example.com/v1/Foo")[..8], base64.
+        assert_eq!(r[0]["storageVersionHash"].as_str().map(str::len), Some(12));
+        assert!(
+            r[1].get("storageVersionHash").is_none() && r[2].get("storageVersionHash").is_none()
+        );
+        assert_eq!(r[3]["storageVersionHash"], "captured");
+    }
 
     #[test]
     fn paths_name_their_resources() {

@@ -61,6 +61,7 @@ pub const OPENAPI_3_0_SHAPE: Rule = Rule {
     area: Area::Openapi,
     title: "each group-version document has openapi 3.0.x, only #/components/ refs, no $ref with siblings (wrapped in allOf), no body/formData parameters or type: file, and no servers",
     failure_means: "a converted Swagger 2.0 document kept v2 constructs: clients ignore descriptions beside $refs, mis-read request bodies, or send requests to the wrong server",
+    upstream: "kubernetes test/e2e/apimachinery/openapiv3.go: should round trip OpenAPI V3 for all built-in group versions",
     eval: openapi_3_0_shape,
 };
 
@@ -86,6 +87,7 @@ pub const URLS_RESOLVE: Rule = Rule {
     area: Area::Openapi,
     title: "every serverRelativeURL is under /openapi/v3/ on this server and answers 200 with a JSON body",
     failure_means: "a document listed in the root cannot be fetched: kubectl explain and client-side validation fail for that group-version",
+    upstream: "kubernetes test/e2e/apimachinery/openapiv3.go: should round trip OpenAPI V3 for all built-in group versions",
     eval: urls_resolve,
 };
 
@@ -121,6 +123,7 @@ pub const VALID_OPENAPI: Rule = Rule {
     area: Area::Openapi,
     title: "every document deserializes as an OpenAPI 3.0 document (openapiv3 crate) with openapi 3.0.x",
     failure_means: "OpenAPI tooling (kubectl explain, generators, validators) rejects the document",
+    upstream: "kubernetes test/e2e/apimachinery/openapiv3.go: should round trip OpenAPI V3 for all built-in group versions",
     eval: valid_openapi,
 };
 
@@ -143,6 +146,7 @@ pub const REFS_CLOSED: Rule = Rule {
     area: Area::Openapi,
     title: "every document is self-contained: each $ref is local (#/…) and resolves inside it",
     failure_means: "clients resolving a field's type hit a reference to nothing (kubectl explain errors, validation skips fields)",
+    upstream: "kubernetes test/e2e/apimachinery/openapiv3.go: should round trip OpenAPI V3 for all built-in group versions",
     eval: refs_closed,
 };
 
@@ -169,6 +173,7 @@ pub const DISCOVERY_OPENAPI_COVERAGE: Rule = Rule {
     area: Area::Both,
     title: "every group-version in discovery has an OpenAPI v3 document (api/v1, apis/<g>/<v>) and every group-version document is in discovery",
     failure_means: "kubectl explain and server-side field validation tooling know no schema for a served resource, or describe one that is not served",
+    upstream: "kubernetes test/e2e/apimachinery/openapiv3.go: should publish OpenAPI V3 for CustomResourceDefinition",
     eval: coverage,
 };
 
@@ -250,6 +255,7 @@ pub const KINDS_HAVE_SCHEMAS: Rule = Rule {
     area: Area::Both,
     title: "every resource kind in aggregated discovery has a schema in its group-version's document carrying x-kubernetes-group-version-kind for it",
     failure_means: "kubectl explain <resource> answers \"couldn't find resource\"; kubectl apply --validate cannot check the kind",
+    upstream: "kubernetes test/e2e/apimachinery/crd_publish_openapi.go: works for CRD with validation schema",
     eval: kinds_have_schemas,
 };
 
@@ -260,17 +266,9 @@ fn kinds_have_schemas(e: &Evidence, _: Profile) -> Outcome {
     let mut j = Judge::new();
     let mut checked = 0;
     for entry in d.aggregated_versions().into_iter().filter(|v| !v.stale) {
-        let (ex, group, version) = (entry.exchange, entry.group.as_str(), entry.version.as_str());
-        for (r, res) in entry.resources.iter().enumerate() {
-            let kind =
-                res.pointer("/responseKind/kind").and_then(Value::as_str).unwrap_or_default();
-            if kind.is_empty() {
-                continue;
-            }
-            let kg = res.pointer("/responseKind/group").and_then(Value::as_str).unwrap_or_default();
-            let kv =
-                res.pointer("/responseKind/version").and_then(Value::as_str).unwrap_or_default();
-            let (g, v) = if kv.is_empty() { (group, version) } else { (kg, kv) };
+        let ex = entry.exchange;
+        for (r, g, v, kind) in entry.kinds() {
+            let (g, v, kind) = (g.as_str(), v.as_str(), kind.as_str());
             checked += 1;
             let key = GroupVersion::key_of(g, v);
             let at = format!("body {}/resources/{r}/responseKind", entry.at);

@@ -7,7 +7,9 @@
 
 pub mod discovery;
 pub mod documents;
+pub mod lists;
 pub mod openapi;
+pub mod v2;
 
 use serde_json::Value;
 
@@ -37,6 +39,21 @@ pub static RULES: &[Rule] = &[
     documents::REFS_CLOSED,
     documents::DISCOVERY_OPENAPI_COVERAGE,
     documents::KINDS_HAVE_SCHEMAS,
+    lists::VERSION,
+    v2::OPENAPI_V2,
+    v2::OPENAPI_V2_PROTOBUF,
+    v2::OPENAPI_V2_KINDS,
+    lists::GROUP_VERSION_PATHS,
+    lists::STORAGE_VERSION_HASH,
+    lists::SINGULAR_NAMES,
+    lists::PREFERRED_VERSION,
+    lists::LISTS_AGREE,
+    lists::FRESHNESS,
+    lists::BUILT_INS,
+    v2::DOCUMENT_ACCEPT_EDGES,
+    lists::DISCOVERY_ACCEPT_EDGES,
+    lists::PATHS_AND_SLASHES,
+    lists::DISCOVERY_FORMS,
 ];
 
 /// The rule with `id`.
