@@ -138,6 +138,8 @@ pub struct Probes {
     pub any: Exchange,
     /// `Accept: application/*`.
     pub application_any: Exchange,
+    /// `Accept: application/json;foo=bar`: a parameter handler3 ignores.
+    pub json_with_parameter: Exchange,
     /// `Accept: <proto>, application/json`: protobuf first.
     pub protobuf_first: Exchange,
     /// `?hash=WRONG` with the protobuf Accept.
@@ -424,6 +426,7 @@ async fn probe(fetcher: &Fetcher, key: &str, hash: String) -> Probes {
         json_outline,
         any: send(&with_hash, &[("Accept", "*/*")]).await,
         application_any: send(&with_hash, &[("Accept", "application/*")]).await,
+        json_with_parameter: send(&with_hash, &[("Accept", "application/json;foo=bar")]).await,
         protobuf_first: send(&with_hash, &[("Accept", &format!("{PROTOBUF}, application/json"))])
             .await,
         protobuf_wrong_hash: send(&format!("{path}?hash={WRONG_HASH}"), &[("Accept", PROTOBUF)])

@@ -219,7 +219,7 @@ pub const DOCUMENT_ACCEPT_EDGES: Rule = Rule {
     id: "B-11.27/document-accept-edges",
     section: "B-11.27",
     area: Area::Openapi,
-    title: "on a v3 document, no Accept, */* and application/* give the JSON; the protobuf decodes to the JSON's openapi, paths and schemas in order; protobuf first gives protobuf, cached as the JSON is; a stale hash asked in protobuf redirects; 304s repeat the ETag",
+    title: "on a v3 document, no Accept, */*, application/* and application/json;foo=bar give the JSON; the protobuf decodes to the JSON's openapi, paths and schemas in order; protobuf first gives protobuf, cached as the JSON is; a stale hash asked in protobuf redirects; 304s repeat the ETag",
     failure_means: "curl, browsers and clients with wildcard or protobuf-first Accepts get an error or the wrong type; caches cannot match a 304 to what they hold",
     upstream: "kube-openapi pkg/handler3/handler_test.go: TestRegisterOpenAPIVersionedService",
     eval: document_accept_edges,
@@ -232,7 +232,7 @@ fn document_accept_edges(e: &Evidence, _: Profile) -> Outcome {
     };
     let mut j = Judge::new();
     let length = document_length(o, p);
-    for ex in [&p.no_accept, &p.any, &p.application_any] {
+    for ex in [&p.no_accept, &p.any, &p.application_any, &p.json_with_parameter] {
         if let Some(r) = j.status(ex, 200) {
             j.header(ex, r, "content-type", "application/json");
             if let Some(n) = length
