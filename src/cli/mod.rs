@@ -5,6 +5,7 @@
 mod check;
 mod convert;
 mod demo;
+mod export;
 pub mod logs;
 mod ref_files;
 mod serve;
@@ -17,6 +18,9 @@ pub use convert::{
     write_summary,
 };
 pub use demo::{DemoArgs, run_demo};
+pub use export::{
+    ExportArgs, ExportCommandError, ExportLayout, ExportSummary, run_export, write_export_summary,
+};
 pub use serve::{ServeArgs, ServingArgs, run_serve, serve_config};
 
 /// openapi-proxy publishes Kubernetes API metadata — OpenAPI v3 per
@@ -105,4 +109,27 @@ pub enum Command {
     /// failed; 2 bad command line, client setup failed, or the server is
     /// unreachable.
     Check(CheckArgs),
+    /// Write a cluster's schemas for offline validation (kubeconform, kubectl-validate, …).
+    ///
+    /// Reads OpenAPI v3 from the sources — a server's base URL (its
+    /// /openapi/v3), Swagger 2.0 or OpenAPI 3.0 files, files or folders of
+    /// CustomResourceDefinitions, published as kube-apiserver publishes
+    /// them — joins them (the first source wins a schema or path two
+    /// define; each clash is a warning) and writes --out in one layout:
+    ///
+    ///   kubectl-validate  api/<v>.json, apis/<g>/<v>.json (--local-schemas)
+    ///   kubeconform       <kind>-<group prefix>-<version>.json, one standalone
+    ///                     JSON Schema (draft-07) per kind: -schema-location
+    ///                     'DIR/{{ .ResourceKind }}{{ .KindSuffix }}.json'
+    ///   catalog           <group>/<kind>_<version>.json (CRDs-catalog, flux)
+    ///   openapi-v2        swagger.json, one Swagger 2.0 document (kustomize)
+    ///
+    /// --out is written whole or not at all (a folder beside it, renamed),
+    /// and the same sources give the same bytes.
+    ///
+    /// Exit status: 0 exported; 3 a source cannot be used (not a schema
+    /// document, a server error); 4 reading or writing a file failed, or
+    /// --out exists without --force; 2 bad command line.
+    #[command(verbatim_doc_comment)]
+    Export(ExportArgs),
 }
