@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
+use flate2::write::GzEncoder;
 use futures_util::StreamExt;
 
 use super::convert::{EXIT_BAD_INPUT, EXIT_IO, read_sized};
@@ -34,9 +35,10 @@ pub struct ExportArgs {
     /// How the files are laid out.
     #[arg(long, value_enum)]
     pub layout: ExportLayout,
-    /// The folder to write. It must not exist, unless --force: then it is
-    /// replaced, whole, once the new one is complete.
-    #[arg(long, value_name = "DIR")]
+    /// The folder to write, or a gzipped tar archive of it when the name
+    /// ends in .tar.gz or .tgz. It must not exist, unless --force: then it
+    /// is replaced, whole, once the new one is complete.
+    #[arg(short = 'o', long, value_name = "DIR|FILE.tar.gz")]
     pub out: PathBuf,
     /// Replace --out if it exists.
     #[arg(long)]
@@ -388,19 +390,97 @@ async fn get(fetcher: &Fetcher, path: &str, headers: &[(&str, &str)]) -> Result<
     }
 }
 
-/// Lays the documents out into a folder beside --out, then puts it in
-/// place: a reader of --out sees the old files or the new ones, never a
-/// mix, and a failed export leaves --out as it was.
+/// Whether `out` names an archive rather than a folder.
+fn is_archive(out: &Path) -> bool {
+    let name = out.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    name.ends_with(".tar.gz") || name.ends_with(".tgz")
+}
+
+/// Where the files go while they are laid out: a folder, or a gzipped tar
+/// archive, beside --out.
+enum Sink {
+    Folder { path: PathBuf, made: BTreeSet<String> },
+    Archive { path: PathBuf, tar: tar::Builder<GzEncoder<std::fs::File>>, made: BTreeSet<String> },
+}
+
+impl Sink {
+    fn path(&self) -> &Path {
+        match self {
+            Self::Folder { path, .. } | Self::Archive { path, .. } => path,
+        }
+    }
+
+    fn put(&mut self, file: &str, bytes: &[u8]) -> Result<(), ExportCommandError> {
+        match self {
+            Self::Folder { path, made } => {
+                for folder in layout::folders([file]) {
+                    if made.insert(folder.clone()) {
+                        let dir = path.join(&folder);
+                        std::fs::create_dir_all(&dir).map_err(|e| io("creating", &dir, e))?;
+                    }
+                }
+                let target = path.join(file);
+                std::fs::write(&target, bytes).map_err(|e| io("writing", &target, e))
+            }
+            Self::Archive { path, tar, made } => {
+                let err = |e| io("writing", path, e);
+                for folder in layout::folders([file]) {
+                    if made.insert(folder.clone()) {
+                        let mut header = archive_header(tar::EntryType::Directory, 0o755, 0);
+                        tar.append_data(&mut header, format!("{folder}/"), std::io::empty())
+                            .map_err(err)?;
+                    }
+                }
+                let mut header = archive_header(tar::EntryType::Regular, 0o644, bytes.len());
+                tar.append_data(&mut header, file, bytes).map_err(err)
+            }
+        }
+    }
+
+    /// Ends the archive (the folder needs nothing).
+    fn finish(self) -> Result<(), ExportCommandError> {
+        if let Self::Archive { path, tar, .. } = self {
+            let err = |e| io("writing", &path, e);
+            let gz = tar.into_inner().map_err(err)?;
+            let file = gz.finish().map_err(err)?;
+            file.sync_all().map_err(err)?;
+        }
+        Ok(())
+    }
+
+    fn remove(&self) {
+        let _ = match self {
+            Self::Folder { path, .. } => std::fs::remove_dir_all(path),
+            Self::Archive { path, .. } => std::fs::remove_file(path),
+        };
+    }
+}
+
+/// A header that says nothing of who ran the export or when (owner 0,
+/// time 0), so that the same files give the same archive.
+fn archive_header(kind: tar::EntryType, mode: u32, size: usize) -> tar::Header {
+    let mut header = tar::Header::new_ustar();
+    header.set_entry_type(kind);
+    header.set_mode(mode);
+    header.set_size(size as u64);
+    header.set_mtime(0);
+    header.set_uid(0);
+    header.set_gid(0);
+    header
+}
+
+fn io(action: &'static str, path: &Path, source: std::io::Error) -> ExportCommandError {
+    ExportCommandError::Io { action, path: path.display().to_string(), source }
+}
+
+/// Lays the documents out into a folder (or an archive) beside --out,
+/// then puts it in place: a reader of --out sees the old files or the new
+/// ones, never a mix, and a failed export leaves --out as it was.
 fn write_atomically(
     args: &ExportArgs,
     documents: &std::collections::BTreeMap<DocumentKey, Vec<u8>>,
 ) -> Result<layout::Report, ExportCommandError> {
     let out = &args.out;
-    let io = |action, path: &Path, source| ExportCommandError::Io {
-        action,
-        path: path.display().to_string(),
-        source,
-    };
     let parent = match out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
         _ => PathBuf::from("."),
@@ -409,11 +489,20 @@ fn write_atomically(
         out.file_name().map_or_else(|| "export".into(), |n| n.to_string_lossy().into_owned());
     let pid = std::process::id();
     let temp = parent.join(format!(".{name}.export-{pid}"));
-    if temp.exists() {
+    if temp.is_dir() {
         std::fs::remove_dir_all(&temp).map_err(|e| io("removing", &temp, e))?;
+    } else if temp.exists() {
+        std::fs::remove_file(&temp).map_err(|e| io("removing", &temp, e))?;
     }
-    std::fs::create_dir(&temp).map_err(|e| io("creating", &temp, e))?;
-    let mut made = BTreeSet::new();
+    let mut sink = if is_archive(out) {
+        let file = std::fs::File::create(&temp).map_err(|e| io("creating", &temp, e))?;
+        // Header time 0, so that the same files give the same bytes.
+        let gz = flate2::GzBuilder::new().mtime(0).write(file, flate2::Compression::default());
+        Sink::Archive { path: temp, tar: tar::Builder::new(gz), made: BTreeSet::new() }
+    } else {
+        std::fs::create_dir(&temp).map_err(|e| io("creating", &temp, e))?;
+        Sink::Folder { path: temp, made: BTreeSet::new() }
+    };
     let mut progress = Progress::new("laid out", documents.len());
     let options = Options { strict: args.strict };
     let laid = layout::lay_out(
@@ -421,29 +510,25 @@ fn write_atomically(
         documents,
         options,
         |done, _| progress.at(done),
-        |file, bytes| {
-            let path = temp.join(file);
-            for folder in layout::folders([file]) {
-                if made.insert(folder.clone()) {
-                    let dir = temp.join(&folder);
-                    std::fs::create_dir_all(&dir).map_err(|e| io("creating", &dir, e))?;
-                }
-            }
-            std::fs::write(&path, bytes).map_err(|e| io("writing", &path, e))
-        },
+        |file, bytes| sink.put(file, bytes),
     );
     progress.done();
     let report = match laid {
         Ok(Ok(report)) => report,
         Ok(Err(e)) => {
-            let _ = std::fs::remove_dir_all(&temp);
+            sink.remove();
             return Err(e);
         }
         Err(e) => {
-            let _ = std::fs::remove_dir_all(&temp);
+            sink.remove();
             return Err(ExportCommandError::Layout(e));
         }
     };
+    let temp = sink.path().to_owned();
+    if let Err(e) = sink.finish() {
+        let _ = std::fs::remove_file(&temp);
+        return Err(e);
+    }
     let old = parent.join(format!(".{name}.old-{pid}"));
     let replacing = out.symlink_metadata().is_ok();
     if replacing {
@@ -453,7 +538,11 @@ fn write_atomically(
         if replacing {
             let _ = std::fs::rename(&old, out);
         }
-        let _ = std::fs::remove_dir_all(&temp);
+        let _ = if temp.is_dir() {
+            std::fs::remove_dir_all(&temp)
+        } else {
+            std::fs::remove_file(&temp)
+        };
         return Err(io("renaming into place", out, e));
     }
     if replacing {

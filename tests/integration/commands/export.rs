@@ -552,3 +552,42 @@ fn help_explains_the_layouts_and_the_kubeconform_recipe() {
         assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
     }
 }
+
+/// The files of an archive, in archive order (folders end in `/`).
+fn archive_entries(path: &Path) -> Vec<(String, Vec<u8>)> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).expect("open archive");
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let mut out = Vec::new();
+    for entry in archive.entries().expect("a tar archive") {
+        let mut entry = entry.expect("an entry");
+        let name = entry.path().expect("a path").to_string_lossy().into_owned();
+        assert_eq!(entry.header().mtime().expect("mtime"), 0, "{name}: a time in the archive");
+        let mut bytes = Vec::new();
+        entry.read_to_end(&mut bytes).expect("read entry");
+        out.push((name, bytes));
+    }
+    out
+}
+
+#[test]
+fn an_archive_holds_the_folders_files_and_is_the_same_on_a_rerun() {
+    let dir = scratch_dir("export-archive");
+    let crd = dir.join("widget-crd.yaml");
+    std::fs::write(&crd, WIDGET_CRD).expect("write CRD");
+    let folder = dir.join("catalog");
+    let o = export(&[s(&kube_1_35()), s(&crd), "--layout", "catalog", "--out", s(&folder)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut archives = Vec::new();
+    for run in ["a", "b"] {
+        let archive = dir.join(format!("catalog-{run}.tar.gz"));
+        let o = export(&[s(&kube_1_35()), s(&crd), "--layout", "catalog", "-o", s(&archive)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        archives.push(std::fs::read(&archive).expect("read archive"));
+        let mut files: Vec<(String, Vec<u8>)> =
+            archive_entries(&archive).into_iter().filter(|(n, _)| !n.ends_with('/')).collect();
+        files.sort();
+        assert!(files == tree(&folder), "the archive holds other files than the folder");
+    }
+    assert!(archives[0] == archives[1], "a re-run wrote another archive");
+}
