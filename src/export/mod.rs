@@ -24,6 +24,8 @@ pub mod source;
 
 use std::collections::BTreeMap;
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::wire::key::DocumentKey;
@@ -61,7 +63,140 @@ pub enum CollectError {
 struct Entry {
     origin: String,
     bytes: Vec<u8>,
-    joined: Option<Map<String, Value>>,
+    joined: Option<Joined>,
+}
+
+/// Documents of one key joined. The members that are joined — each path
+/// and each component schema — are kept rendered (compact), not as
+/// values: a `Value` takes several times its JSON's size, and at
+/// thousands of CRDs, five to a group-version, the joined documents are
+/// most of what an export holds.
+#[derive(Debug)]
+struct Joined {
+    /// The first document's other members, with `paths` and
+    /// `components.schemas` left as `null` where they stood.
+    top: Map<String, Value>,
+    paths: BTreeMap<String, Box<RawValue>>,
+    schemas: BTreeMap<String, Box<RawValue>>,
+}
+
+/// A member of a joined document, and where it comes from.
+struct Member {
+    section: &'static str,
+    name: String,
+    value: Box<RawValue>,
+}
+
+impl Joined {
+    /// Takes `doc` apart: its paths and component schemas, rendered, and
+    /// the rest.
+    fn split(mut doc: Map<String, Value>) -> (Map<String, Value>, Vec<Member>) {
+        let mut members = Vec::new();
+        let mut take = |section: &'static str, slot: Option<&mut Value>| {
+            if let Some(Value::Object(map)) = slot.map(std::mem::take) {
+                for (name, value) in map {
+                    let value = serde_json::value::to_raw_value(&value)
+                        .expect("a JSON value always serializes");
+                    members.push(Member { section, name, value });
+                }
+            }
+        };
+        take("paths", doc.get_mut("paths"));
+        take(
+            "components/schemas",
+            doc.get_mut("components")
+                .and_then(Value::as_object_mut)
+                .and_then(|c| c.get_mut("schemas")),
+        );
+        (doc, members)
+    }
+
+    fn new(doc: Map<String, Value>) -> Self {
+        let (top, members) = Self::split(doc);
+        let mut joined = Self { top, paths: BTreeMap::new(), schemas: BTreeMap::new() };
+        for m in members {
+            joined.section(m.section).insert(m.name, m.value);
+        }
+        joined
+    }
+
+    fn section(&mut self, section: &str) -> &mut BTreeMap<String, Box<RawValue>> {
+        if section == "paths" { &mut self.paths } else { &mut self.schemas }
+    }
+
+    /// Adds what `doc` defines and this does not; the names of members
+    /// both define differently.
+    fn join(&mut self, doc: Map<String, Value>) -> Vec<String> {
+        let (_, members) = Self::split(doc);
+        let mut clashes = Vec::new();
+        for Member { section, name, value } in members {
+            match self.section(section).get(&name) {
+                None => {
+                    self.section(section).insert(name, value);
+                }
+                Some(kept) if same(kept, &value) => {}
+                Some(_) => clashes.push(format!("{section}/{name}")),
+            }
+        }
+        clashes
+    }
+}
+
+/// Whether two rendered members are the same JSON: the same bytes, or
+/// the same values written another way.
+fn same(a: &RawValue, b: &RawValue) -> bool {
+    a.get() == b.get()
+        || matches!(
+            (serde_json::from_str::<Value>(a.get()), serde_json::from_str::<Value>(b.get())),
+            (Ok(x), Ok(y)) if x == y
+        )
+}
+
+impl Serialize for Joined {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        /// `components` with its joined `schemas` in place.
+        struct Components<'a>(Option<&'a Map<String, Value>>, &'a BTreeMap<String, Box<RawValue>>);
+        impl Serialize for Components<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(None)?;
+                let mut schemas = false;
+                for (k, v) in self.0.into_iter().flatten() {
+                    if k == "schemas" {
+                        map.serialize_entry(k, self.1)?;
+                        schemas = true;
+                    } else {
+                        map.serialize_entry(k, v)?;
+                    }
+                }
+                if !schemas && !self.1.is_empty() {
+                    map.serialize_entry("schemas", self.1)?;
+                }
+                map.end()
+            }
+        }
+        let mut map = serializer.serialize_map(None)?;
+        let (mut paths, mut components) = (self.paths.is_empty(), self.schemas.is_empty());
+        for (k, v) in &self.top {
+            match k.as_str() {
+                "paths" => {
+                    map.serialize_entry(k, &self.paths)?;
+                    paths = true;
+                }
+                "components" => {
+                    map.serialize_entry(k, &Components(v.as_object(), &self.schemas))?;
+                    components = true;
+                }
+                _ => map.serialize_entry(k, v)?,
+            }
+        }
+        if !paths {
+            map.serialize_entry("paths", &self.paths)?;
+        }
+        if !components {
+            map.serialize_entry("components", &Components(None, &self.schemas))?;
+        }
+        map.end()
+    }
 }
 
 /// The documents of every source, joined by key.
@@ -94,34 +229,24 @@ impl Collection {
             self.entries.insert(key, Entry { origin: origin.to_owned(), bytes, joined: None });
             return Ok(());
         };
-        let doc = match &mut entry.joined {
-            Some(doc) => doc,
-            None => entry
-                .joined
-                .insert(object_of(&entry.bytes).ok_or_else(|| not_object(&key, &entry.origin))?),
-        };
-        let kept = &entry.origin;
-        let incoming = object_of(&bytes).ok_or_else(|| not_object(&key, origin))?;
-        for (section, member) in [("components", Some("schemas")), ("paths", None)] {
-            let Some(from) = lookup(&incoming, section, member) else { continue };
-            let into = target(doc, section, member);
-            for (name, value) in from {
-                match into.get(name) {
-                    None => {
-                        into.insert(name.clone(), value.clone());
-                    }
-                    Some(existing) if existing == value => {}
-                    Some(_) => self.clashes.push(Clash {
-                        key: key.clone(),
-                        member: member.map_or_else(
-                            || format!("{section}/{name}"),
-                            |m| format!("{section}/{m}/{name}"),
-                        ),
-                        kept: kept.clone(),
-                        dropped: origin.to_owned(),
-                    }),
-                }
+        let joined = match &mut entry.joined {
+            Some(joined) => joined,
+            None => {
+                let first =
+                    object_of(&entry.bytes).ok_or_else(|| not_object(&key, &entry.origin))?;
+                entry.bytes = Vec::new();
+                entry.joined.insert(Joined::new(first))
             }
+        };
+        let incoming = object_of(&bytes).ok_or_else(|| not_object(&key, origin))?;
+        drop(bytes);
+        for member in joined.join(incoming) {
+            self.clashes.push(Clash {
+                key: key.clone(),
+                member,
+                kept: entry.origin.clone(),
+                dropped: origin.to_owned(),
+            });
         }
         Ok(())
     }
@@ -148,8 +273,7 @@ impl Collection {
             .map(|(key, entry)| {
                 let bytes = match entry.joined {
                     None => entry.bytes,
-                    Some(doc) => serde_json::to_vec(&Value::Object(doc))
-                        .expect("a JSON value always serializes"),
+                    Some(doc) => serde_json::to_vec(&doc).expect("a JSON value always serializes"),
                 };
                 (key, bytes)
             })
@@ -162,40 +286,6 @@ fn object_of(bytes: &[u8]) -> Option<Map<String, Value>> {
         Ok(Value::Object(o)) => Some(o),
         _ => None,
     }
-}
-
-fn lookup<'a>(
-    doc: &'a Map<String, Value>,
-    section: &str,
-    member: Option<&str>,
-) -> Option<&'a Map<String, Value>> {
-    let at = doc.get(section)?;
-    match member {
-        Some(m) => at.get(m)?.as_object(),
-        None => at.as_object(),
-    }
-}
-
-/// The map `section` (or `section/member`) of `doc`, made when missing
-/// (or when not a map: the joined document must have one to add to).
-fn target<'a>(
-    doc: &'a mut Map<String, Value>,
-    section: &str,
-    member: Option<&str>,
-) -> &'a mut Map<String, Value> {
-    let at = map_at(doc, section);
-    match member {
-        Some(m) => map_at(at, m),
-        None => at,
-    }
-}
-
-fn map_at<'a>(parent: &'a mut Map<String, Value>, name: &str) -> &'a mut Map<String, Value> {
-    let slot = parent.entry(name).or_insert_with(|| Value::Object(Map::new()));
-    if !slot.is_object() {
-        *slot = Value::Object(Map::new());
-    }
-    slot.as_object_mut().expect("made an object just above")
 }
 
 #[cfg(test)]
@@ -247,6 +337,8 @@ mod tests {
             }]
         );
         let joined: Value = serde_json::from_slice(&c.into_documents()[&k]).unwrap();
+        let top: Vec<&String> = joined.as_object().unwrap().keys().collect();
+        assert_eq!(top, ["openapi", "info", "components"], "the first document's order");
         let schemas = &joined["components"]["schemas"];
         assert_eq!(schemas["A"]["type"], "object");
         assert_eq!(schemas["B"]["type"], "object");
