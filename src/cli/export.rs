@@ -14,12 +14,13 @@ use flate2::write::GzEncoder;
 use futures_util::StreamExt;
 
 use super::convert::{EXIT_BAD_INPUT, EXIT_IO, read_sized};
-use crate::check::fetch::{FetchOptions, FetchSetupError, Fetcher, Request};
-use crate::config;
+use crate::config::{Config, ConfigError, RawConfig, RawDownstream};
 use crate::export::layout::{self, Collision, Layout, LayoutError};
 use crate::export::schema::{DRAFT, Options};
 use crate::export::source::{self, Found, SourceError};
 use crate::export::{Clash, CollectError, Collection};
+use crate::outbound::client::{DownstreamClient, Fetched};
+use crate::outbound::error::{ClientError, FetchError};
 use crate::wire::key::DocumentKey;
 
 /// Arguments of `export`.
@@ -30,7 +31,7 @@ pub struct ExportArgs {
     /// OpenAPI 3.0 file, or a file or folder of CustomResourceDefinitions
     /// (YAML or JSON; folders are read recursively, .yaml, .yml and .json
     /// files only).
-    #[arg(required = true, value_name = "SOURCE")]
+    #[arg(required_unless_present = "kubeconfig", value_name = "SOURCE")]
     pub sources: Vec<String>,
     /// How the files are laid out.
     #[arg(long, value_enum)]
@@ -48,6 +49,15 @@ pub struct ExportArgs {
     /// x-kubernetes-preserve-unknown-fields says otherwise.
     #[arg(long)]
     pub strict: bool,
+    /// A kubeconfig whose context names a server and its credentials
+    /// (token, client certificate, exec plugin): that server is the first
+    /// source, before the SOURCE arguments. Its credentials go to it
+    /// alone, never to a SOURCE URL.
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The --kubeconfig context to use instead of its current-context.
+    #[arg(long, value_name = "NAME", requires = "kubeconfig")]
+    pub context: Option<String>,
     /// Server sources: a file holding a bearer token to send.
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
@@ -61,7 +71,8 @@ pub struct ExportArgs {
     /// Server sources: timeout of one request, e.g. 30s.
     #[arg(long, value_name = "DURATION", default_value = "30s")]
     pub timeout: String,
-    /// Server sources: deadline of all requests to one server, e.g. 10m.
+    /// Server sources: deadline of all requests to one server together,
+    /// e.g. 10m.
     #[arg(long, value_name = "DURATION", default_value = "10m")]
     pub deadline: String,
     /// The largest file read, or document fetched: bytes, or 64MiB, 64Mi, 1G.
@@ -149,16 +160,38 @@ pub enum ExportCommandError {
         #[source]
         source: SourceError,
     },
-    /// The server could not be asked (the error shows its URL, a
-    /// password in it hidden).
-    #[error("server source")]
-    ServerSetup(#[source] FetchSetupError),
-    /// The server did not give its documents.
-    #[error("{url}: {problem}")]
+    /// A server source's URL, credentials or flags are not usable.
+    #[error("server source {source_name}: {problem}")]
+    ServerSetup {
+        /// The source as given (a password in it hidden).
+        source_name: String,
+        /// What is wrong, naming the flag.
+        problem: String,
+    },
+    /// The server's client could not be built (TLS material).
+    #[error("server source {source_name}")]
+    ServerClient {
+        /// The source (a password in it hidden).
+        source_name: String,
+        /// Why.
+        #[source]
+        source: ClientError,
+    },
+    /// A request to the server failed.
+    #[error("server source {url}")]
     Server {
         /// The server (a password in it hidden).
         url: String,
-        /// What went wrong.
+        /// Why.
+        #[source]
+        source: FetchError,
+    },
+    /// The server answered without the document asked for.
+    #[error("server source {url}: {problem}")]
+    ServerAnswer {
+        /// The server (a password in it hidden).
+        url: String,
+        /// What it answered.
         problem: String,
     },
     /// Documents of one key could not be joined.
@@ -173,13 +206,14 @@ pub enum ExportCommandError {
 }
 
 impl ExportCommandError {
-    /// The process exit status: 4 for files and folders, 3 for sources
-    /// that cannot be used.
+    /// The process exit status: 4 for files and folders, 2 for flags
+    /// (a server source's URL, credentials or kubeconfig context among
+    /// them), 3 for sources that cannot be used.
     #[must_use]
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Self::Io { .. } | Self::OutExists(_) => ExitCode::from(EXIT_IO),
-            Self::Flag { .. } => ExitCode::from(2),
+            Self::Flag { .. } | Self::ServerSetup { .. } => ExitCode::from(2),
             _ => ExitCode::from(EXIT_BAD_INPUT),
         }
     }
@@ -225,16 +259,21 @@ pub async fn run_export(args: &ExportArgs) -> Result<ExportSummary, ExportComman
         ..ExportSummary::default()
     };
     let mut collection = Collection::default();
-    for source in &args.sources {
-        if source.starts_with("http://") || source.starts_with("https://") {
+    let kubeconfig = args.kubeconfig.as_ref().map(|_| None);
+    let urls = args.sources.iter().map(|s| Some(s.as_str()));
+    for source in kubeconfig.into_iter().chain(urls) {
+        let server = match source {
+            None => true,
+            Some(s) => s.starts_with("http://") || s.starts_with("https://"),
+        };
+        if server {
             let (shown, documents) = fetch_server(source, args).await?;
-            let mut found = Found::default();
-            found.openapi = documents.len();
+            let found = Found { openapi: documents.len(), ..Found::default() };
             for (key, bytes) in documents {
                 collection.add(key, bytes, &shown)?;
             }
             summary.sources.push((shown, found));
-        } else {
+        } else if let Some(source) = source {
             for file in files_of(Path::new(source))? {
                 let name = file.display().to_string();
                 let bytes = read_file(&file, args.max_bytes)?;
@@ -312,38 +351,114 @@ fn read_file(path: &Path, limit: usize) -> Result<Vec<u8>, ExportCommandError> {
 /// How many documents are asked for at once.
 const IN_FLIGHT: usize = 8;
 
-/// The OpenAPI v3 documents of the server at `url`, by key, as it serves
-/// them: `/openapi/v3`, then each group-version's document its root names.
-/// Returned with the URL as it may be shown (one with a user or password
-/// in it is refused).
+/// The client of a server source: `url` with the credential flags, or
+/// (`None`) the server and credentials of the --kubeconfig context, made
+/// and checked as `serve` makes a downstream's (`config/`), and the name
+/// it may be shown by.
+fn server_client(
+    url: Option<&str>,
+    args: &ExportArgs,
+) -> Result<(DownstreamClient, String), ExportCommandError> {
+    let given = url.map_or_else(
+        || {
+            format!(
+                "--kubeconfig {}",
+                args.kubeconfig.as_deref().unwrap_or(Path::new("")).display()
+            )
+        },
+        |u| crate::outbound::redact::redact_url(u).into_owned(),
+    );
+    let downstream = match url {
+        Some(url) => RawDownstream {
+            url: Some(url.to_owned()),
+            ca_file: args.ca_file.clone(),
+            insecure_skip_tls_verify: args.insecure,
+            token_file: args.token_file.clone(),
+            ..RawDownstream::default()
+        },
+        None => RawDownstream {
+            kubeconfig: args.kubeconfig.clone(),
+            context: args.context.clone(),
+            ..RawDownstream::default()
+        },
+    };
+    let raw = RawConfig {
+        downstreams: vec![RawDownstream {
+            name: Some("export".to_owned()),
+            timeout: Some(args.timeout.clone()),
+            ..downstream
+        }],
+        ..RawConfig::default()
+    };
+    let setup =
+        |problem: String| ExportCommandError::ServerSetup { source_name: given.clone(), problem };
+    let config = Config::from_raw(raw).map_err(|e| setup(flag_problem(&e)))?;
+    let d = config.downstreams.first().ok_or_else(|| setup("no server".to_owned()))?;
+    let client =
+        DownstreamClient::new(&d.name, &d.url, &d.tls, d.token.as_ref(), d.timeout, args.max_bytes)
+            .map_err(|source| ExportCommandError::ServerClient {
+                source_name: given.clone(),
+                source,
+            })?;
+    let shown = client.base().to_owned();
+    Ok((client, shown))
+}
+
+/// A configuration error about the one downstream, told in the command's
+/// flags (`downstreams[0].caFile` is `--ca-file`).
+fn flag_problem(e: &ConfigError) -> String {
+    match e {
+        ConfigError::Invalid { field, problem } => {
+            let name = field.rsplit('.').next().unwrap_or(field);
+            let flag = match name {
+                "url" => "SOURCE",
+                "caFile" => "--ca-file",
+                "tokenFile" => "--token-file",
+                "insecureSkipTlsVerify" => "--insecure",
+                "kubeconfig" => "--kubeconfig",
+                "context" => "--context",
+                "timeout" => "--timeout",
+                other => other,
+            };
+            // The configuration's words for what export calls a flag.
+            let problem = problem.replace("use tokenFile", "use --token-file");
+            format!("{flag}: {problem}")
+        }
+        other => crate::error_chain(other),
+    }
+}
+
+/// The OpenAPI v3 documents of a server source (see [`server_client`]),
+/// by key, as it serves them: `/openapi/v3`, then each group-version's
+/// document its root names, within --deadline. Returned with the server's
+/// URL as it may be shown.
 async fn fetch_server(
-    url: &str,
+    url: Option<&str>,
     args: &ExportArgs,
 ) -> Result<(String, Vec<(DocumentKey, Vec<u8>)>), ExportCommandError> {
-    let duration = |flag: &'static str, v: &str| {
-        config::parse_duration(v).map_err(|problem| ExportCommandError::Flag {
-            flag,
-            value: v.to_owned(),
-            problem,
-        })
-    };
-    let fetcher = Fetcher::new(FetchOptions {
-        base: url.to_owned(),
-        ca_file: args.ca_file.clone(),
-        insecure: args.insecure,
-        token_file: args.token_file.clone(),
-        timeout: duration("--timeout", &args.timeout)?,
-        deadline: duration("--deadline", &args.deadline)?,
-        max_bytes: args.max_bytes,
-    })
-    .map_err(ExportCommandError::ServerSetup)?;
-    let shown = fetcher.base().to_owned();
-    let shown = shown.as_str();
-    let server = |problem: String| ExportCommandError::Server { url: shown.to_owned(), problem };
-    let accept = [("Accept", "application/json")];
-    let root = get(&fetcher, "/openapi/v3", &accept).await.map_err(server)?;
-    let root: serde_json::Value = serde_json::from_slice(&root)
-        .map_err(|e| server(format!("/openapi/v3 is not JSON: {e}")))?;
+    let deadline = crate::config::parse_duration(&args.deadline).map_err(|problem| {
+        ExportCommandError::Flag { flag: "--deadline", value: args.deadline.clone(), problem }
+    })?;
+    let (client, shown) = server_client(url, args)?;
+    match tokio::time::timeout(deadline, fetch_documents(&client, &shown)).await {
+        Ok(result) => result.map(|documents| (shown, documents)),
+        Err(_) => Err(ExportCommandError::ServerAnswer {
+            url: shown,
+            problem: format!("not done within --deadline {}", args.deadline),
+        }),
+    }
+}
+
+async fn fetch_documents(
+    client: &DownstreamClient,
+    shown: &str,
+) -> Result<Vec<(DocumentKey, Vec<u8>)>, ExportCommandError> {
+    let root = get(client, shown, "/openapi/v3", 1).await?;
+    let root: serde_json::Value =
+        serde_json::from_slice(&root).map_err(|e| ExportCommandError::ServerAnswer {
+            url: shown.to_owned(),
+            problem: format!("/openapi/v3 is not JSON: {e}"),
+        })?;
     let mut wanted = Vec::new();
     for (key, entry) in root.get("paths").and_then(|p| p.as_object()).into_iter().flatten() {
         let Some(key) = DocumentKey::parse(key) else {
@@ -364,29 +479,43 @@ async fn fetch_server(
     }
     let total = wanted.len();
     let mut progress = Progress::new("fetched", total);
-    let fetcher = &fetcher;
     let mut results = futures_util::stream::iter(wanted)
         .map(|(key, path)| async move {
-            let got = get(fetcher, &path, &accept).await;
+            let got = get(client, shown, &path, IN_FLIGHT).await;
             (key, got)
         })
         .buffered(IN_FLIGHT);
     let mut out = Vec::with_capacity(total);
     while let Some((key, got)) = results.next().await {
-        out.push((key, got.map_err(server)?));
+        out.push((key, got?));
         progress.at(out.len());
     }
     progress.done();
-    Ok((shown.to_owned(), out))
+    Ok(out)
 }
 
-/// The body of a 200 answer to `GET path`, or what went wrong.
-async fn get(fetcher: &Fetcher, path: &str, headers: &[(&str, &str)]) -> Result<Vec<u8>, String> {
-    let (exchange, body) = fetcher.send_digest(Request::get(path, headers), |b| b.to_vec()).await;
-    match (exchange.outcome, body) {
-        (Ok(r), Some(body)) if r.status == 200 => Ok(body),
-        (Ok(r), _) => Err(format!("GET {path}: status {}", r.status)),
-        (Err(why), _) => Err(format!("GET {path}: {why}")),
+/// The body of `GET path` (one of `in_flight` requests made together),
+/// or why there is none.
+async fn get(
+    client: &DownstreamClient,
+    shown: &str,
+    path: &str,
+    in_flight: usize,
+) -> Result<Vec<u8>, ExportCommandError> {
+    let fetched = client
+        .get_among(path, "application/json", None, in_flight)
+        .await
+        .map_err(|source| ExportCommandError::Server { url: shown.to_owned(), source })?;
+    match fetched {
+        Fetched::Body { body, .. } => Ok(body.to_vec()),
+        Fetched::NotFound => Err(ExportCommandError::ServerAnswer {
+            url: shown.to_owned(),
+            problem: format!("GET {path}: 404, not found"),
+        }),
+        other => Err(ExportCommandError::ServerAnswer {
+            url: shown.to_owned(),
+            problem: format!("GET {path}: {other:?}"),
+        }),
     }
 }
 

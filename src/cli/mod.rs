@@ -111,8 +111,9 @@ pub enum Command {
     Check(CheckArgs),
     /// Write a cluster's schemas for offline validation (kubeconform, kubectl-validate, …).
     ///
-    /// Reads OpenAPI v3 from the sources — a server's base URL (its
-    /// /openapi/v3), Swagger 2.0 or OpenAPI 3.0 files, files or folders of
+    /// Reads OpenAPI v3 from the sources — a server (its /openapi/v3; a
+    /// base URL, or --kubeconfig's context), Swagger 2.0 or OpenAPI 3.0
+    /// files, files or folders of
     /// CustomResourceDefinitions, published as kube-apiserver publishes
     /// them — joins them (the first source wins a schema or path two
     /// define; each clash is a warning) and writes --out in one layout:
@@ -129,7 +130,8 @@ pub enum Command {
     ///
     /// Exit status: 0 exported; 3 a source cannot be used (not a schema
     /// document, a server error); 4 reading or writing a file failed, or
-    /// --out exists without --force; 2 bad command line.
+    /// --out exists without --force; 2 bad command line (a server's URL,
+    /// credential flags or kubeconfig context among them).
     #[command(verbatim_doc_comment)]
     Export(ExportArgs),
 }

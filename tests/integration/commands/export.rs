@@ -591,3 +591,74 @@ fn an_archive_holds_the_folders_files_and_is_the_same_on_a_rerun() {
     }
     assert!(archives[0] == archives[1], "a re-run wrote another archive");
 }
+
+/// `--kubeconfig` makes the context's server the first source; `--context`
+/// chooses another context than the file's current one.
+#[actix_web::test]
+async fn a_kubeconfig_context_names_the_server_to_export() {
+    use crate::common::proxy::{TestProxy, downstream, site};
+    use openapi_proxy::demo::Route;
+
+    let ds = site();
+    ds.routes.set(
+        "/openapi/v2",
+        Route::json(std::fs::read(root().join("testdata/sample/widgets.v2.json")).expect("sample")),
+    );
+    let proxy = TestProxy::start(vec![downstream("widgets", &ds.url(), 1)]);
+    proxy.wait_for("the converted documents", |s| !s.openapi.is_empty()).await;
+    let dir = scratch_dir("export-kubeconfig");
+    let token = dir.join("token");
+    std::fs::write(&token, "t0ken\n").expect("token");
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1
+kind: Config
+current-context: gone
+clusters:
+- {{name: proxy, cluster: {{server: '{base}'}}}}
+- {{name: gone, cluster: {{server: 'http://127.0.0.1:1'}}}}
+contexts:
+- {{name: proxy, context: {{cluster: proxy, user: u}}}}
+- {{name: gone, context: {{cluster: gone, user: u}}}}
+users:
+- {{name: u, user: {{tokenFile: '{token}'}}}}
+",
+            base = proxy.base,
+            token = s(&token),
+        ),
+    )
+    .expect("kubeconfig");
+    let run = |args: Vec<String>| {
+        actix_web::rt::task::spawn_blocking(move || {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            export(&args)
+        })
+    };
+    let args = |out: &str, context: Option<&str>| {
+        let mut a = vec!["--kubeconfig".to_owned(), s(&kubeconfig).to_owned()];
+        if let Some(c) = context {
+            a.extend(["--context".to_owned(), c.to_owned()]);
+        }
+        a.extend(["--layout", "kubectl-validate", "--out"].map(str::to_owned));
+        a.push(s(&dir.join(out)).to_owned());
+        a
+    };
+    let o = run(args("chosen", Some("proxy"))).await.expect("export ran");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let written = tree(&dir.join("chosen"));
+    assert!(!written.is_empty());
+    let said = format!("{}: {} OpenAPI document", proxy.base, written.len());
+    assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+    for (file, bytes) in &written {
+        let served =
+            proxy.get(&format!("/openapi/v3/{}", file.trim_end_matches(".json")), &[]).await;
+        assert!(served.body == *bytes, "{file}: the kubeconfig's server's bytes");
+    }
+
+    let o = run(args("current", None)).await.expect("export ran");
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("http://127.0.0.1:1"), "{}", stderr(&o));
+    assert!(!dir.join("current").exists());
+}
