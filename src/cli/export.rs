@@ -83,13 +83,13 @@ pub struct ExportArgs {
 /// `export --layout`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ExportLayout {
-    /// api/<v>.json and apis/<g>/<v>.json: the OpenAPI v3 documents
+    /// `api/<v>.json` and `apis/<g>/<v>.json`: the OpenAPI v3 documents
     /// (kubectl-validate --local-schemas).
     KubectlValidate,
-    /// <kind>-<group prefix>-<version>.json, one standalone JSON Schema per
-    /// kind (kubeconform -schema-location).
+    /// `<kind>-<group prefix>-<version>.json`, one standalone JSON Schema
+    /// per kind (kubeconform -schema-location).
     Kubeconform,
-    /// <group>/<kind>_<version>.json, one standalone JSON Schema per kind
+    /// `<group>/<kind>_<version>.json`, one standalone JSON Schema per kind
     /// (datree CRDs-catalog, flux-schema).
     Catalog,
     /// swagger.json: one Swagger 2.0 document (kustomize's openapi: field).
@@ -173,9 +173,10 @@ pub enum ExportCommandError {
     ServerClient {
         /// The source (a password in it hidden).
         source_name: String,
-        /// Why.
+        /// Why (boxed: TLS errors are large, and every result of the
+        /// command carries this type).
         #[source]
-        source: ClientError,
+        source: Box<ClientError>,
     },
     /// A request to the server failed.
     #[error("server source {url}")]
@@ -398,7 +399,7 @@ fn server_client(
         DownstreamClient::new(&d.name, &d.url, &d.tls, d.token.as_ref(), d.timeout, args.max_bytes)
             .map_err(|source| ExportCommandError::ServerClient {
                 source_name: given.clone(),
-                source,
+                source: Box::new(source),
             })?;
     let shown = client.base().to_owned();
     Ok((client, shown))

@@ -118,11 +118,12 @@ pub enum Command {
     /// them — joins them (the first source wins a schema or path two
     /// define; each clash is a warning) and writes --out in one layout:
     ///
-    ///   kubectl-validate  api/<v>.json, apis/<g>/<v>.json (--local-schemas)
-    ///   kubeconform       <kind>-<group prefix>-<version>.json, one standalone
-    ///                     JSON Schema (draft-07) per kind: -schema-location
+    ///   kubectl-validate  api/V.json, apis/G/V.json (--local-schemas)
+    ///   kubeconform       KIND-PREFIX-V.json (PREFIX: G's first label; KIND-V.json
+    ///                     for the core group), one standalone JSON Schema
+    ///                     (draft-07) per kind: -schema-location
     ///                     'DIR/{{ .ResourceKind }}{{ .KindSuffix }}.json'
-    ///   catalog           <group>/<kind>_<version>.json (CRDs-catalog, flux)
+    ///   catalog           G/KIND_V.json (core/ for the core group; CRDs-catalog)
     ///   openapi-v2        swagger.json, one Swagger 2.0 document (kustomize)
     ///
     /// --out is written whole or not at all (a folder beside it, renamed),

@@ -430,7 +430,7 @@ async fn kubectl_validate_layout_of_a_server_is_what_it_serves() {
     let proxy = TestProxy::start(vec![downstream("kube", &ds.url(), 1)]);
     proxy.wait_for("the converted documents", |s| s.openapi.len() > 40).await;
     let out = scratch_dir("export-server").join("out");
-    let args = vec![
+    let args = [
         proxy.base.clone(),
         "--layout".into(),
         "kubectl-validate".into(),
