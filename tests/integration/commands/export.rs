@@ -662,3 +662,29 @@ users:
     assert!(stderr(&o).contains("http://127.0.0.1:1"), "{}", stderr(&o));
     assert!(!dir.join("current").exists());
 }
+
+/// An OpenAPI 3.0 document with paths is split per group-version as the
+/// proxy splits one: kube-openapi's copy of Kubernetes' `apps/v1`
+/// document gives `apis/apps/v1.json`, whose Deployment validates.
+#[test]
+fn an_openapi_3_document_with_paths_is_split_per_group_version() {
+    let dir = scratch_dir("export-openapi3");
+    let apps = shared_testdata("kube-openapi/pkg/spec3/testdata/appsv1spec.json");
+    let kubectl = dir.join("kubectl-validate");
+    let o = export(&[s(&apps), "--layout", "kubectl-validate", "--out", s(&kubectl)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let files: Vec<String> = tree(&kubectl).into_iter().map(|(f, _)| f).collect();
+    assert_eq!(files, ["apis/apps/v1.json"]);
+    let schemas = dir.join("kubeconform");
+    let o = export(&[s(&apps), "--layout", "kubeconform", "--strict", "--out", s(&schemas)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let verdicts = validate(
+        &schemas,
+        &[
+            ("deployment-apps-v1.json", DEPLOYMENT),
+            ("deployment-apps-v1.json", &DEPLOYMENT.replace("replicas: 2", "replicas: two")),
+        ],
+    );
+    assert_valid(&verdicts[..1], &["Deployment"]);
+    assert_refused_at(&verdicts[1], "/spec/replicas", "is not of type 'integer'");
+}
