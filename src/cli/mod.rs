@@ -113,10 +113,10 @@ pub enum Command {
     ///
     /// Reads OpenAPI v3 from the sources — a server (its /openapi/v3; a
     /// base URL, or --kubeconfig's context), Swagger 2.0 or OpenAPI 3.0
-    /// files, files or folders of
-    /// CustomResourceDefinitions, published as kube-apiserver publishes
-    /// them — joins them (the first source wins a schema or path two
-    /// define; each clash is a warning) and writes --out in one layout:
+    /// files, files or folders of CustomResourceDefinitions (published as
+    /// kube-apiserver publishes them) — joins them (the first source wins
+    /// a schema or path two define; each clash is a warning) and writes
+    /// --out in one layout:
     ///
     ///   kubectl-validate  api/V.json, apis/G/V.json (--local-schemas)
     ///   kubeconform       KIND-PREFIX-V.json (PREFIX: G's first label; KIND-V.json
@@ -126,8 +126,9 @@ pub enum Command {
     ///   catalog           G/KIND_V.json (core/ for the core group; CRDs-catalog)
     ///   openapi-v2        swagger.json, one Swagger 2.0 document (kustomize)
     ///
-    /// --out is written whole or not at all (a folder beside it, renamed),
-    /// and the same sources give the same bytes.
+    /// --out is written whole or not at all (a folder beside it, renamed;
+    /// -o FILE.tar.gz writes an archive instead), and the same sources
+    /// give the same bytes.
     ///
     /// Exit status: 0 exported; 3 a source cannot be used (not a schema
     /// document, a server error); 4 reading or writing a file failed, or
