@@ -17,6 +17,9 @@
 //! - `downstream` — one poll loop per downstream server (I/O only), and
 //!   `check` — the conformance rules as a command; both reach other servers
 //!   through `outbound` (client, TLS, tokens, credentials, bounded bodies).
+//! - `export` — the `export` command's library side: the documents of
+//!   files and servers joined, laid out as offline validators read them
+//!   (standalone JSON Schemas per kind among them).
 //! - `publish` — the immutable snapshot, its store, and the single writer
 //!   loop.
 //! - `openapi` — Swagger 2.0 → OpenAPI 3.0 conversion, splitting per key,
@@ -48,6 +51,7 @@ mod config;
 pub mod demo;
 mod discovery;
 mod downstream;
+mod export;
 mod front_door;
 mod http;
 mod json;

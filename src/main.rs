@@ -34,6 +34,24 @@ fn main() -> ExitCode {
         Command::Check(args) => {
             actix_web::rt::System::new().block_on(openapi_proxy::cli::run_check(args))
         }
+        Command::Export(args) => {
+            let result =
+                actix_web::rt::System::new().block_on(openapi_proxy::cli::run_export(args));
+            match result {
+                Ok(summary) => {
+                    let mut err = std::io::stderr().lock();
+                    // The files are in place; a summary that cannot be
+                    // written changes nothing.
+                    let _ = openapi_proxy::cli::write_export_summary(&mut err, &summary);
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    let code = e.exit_code();
+                    eprintln!("error: {:#}", anyhow::Error::new(e));
+                    code
+                }
+            }
+        }
         Command::Convert(args) => match openapi_proxy::cli::run_convert(args) {
             Ok(summary) => {
                 let mut err = std::io::stderr().lock();

@@ -5,6 +5,7 @@
 mod check;
 mod convert;
 mod demo;
+mod export;
 pub mod logs;
 mod ref_files;
 mod serve;
@@ -17,6 +18,9 @@ pub use convert::{
     write_summary,
 };
 pub use demo::{DemoArgs, run_demo};
+pub use export::{
+    ExportArgs, ExportCommandError, ExportLayout, ExportSummary, run_export, write_export_summary,
+};
 pub use serve::{ServeArgs, ServingArgs, run_serve, serve_config};
 
 /// openapi-proxy publishes Kubernetes API metadata — OpenAPI v3 per
@@ -106,4 +110,31 @@ pub enum Command {
     /// failed; 2 bad command line, client setup failed, or the server is
     /// unreachable.
     Check(CheckArgs),
+    /// Write a cluster's schemas for offline validation (kubeconform, kubectl-validate, …).
+    ///
+    /// Reads OpenAPI v3 from the sources — a server (its /openapi/v3; a
+    /// base URL, or --kubeconfig's context), Swagger 2.0 or OpenAPI 3.0
+    /// files, files or folders of CustomResourceDefinitions (published as
+    /// kube-apiserver publishes them) — joins them (the first source wins
+    /// a schema or path two define; each clash is a warning) and writes
+    /// --out in one layout:
+    ///
+    ///   kubectl-validate  api/V.json, apis/G/V.json (--local-schemas)
+    ///   kubeconform       KIND-PREFIX-V.json (PREFIX: G's first label; KIND-V.json
+    ///                     for the core group), one standalone JSON Schema
+    ///                     (draft-07) per kind: -schema-location
+    ///                     'DIR/{{ .ResourceKind }}{{ .KindSuffix }}.json'
+    ///   catalog           G/KIND_V.json (core/ for the core group; CRDs-catalog)
+    ///   openapi-v2        swagger.json, one Swagger 2.0 document (kustomize)
+    ///
+    /// --out is written whole or not at all (a folder beside it, renamed;
+    /// -o FILE.tar.gz writes an archive instead), and the same sources
+    /// give the same bytes.
+    ///
+    /// Exit status: 0 exported; 3 a source cannot be used (not a schema
+    /// document, a server error); 4 reading or writing a file failed, or
+    /// --out exists without --force; 2 bad command line (a server's URL,
+    /// credential flags or kubeconfig context among them).
+    #[command(verbatim_doc_comment)]
+    Export(ExportArgs),
 }

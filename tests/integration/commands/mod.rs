@@ -4,3 +4,5 @@
 mod check;
 /// The `convert` command as a user runs it.
 mod convert;
+/// `openapi-proxy export`: each layout from each kind of source, judged by an independent JSON Schema validator.
+mod export;

@@ -1,0 +1,792 @@
+//! `openapi-proxy export`: read the sources (files, folders, a server),
+//! lay their schemas out as an offline validator reads them, and write the
+//! result whole or not at all. The work between reading and writing is
+//! `export/`'s.
+
+use std::collections::BTreeSet;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+use flate2::write::GzEncoder;
+use futures_util::StreamExt;
+
+use super::convert::{EXIT_BAD_INPUT, EXIT_IO, read_sized};
+use crate::config::{Config, ConfigError, RawConfig, RawDownstream};
+use crate::export::layout::{self, Collision, Layout, LayoutError};
+use crate::export::schema::{DRAFT, Options};
+use crate::export::source::{self, Found, SourceError};
+use crate::export::{Clash, CollectError, Collection};
+use crate::outbound::client::{DownstreamClient, Fetched};
+use crate::outbound::error::{ClientError, FetchError};
+use crate::wire::key::DocumentKey;
+
+/// Arguments of `export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Where the schemas come from, first wins: a server's base URL
+    /// (http:// or https://; its /openapi/v3 documents), a Swagger 2.0 or
+    /// OpenAPI 3.0 file, or a file or folder of CustomResourceDefinitions
+    /// (YAML or JSON; folders are read recursively, .yaml, .yml and .json
+    /// files only).
+    #[arg(required_unless_present = "kubeconfig", value_name = "SOURCE")]
+    pub sources: Vec<String>,
+    /// How the files are laid out.
+    #[arg(long, value_enum)]
+    pub layout: ExportLayout,
+    /// The folder to write, or a gzipped tar archive of it when the name
+    /// ends in .tar.gz or .tgz. It must not exist, unless --force: then it
+    /// is replaced, whole, once the new one is complete.
+    #[arg(short = 'o', long, value_name = "DIR|FILE.tar.gz")]
+    pub out: PathBuf,
+    /// Replace --out if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// JSON Schema layouts: every object that lists its properties refuses
+    /// others (additionalProperties: false), at every depth, except where
+    /// x-kubernetes-preserve-unknown-fields says otherwise.
+    #[arg(long)]
+    pub strict: bool,
+    /// A kubeconfig whose context names a server and its credentials
+    /// (token, client certificate, exec plugin): that server is the first
+    /// source, before the SOURCE arguments. Its credentials go to it
+    /// alone, never to a SOURCE URL.
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The --kubeconfig context to use instead of its current-context.
+    #[arg(long, value_name = "NAME", requires = "kubeconfig")]
+    pub context: Option<String>,
+    /// Server sources: a file holding a bearer token to send.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Server sources: the PEM CA bundle to verify the server with
+    /// [default: the system's roots].
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
+    /// Server sources: do not verify the server's certificate.
+    #[arg(long)]
+    pub insecure: bool,
+    /// Server sources: timeout of one request, e.g. 30s.
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    pub timeout: String,
+    /// Server sources: deadline of all requests to one server together,
+    /// e.g. 10m.
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    pub deadline: String,
+    /// The largest file read, or document fetched: bytes, or 64MiB, 64Mi, 1G.
+    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = crate::config::bytes::parse_bytes)]
+    pub max_bytes: usize,
+}
+
+/// `export --layout`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportLayout {
+    /// `api/<v>.json` and `apis/<g>/<v>.json`: the OpenAPI v3 documents
+    /// (kubectl-validate --local-schemas).
+    KubectlValidate,
+    /// `<kind>-<group prefix>-<version>.json`, one standalone JSON Schema
+    /// per kind (kubeconform -schema-location).
+    Kubeconform,
+    /// `<group>/<kind>_<version>.json`, one standalone JSON Schema per kind
+    /// (datree CRDs-catalog, flux-schema).
+    Catalog,
+    /// swagger.json: one Swagger 2.0 document (kustomize's openapi: field).
+    OpenapiV2,
+}
+
+impl ExportLayout {
+    fn layout(self) -> Layout {
+        match self {
+            Self::KubectlValidate => Layout::KubectlValidate,
+            Self::Kubeconform => Layout::Kubeconform,
+            Self::Catalog => Layout::Catalog,
+            Self::OpenapiV2 => Layout::OpenapiV2,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::KubectlValidate => "kubectl-validate",
+            Self::Kubeconform => "kubeconform",
+            Self::Catalog => "catalog",
+            Self::OpenapiV2 => "openapi-v2",
+        }
+    }
+}
+
+/// Why `export` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportCommandError {
+    /// --out exists and --force was not given.
+    #[error("{0} exists; give --force to replace it")]
+    OutExists(String),
+    /// A flag's value is not usable.
+    #[error("{flag} {value:?}: {problem}")]
+    Flag {
+        /// The flag.
+        flag: &'static str,
+        /// Its value.
+        value: String,
+        /// Why.
+        problem: String,
+    },
+    /// A file could not be read or written.
+    #[error("{action} {path}")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file is larger than --max-bytes.
+    #[error("{path} is larger than --max-bytes ({limit} bytes); refused")]
+    TooLarge {
+        /// The file.
+        path: String,
+        /// The limit.
+        limit: usize,
+    },
+    /// A file's documents could not be used.
+    #[error("{path}")]
+    Source {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: SourceError,
+    },
+    /// A server source's URL, credentials or flags are not usable.
+    #[error("server source {source_name}: {problem}")]
+    ServerSetup {
+        /// The source as given (a password in it hidden).
+        source_name: String,
+        /// What is wrong, naming the flag.
+        problem: String,
+    },
+    /// The server's client could not be built (TLS material).
+    #[error("server source {source_name}")]
+    ServerClient {
+        /// The source (a password in it hidden).
+        source_name: String,
+        /// Why (boxed: TLS errors are large, and every result of the
+        /// command carries this type).
+        #[source]
+        source: Box<ClientError>,
+    },
+    /// A request to the server failed.
+    #[error("server source {url}")]
+    Server {
+        /// The server (a password in it hidden).
+        url: String,
+        /// Why.
+        #[source]
+        source: FetchError,
+    },
+    /// The server answered without the document asked for.
+    #[error("server source {url}: {problem}")]
+    ServerAnswer {
+        /// The server (a password in it hidden).
+        url: String,
+        /// What it answered.
+        problem: String,
+    },
+    /// Documents of one key could not be joined.
+    #[error(transparent)]
+    Collect(#[from] CollectError),
+    /// The layout could not be made.
+    #[error("laying out")]
+    Layout(#[source] LayoutError),
+    /// No source gave a document.
+    #[error("the sources hold no OpenAPI document and no CustomResourceDefinition")]
+    Nothing,
+}
+
+impl ExportCommandError {
+    /// The process exit status: 4 for files and folders, 2 for flags
+    /// (a server source's URL, credentials or kubeconfig context among
+    /// them), 3 for sources that cannot be used.
+    #[must_use]
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            Self::Io { .. } | Self::OutExists(_) => ExitCode::from(EXIT_IO),
+            Self::Flag { .. } | Self::ServerSetup { .. } => ExitCode::from(2),
+            _ => ExitCode::from(EXIT_BAD_INPUT),
+        }
+    }
+}
+
+/// What `export` did, for the summary.
+#[derive(Debug, Default)]
+pub struct ExportSummary {
+    /// The layout's name.
+    pub layout: &'static str,
+    /// Where it was written.
+    pub out: String,
+    /// Files written.
+    pub files: usize,
+    /// Documents laid out.
+    pub documents: usize,
+    /// Each source and what it held.
+    pub sources: Vec<(String, Found)>,
+    /// Members two sources define differently.
+    pub clashes: Vec<Clash>,
+    /// Kinds left out for a file name taken.
+    pub collisions: Vec<Collision>,
+    /// Kinds left out for a name no file can carry.
+    pub bad_kinds: Vec<String>,
+    /// Whether the schemas are strict.
+    pub strict: bool,
+}
+
+/// Runs `export`.
+///
+/// # Errors
+/// [`ExportCommandError`], whose [`ExportCommandError::exit_code`] tells
+/// unusable sources from file trouble.
+pub async fn run_export(args: &ExportArgs) -> Result<ExportSummary, ExportCommandError> {
+    let out_name = args.out.display().to_string();
+    if args.out.symlink_metadata().is_ok() && !args.force {
+        return Err(ExportCommandError::OutExists(out_name));
+    }
+    let mut summary = ExportSummary {
+        layout: args.layout.name(),
+        out: out_name,
+        strict: args.strict,
+        ..ExportSummary::default()
+    };
+    let mut collection = Collection::default();
+    let kubeconfig = args.kubeconfig.as_ref().map(|_| None);
+    let urls = args.sources.iter().map(|s| Some(s.as_str()));
+    for source in kubeconfig.into_iter().chain(urls) {
+        let server = match source {
+            None => true,
+            Some(s) => s.starts_with("http://") || s.starts_with("https://"),
+        };
+        if server {
+            let (shown, documents) = fetch_server(source, args).await?;
+            let found = Found { openapi: documents.len(), ..Found::default() };
+            for (key, bytes) in documents {
+                collection.add(key, bytes, &shown)?;
+            }
+            summary.sources.push((shown, found));
+        } else if let Some(source) = source {
+            for file in files_of(Path::new(source))? {
+                let name = file.display().to_string();
+                let bytes = read_file(&file, args.max_bytes)?;
+                let docs = source::documents_of(&bytes, args.max_bytes.saturating_mul(8))
+                    .map_err(|source| ExportCommandError::Source { path: name.clone(), source })?;
+                for (key, bytes) in docs.documents {
+                    collection.add(key, bytes, &name)?;
+                }
+                summary.sources.push((name, docs.found));
+            }
+        }
+    }
+    summary.clashes = collection.clashes().to_vec();
+    if collection.is_empty() {
+        return Err(ExportCommandError::Nothing);
+    }
+    let documents = collection.into_documents();
+    summary.documents = documents.len();
+    let written = write_atomically(args, &documents)?;
+    summary.files = written.files;
+    summary.collisions = written.collisions;
+    summary.bad_kinds = written.bad_kinds;
+    Ok(summary)
+}
+
+/// The files a path source names: itself, or for a folder every .json,
+/// .yaml and .yml file below it, in path order (so a re-run reads them in
+/// the same order, and the first of two clashing files is the same).
+fn files_of(path: &Path) -> Result<Vec<PathBuf>, ExportCommandError> {
+    let io = |path: &Path, source| ExportCommandError::Io {
+        action: "reading",
+        path: path.display().to_string(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(|e| io(path, e))?;
+    if !meta.is_dir() {
+        return Ok(vec![path.to_owned()]);
+    }
+    let mut out = Vec::new();
+    let mut folders = vec![path.to_owned()];
+    while let Some(dir) = folders.pop() {
+        for entry in std::fs::read_dir(&dir).map_err(|e| io(&dir, e))? {
+            let entry = entry.map_err(|e| io(&dir, e))?;
+            let p = entry.path();
+            let kind = entry.file_type().map_err(|e| io(&p, e))?;
+            // Hidden files and folders (.git) are no one's schemas.
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            if kind.is_dir() {
+                folders.push(p);
+            } else if p
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e, "json" | "yaml" | "yml"))
+            {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn read_file(path: &Path, limit: usize) -> Result<Vec<u8>, ExportCommandError> {
+    let name = || path.display().to_string();
+    let io = |source| ExportCommandError::Io { action: "reading", path: name(), source };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    read_sized(file, len, limit as u64)
+        .map_err(io)?
+        .ok_or_else(|| ExportCommandError::TooLarge { path: name(), limit })
+}
+
+/// How many documents are asked for at once.
+const IN_FLIGHT: usize = 8;
+
+/// The client of a server source: `url` with the credential flags, or
+/// (`None`) the server and credentials of the --kubeconfig context, made
+/// and checked as `serve` makes a downstream's (`config/`), and the name
+/// it may be shown by.
+fn server_client(
+    url: Option<&str>,
+    args: &ExportArgs,
+) -> Result<(DownstreamClient, String), ExportCommandError> {
+    let given = url.map_or_else(
+        || {
+            format!(
+                "--kubeconfig {}",
+                args.kubeconfig.as_deref().unwrap_or(Path::new("")).display()
+            )
+        },
+        |u| crate::outbound::redact::redact_url(u).into_owned(),
+    );
+    let downstream = match url {
+        Some(url) => RawDownstream {
+            url: Some(url.to_owned()),
+            ca_file: args.ca_file.clone(),
+            insecure_skip_tls_verify: args.insecure,
+            token_file: args.token_file.clone(),
+            ..RawDownstream::default()
+        },
+        None => RawDownstream {
+            kubeconfig: args.kubeconfig.clone(),
+            context: args.context.clone(),
+            ..RawDownstream::default()
+        },
+    };
+    let raw = RawConfig {
+        downstreams: vec![RawDownstream {
+            name: Some("export".to_owned()),
+            timeout: Some(args.timeout.clone()),
+            ..downstream
+        }],
+        ..RawConfig::default()
+    };
+    let setup =
+        |problem: String| ExportCommandError::ServerSetup { source_name: given.clone(), problem };
+    let config = Config::from_raw(raw).map_err(|e| setup(flag_problem(&e)))?;
+    let d = config.downstreams.first().ok_or_else(|| setup("no server".to_owned()))?;
+    let client =
+        DownstreamClient::new(&d.name, &d.url, &d.tls, d.token.as_ref(), d.timeout, args.max_bytes)
+            .map_err(|source| ExportCommandError::ServerClient {
+                source_name: given.clone(),
+                source: Box::new(source),
+            })?;
+    let shown = client.base().to_owned();
+    Ok((client, shown))
+}
+
+/// A configuration error about the one downstream, told in the command's
+/// flags (`downstreams[0].caFile` is `--ca-file`).
+fn flag_problem(e: &ConfigError) -> String {
+    match e {
+        ConfigError::Invalid { field, problem } => {
+            let name = field.rsplit('.').next().unwrap_or(field);
+            let flag = match name {
+                "url" => "SOURCE",
+                "caFile" => "--ca-file",
+                "tokenFile" => "--token-file",
+                "insecureSkipTlsVerify" => "--insecure",
+                "kubeconfig" => "--kubeconfig",
+                "context" => "--context",
+                "timeout" => "--timeout",
+                other => other,
+            };
+            // The configuration's words for what export calls a flag.
+            let problem = problem.replace("use tokenFile", "use --token-file");
+            format!("{flag}: {problem}")
+        }
+        other => crate::error_chain(other),
+    }
+}
+
+/// The OpenAPI v3 documents of a server source (see [`server_client`]),
+/// by key, as it serves them: `/openapi/v3`, then each group-version's
+/// document its root names, within --deadline. Returned with the server's
+/// URL as it may be shown.
+async fn fetch_server(
+    url: Option<&str>,
+    args: &ExportArgs,
+) -> Result<(String, Vec<(DocumentKey, Vec<u8>)>), ExportCommandError> {
+    let deadline = crate::config::parse_duration(&args.deadline).map_err(|problem| {
+        ExportCommandError::Flag { flag: "--deadline", value: args.deadline.clone(), problem }
+    })?;
+    let (client, shown) = server_client(url, args)?;
+    match tokio::time::timeout(deadline, fetch_documents(&client, &shown)).await {
+        Ok(result) => result.map(|documents| (shown, documents)),
+        Err(_) => Err(ExportCommandError::ServerAnswer {
+            url: shown,
+            problem: format!("not done within --deadline {}", args.deadline),
+        }),
+    }
+}
+
+async fn fetch_documents(
+    client: &DownstreamClient,
+    shown: &str,
+) -> Result<Vec<(DocumentKey, Vec<u8>)>, ExportCommandError> {
+    let root = get(client, shown, "/openapi/v3", 1).await?;
+    let root: serde_json::Value =
+        serde_json::from_slice(&root).map_err(|e| ExportCommandError::ServerAnswer {
+            url: shown.to_owned(),
+            problem: format!("/openapi/v3 is not JSON: {e}"),
+        })?;
+    let mut wanted = Vec::new();
+    for (key, entry) in root.get("paths").and_then(|p| p.as_object()).into_iter().flatten() {
+        let Some(key) = DocumentKey::parse(key) else {
+            tracing::warn!(server = shown, key, "document key not usable as a file name; skipped");
+            continue;
+        };
+        if !key.is_group_version() {
+            continue;
+        }
+        // The URL the root gives (with its ?hash=), if it is one of the
+        // server's documents; nothing else is asked for.
+        let path = entry
+            .get("serverRelativeURL")
+            .and_then(|u| u.as_str())
+            .filter(|u| u.starts_with(&format!("/openapi/v3/{key}")))
+            .map_or_else(|| format!("/openapi/v3/{key}"), str::to_owned);
+        wanted.push((key, path));
+    }
+    let total = wanted.len();
+    let mut progress = Progress::new("fetched", total);
+    let mut results = futures_util::stream::iter(wanted)
+        .map(|(key, path)| async move {
+            let got = get(client, shown, &path, IN_FLIGHT).await;
+            (key, got)
+        })
+        .buffered(IN_FLIGHT);
+    let mut out = Vec::with_capacity(total);
+    while let Some((key, got)) = results.next().await {
+        out.push((key, got?));
+        progress.at(out.len());
+    }
+    progress.done();
+    Ok(out)
+}
+
+/// The body of `GET path` (one of `in_flight` requests made together),
+/// or why there is none.
+async fn get(
+    client: &DownstreamClient,
+    shown: &str,
+    path: &str,
+    in_flight: usize,
+) -> Result<Vec<u8>, ExportCommandError> {
+    let fetched = client
+        .get_among(path, "application/json", None, in_flight)
+        .await
+        .map_err(|source| ExportCommandError::Server { url: shown.to_owned(), source })?;
+    match fetched {
+        Fetched::Body { body, .. } => Ok(body.to_vec()),
+        Fetched::NotFound => Err(ExportCommandError::ServerAnswer {
+            url: shown.to_owned(),
+            problem: format!("GET {path}: 404, not found"),
+        }),
+        other => Err(ExportCommandError::ServerAnswer {
+            url: shown.to_owned(),
+            problem: format!("GET {path}: {other:?}"),
+        }),
+    }
+}
+
+/// Whether `out` names an archive rather than a folder.
+fn is_archive(out: &Path) -> bool {
+    let name = out.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    name.ends_with(".tar.gz") || name.ends_with(".tgz")
+}
+
+/// Where the files go while they are laid out: a folder, or a gzipped tar
+/// archive, beside --out.
+enum Sink {
+    Folder { path: PathBuf, made: BTreeSet<String> },
+    Archive { path: PathBuf, tar: tar::Builder<GzEncoder<std::fs::File>>, made: BTreeSet<String> },
+}
+
+impl Sink {
+    fn path(&self) -> &Path {
+        match self {
+            Self::Folder { path, .. } | Self::Archive { path, .. } => path,
+        }
+    }
+
+    fn put(&mut self, file: &str, bytes: &[u8]) -> Result<(), ExportCommandError> {
+        match self {
+            Self::Folder { path, made } => {
+                for folder in layout::folders([file]) {
+                    if made.insert(folder.clone()) {
+                        let dir = path.join(&folder);
+                        std::fs::create_dir_all(&dir).map_err(|e| io("creating", &dir, e))?;
+                    }
+                }
+                let target = path.join(file);
+                std::fs::write(&target, bytes).map_err(|e| io("writing", &target, e))
+            }
+            Self::Archive { path, tar, made } => {
+                let err = |e| io("writing", path, e);
+                for folder in layout::folders([file]) {
+                    if made.insert(folder.clone()) {
+                        let mut header = archive_header(tar::EntryType::Directory, 0o755, 0);
+                        tar.append_data(&mut header, format!("{folder}/"), std::io::empty())
+                            .map_err(err)?;
+                    }
+                }
+                let mut header = archive_header(tar::EntryType::Regular, 0o644, bytes.len());
+                tar.append_data(&mut header, file, bytes).map_err(err)
+            }
+        }
+    }
+
+    /// Ends the archive (the folder needs nothing).
+    fn finish(self) -> Result<(), ExportCommandError> {
+        if let Self::Archive { path, tar, .. } = self {
+            let err = |e| io("writing", &path, e);
+            let gz = tar.into_inner().map_err(err)?;
+            let file = gz.finish().map_err(err)?;
+            file.sync_all().map_err(err)?;
+        }
+        Ok(())
+    }
+
+    fn remove(&self) {
+        let _ = match self {
+            Self::Folder { path, .. } => std::fs::remove_dir_all(path),
+            Self::Archive { path, .. } => std::fs::remove_file(path),
+        };
+    }
+}
+
+/// A header that says nothing of who ran the export or when (owner 0,
+/// time 0), so that the same files give the same archive.
+fn archive_header(kind: tar::EntryType, mode: u32, size: usize) -> tar::Header {
+    let mut header = tar::Header::new_ustar();
+    header.set_entry_type(kind);
+    header.set_mode(mode);
+    header.set_size(size as u64);
+    header.set_mtime(0);
+    header.set_uid(0);
+    header.set_gid(0);
+    header
+}
+
+fn io(action: &'static str, path: &Path, source: std::io::Error) -> ExportCommandError {
+    ExportCommandError::Io { action, path: path.display().to_string(), source }
+}
+
+/// Lays the documents out into a folder (or an archive) beside --out,
+/// then puts it in place: a reader of --out sees the old files or the new
+/// ones, never a mix, and a failed export leaves --out as it was.
+fn write_atomically(
+    args: &ExportArgs,
+    documents: &std::collections::BTreeMap<DocumentKey, Vec<u8>>,
+) -> Result<layout::Report, ExportCommandError> {
+    let out = &args.out;
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let name =
+        out.file_name().map_or_else(|| "export".into(), |n| n.to_string_lossy().into_owned());
+    let pid = std::process::id();
+    let temp = parent.join(format!(".{name}.export-{pid}"));
+    if temp.is_dir() {
+        std::fs::remove_dir_all(&temp).map_err(|e| io("removing", &temp, e))?;
+    } else if temp.exists() {
+        std::fs::remove_file(&temp).map_err(|e| io("removing", &temp, e))?;
+    }
+    let mut sink = if is_archive(out) {
+        let file = std::fs::File::create(&temp).map_err(|e| io("creating", &temp, e))?;
+        // Header time 0, so that the same files give the same bytes.
+        let gz = flate2::GzBuilder::new().mtime(0).write(file, flate2::Compression::default());
+        Sink::Archive { path: temp, tar: tar::Builder::new(gz), made: BTreeSet::new() }
+    } else {
+        std::fs::create_dir(&temp).map_err(|e| io("creating", &temp, e))?;
+        Sink::Folder { path: temp, made: BTreeSet::new() }
+    };
+    let mut progress = Progress::new("laid out", documents.len());
+    let options = Options { strict: args.strict };
+    let laid = layout::lay_out(
+        args.layout.layout(),
+        documents,
+        options,
+        |done, _| progress.at(done),
+        |file, bytes| sink.put(file, bytes),
+    );
+    progress.done();
+    let report = match laid {
+        Ok(Ok(report)) => report,
+        Ok(Err(e)) => {
+            sink.remove();
+            return Err(e);
+        }
+        Err(e) => {
+            sink.remove();
+            return Err(ExportCommandError::Layout(e));
+        }
+    };
+    let temp = sink.path().to_owned();
+    if let Err(e) = sink.finish() {
+        let _ = std::fs::remove_file(&temp);
+        return Err(e);
+    }
+    let old = parent.join(format!(".{name}.old-{pid}"));
+    let replacing = out.symlink_metadata().is_ok();
+    if replacing {
+        std::fs::rename(out, &old).map_err(|e| io("moving aside", out, e))?;
+    }
+    if let Err(e) = std::fs::rename(&temp, out) {
+        if replacing {
+            let _ = std::fs::rename(&old, out);
+        }
+        let _ = if temp.is_dir() {
+            std::fs::remove_dir_all(&temp)
+        } else {
+            std::fs::remove_file(&temp)
+        };
+        return Err(io("renaming into place", out, e));
+    }
+    if replacing {
+        let removed =
+            if old.is_dir() { std::fs::remove_dir_all(&old) } else { std::fs::remove_file(&old) };
+        removed.map_err(|e| io("removing the replaced", &old, e))?;
+    }
+    Ok(report)
+}
+
+/// A progress line on stderr, for exports that take a while: nothing for
+/// the first two seconds, then at most one line a second (rewritten in
+/// place on a terminal).
+struct Progress {
+    what: &'static str,
+    total: usize,
+    started: Instant,
+    last: Option<Instant>,
+    terminal: bool,
+}
+
+impl Progress {
+    fn new(what: &'static str, total: usize) -> Self {
+        Self {
+            what,
+            total,
+            started: Instant::now(),
+            last: None,
+            terminal: std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn at(&mut self, done: usize) {
+        let now = Instant::now();
+        if now.duration_since(self.started) < Duration::from_secs(2)
+            || self.last.is_some_and(|l| now.duration_since(l) < Duration::from_secs(1))
+        {
+            return;
+        }
+        self.last = Some(now);
+        let end = if self.terminal { "\r" } else { "\n" };
+        let _ =
+            write!(std::io::stderr(), "export: {} {done}/{} documents{end}", self.what, self.total);
+    }
+
+    fn done(&mut self) {
+        if self.terminal && self.last.is_some() {
+            let _ = writeln!(std::io::stderr());
+        }
+    }
+}
+
+/// Writes the summary of an export to `w` (stderr in practice): what was
+/// written, then a warning line for each clash between sources and each
+/// kind left out.
+///
+/// # Errors
+/// When writing to `w` fails.
+pub fn write_export_summary(w: &mut dyn Write, s: &ExportSummary) -> std::io::Result<()> {
+    let schema_note = match s.layout {
+        "kubeconform" | "catalog" => {
+            format!(", JSON Schema {}{}", draft_name(), if s.strict { ", strict" } else { "" })
+        }
+        _ => String::new(),
+    };
+    writeln!(
+        w,
+        "exported: {} ({}{schema_note}) from {} of {} into {}",
+        counted(s.files, "file"),
+        s.layout,
+        counted(s.documents, "document"),
+        counted(s.sources.len(), "source"),
+        s.out
+    )?;
+    for (name, found) in &s.sources {
+        let mut held = Vec::new();
+        if found.swagger > 0 {
+            held.push(counted(found.swagger, "Swagger 2.0 document"));
+        }
+        if found.openapi > 0 {
+            held.push(counted(found.openapi, "OpenAPI document"));
+        }
+        if found.crds > 0 {
+            held.push(counted(found.crds, "CustomResourceDefinition"));
+        }
+        if held.is_empty() {
+            held.push("nothing usable".to_owned());
+        }
+        writeln!(w, "  {name}: {}", held.join(", "))?;
+        for skipped in &found.skipped {
+            writeln!(w, "    skipped {skipped}")?;
+        }
+    }
+    for c in &s.clashes {
+        writeln!(
+            w,
+            "warning: {} {} differs between sources: kept {}'s, not {}'s",
+            c.key, c.member, c.kept, c.dropped
+        )?;
+    }
+    for c in &s.collisions {
+        writeln!(w, "warning: {} and {} both name {}; kept the first", c.kept, c.dropped, c.file)?;
+    }
+    for k in &s.bad_kinds {
+        writeln!(w, "warning: {k}: the kind is not a name a file can carry; left out")?;
+    }
+    Ok(())
+}
+
+/// `draft-07`, from the `$schema` URL written.
+fn draft_name() -> &'static str {
+    DRAFT.trim_end_matches("/schema#").rsplit('/').next().unwrap_or(DRAFT)
+}
+
+fn counted(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}

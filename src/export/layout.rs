@@ -1,0 +1,295 @@
+//! The layouts `export` writes: which files, named how, holding what.
+//!
+//! - [`Layout::KubectlValidate`]: `api/<v>.json` and `apis/<g>/<v>.json`,
+//!   each group-version's OpenAPI 3.0 document as collected (a server's
+//!   bytes as it served them), the layout of kubectl-validate's
+//!   `--local-schemas`;
+//! - [`Layout::Kubeconform`]: one standalone JSON Schema per kind
+//!   ([`super::schema`]), named as kubeconform's default
+//!   `{{ .ResourceKind }}{{ .KindSuffix }}.json` expects:
+//!   `<kind>-<group prefix>-<version>.json`, `<kind>-<version>.json` for
+//!   the core group, lower case, all in one folder;
+//! - [`Layout::Catalog`]: the same schemas named as datree's CRDs-catalog
+//!   and flux-schema name them, `<group>/<kind>_<version>.json`, the core
+//!   group's under `core/`;
+//! - [`Layout::OpenapiV2`]: one Swagger 2.0 document, `swagger.json`, of
+//!   every document converted down and merged as the proxy's `/openapi/v2`
+//!   is (`openapi/v2`), for kustomize's `openapi:` field.
+//!
+//! Two kinds that get one file name (kubeconform names a group by its first
+//! label only) keep the first and report the other.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use super::schema::{self, KindSchema, Options, SchemaError};
+use crate::json::document;
+use crate::json::tree::Node;
+use crate::openapi::v2::{self, V2Error, merge};
+use crate::wire::GroupVersion;
+use crate::wire::key::DocumentKey;
+
+/// A layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// The OpenAPI 3.0 documents per group-version.
+    KubectlValidate,
+    /// Standalone JSON Schemas in kubeconform's default naming.
+    Kubeconform,
+    /// Standalone JSON Schemas in CRDs-catalog's naming.
+    Catalog,
+    /// One merged Swagger 2.0 document.
+    OpenapiV2,
+}
+
+/// Two kinds that map to one file name; the first is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Collision {
+    /// The file name.
+    pub file: String,
+    /// `<apiVersion> <kind>` of the one written.
+    pub kept: String,
+    /// `<apiVersion> <kind>` of the one left out.
+    pub dropped: String,
+}
+
+/// What laying out found besides the files.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// Files handed out.
+    pub files: usize,
+    /// Kinds left out for a file name another kind took.
+    pub collisions: Vec<Collision>,
+    /// Kinds left out because their kind is not a name a file can carry.
+    pub bad_kinds: Vec<String>,
+}
+
+/// Why a layout could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum LayoutError {
+    /// A document is not JSON.
+    #[error("document {key} is not JSON")]
+    Json {
+        /// Its key.
+        key: DocumentKey,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A kind's schema would be too large.
+    #[error("document {key}")]
+    Schema {
+        /// Its key.
+        key: DocumentKey,
+        /// Why.
+        #[source]
+        source: SchemaError,
+    },
+    /// The documents could not be converted down to Swagger 2.0.
+    #[error("converting to Swagger 2.0")]
+    V2(#[source] V2Error),
+    /// A document could not be read for the conversion to Swagger 2.0.
+    #[error("document {key}")]
+    Parse {
+        /// Its key.
+        key: DocumentKey,
+        /// Why.
+        #[source]
+        source: document::ParseError,
+    },
+}
+
+/// The file name of `kind` of `group_version` in `layout` (lower case), or
+/// `None` for the layouts that are not one file per kind.
+#[must_use]
+pub fn kind_file(layout: Layout, group_version: &GroupVersion, kind: &str) -> Option<String> {
+    let kind = kind.to_ascii_lowercase();
+    let version = &group_version.version;
+    let group = &group_version.group;
+    match layout {
+        Layout::Kubeconform if group.is_empty() => Some(format!("{kind}-{version}.json")),
+        Layout::Kubeconform => {
+            let prefix = group.split('.').next().unwrap_or(group);
+            Some(format!("{kind}-{prefix}-{version}.json"))
+        }
+        Layout::Catalog if group.is_empty() => Some(format!("core/{kind}_{version}.json")),
+        Layout::Catalog => Some(format!("{group}/{kind}_{version}.json")),
+        Layout::KubectlValidate | Layout::OpenapiV2 => None,
+    }
+}
+
+/// Lays `documents` out as `layout`, handing each file (its path below the
+/// output, with `/`, and its bytes) to `each` in a fixed order, and
+/// `progress` the documents done and their number.
+///
+/// # Errors
+/// [`LayoutError`] for the first document that cannot be laid out; the
+/// error `each` returns stops the work and is handed back.
+pub fn lay_out<E>(
+    layout: Layout,
+    documents: &BTreeMap<DocumentKey, Vec<u8>>,
+    options: Options,
+    mut progress: impl FnMut(usize, usize),
+    mut each: impl FnMut(&str, &[u8]) -> Result<(), E>,
+) -> Result<Result<Report, E>, LayoutError> {
+    let mut report = Report::default();
+    let total = documents.len();
+    match layout {
+        Layout::KubectlValidate => {
+            for (done, (key, bytes)) in documents.iter().enumerate() {
+                if key.is_group_version() {
+                    if let Err(e) = each(&format!("{key}.json"), bytes) {
+                        return Ok(Err(e));
+                    }
+                    report.files += 1;
+                }
+                progress(done + 1, total);
+            }
+        }
+        Layout::Kubeconform | Layout::Catalog => {
+            let mut written: BTreeMap<String, String> = BTreeMap::new();
+            for (done, (key, bytes)) in documents.iter().enumerate() {
+                progress(done, total);
+                let Some(gv) = key.group_version() else { continue };
+                let doc: Value = serde_json::from_slice(bytes)
+                    .map_err(|source| LayoutError::Json { key: key.clone(), source })?;
+                let kinds = schema::kind_schemas(&gv, &doc, options)
+                    .map_err(|source| LayoutError::Schema { key: key.clone(), source })?;
+                for KindSchema { group_version, kind, schema } in kinds {
+                    let name = format!("{group_version} {kind}");
+                    if !super::crd::is_kind_name(&kind) {
+                        report.bad_kinds.push(name);
+                        continue;
+                    }
+                    let file = kind_file(layout, &group_version, &kind)
+                        .expect("a layout of one file per kind names each kind's file");
+                    if let Some(kept) = written.get(&file) {
+                        report.collisions.push(Collision {
+                            file,
+                            kept: kept.clone(),
+                            dropped: name,
+                        });
+                        continue;
+                    }
+                    let mut bytes =
+                        serde_json::to_vec_pretty(&schema).expect("a JSON value always serializes");
+                    bytes.push(b'\n');
+                    if let Err(e) = each(&file, &bytes) {
+                        return Ok(Err(e));
+                    }
+                    written.insert(file, name);
+                    report.files += 1;
+                }
+            }
+            progress(total, total);
+        }
+        Layout::OpenapiV2 => {
+            let mut trees = Vec::with_capacity(documents.len());
+            for (key, bytes) in documents {
+                let tree = document::parse_json_tree_within(bytes, usize::MAX)
+                    .map_err(|source| LayoutError::Parse { key: key.clone(), source })?;
+                trees.push((key.to_string(), tree));
+            }
+            let source = v2::from_v3("export", trees).map_err(LayoutError::V2)?;
+            let merged = merge::merge(vec![source], &BTreeMap::new());
+            let doc = merged.map_or_else(
+                || {
+                    Node::from_owned_value(
+                        serde_json::json!({ "swagger": "2.0", "info": {}, "paths": {} }),
+                    )
+                },
+                |m| m.doc,
+            );
+            let mut bytes = doc.to_vec();
+            bytes.push(b'\n');
+            if let Err(e) = each("swagger.json", &bytes) {
+                return Ok(Err(e));
+            }
+            report.files = 1;
+            progress(total, total);
+        }
+    }
+    Ok(Ok(report))
+}
+
+/// The folders `layout` writes files into for `files` (so they can be made
+/// before the files): every parent of every path, shortest first.
+#[must_use]
+pub fn folders<'a>(files: impl IntoIterator<Item = &'a str>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for f in files {
+        let mut at = f;
+        while let Some((parent, _)) = at.rsplit_once('/') {
+            out.insert(parent.to_owned());
+            at = parent;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubeconform_names_a_group_by_its_first_label_and_the_core_group_by_nothing() {
+        let deployment = GroupVersion::new("apps", "v1");
+        let ingress = GroupVersion::new("networking.k8s.io", "v1");
+        let core = GroupVersion::new("", "v1");
+        assert_eq!(
+            kind_file(Layout::Kubeconform, &deployment, "Deployment").unwrap(),
+            "deployment-apps-v1.json"
+        );
+        assert_eq!(
+            kind_file(Layout::Kubeconform, &ingress, "Ingress").unwrap(),
+            "ingress-networking-v1.json"
+        );
+        assert_eq!(
+            kind_file(Layout::Kubeconform, &core, "ConfigMap").unwrap(),
+            "configmap-v1.json"
+        );
+        assert_eq!(
+            kind_file(Layout::Catalog, &ingress, "Ingress").unwrap(),
+            "networking.k8s.io/ingress_v1.json"
+        );
+        assert_eq!(
+            kind_file(Layout::Catalog, &core, "ConfigMap").unwrap(),
+            "core/configmap_v1.json"
+        );
+    }
+
+    #[test]
+    fn two_kinds_of_one_file_name_keep_the_first_and_report_the_second() {
+        let doc = |group: &str| {
+            serde_json::to_vec(&serde_json::json!({ "openapi": "3.0.0", "components": { "schemas": {
+                "x": { "type": "object", "x-kubernetes-group-version-kind": [{ "group": group, "kind": "Gateway", "version": "v1" }] } } } }))
+            .unwrap()
+        };
+        let mut documents = BTreeMap::new();
+        documents.insert(
+            DocumentKey::parse("apis/gateway.networking.k8s.io/v1").unwrap(),
+            doc("gateway.networking.k8s.io"),
+        );
+        documents.insert(
+            DocumentKey::parse("apis/gateway.example.com/v1").unwrap(),
+            doc("gateway.example.com"),
+        );
+        let mut files = Vec::new();
+        let report = lay_out(
+            Layout::Kubeconform,
+            &documents,
+            Options::default(),
+            |_, _| {},
+            |f, _| {
+                files.push(f.to_owned());
+                Ok::<_, ()>(())
+            },
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(files, ["gateway-gateway-v1.json"]);
+        assert_eq!(report.collisions.len(), 1);
+        assert_eq!(report.collisions[0].kept, "gateway.example.com/v1 Gateway");
+    }
+}
