@@ -78,6 +78,15 @@ pub struct ExportArgs {
     /// The largest file read, or document fetched: bytes, or 64MiB, 64Mi, 1G.
     #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = crate::config::bytes::parse_bytes)]
     pub max_bytes: usize,
+    /// The most the documents of all sources may hold together (the
+    /// export's peak is about 1.5 times that; for --layout openapi-v2 they
+    /// may hold a quarter of it, as merging holds about four times as
+    /// much); past it the export stops and writes nothing [default: the
+    /// budget `serve` takes on this machine: half of the container's
+    /// memory limit less 64 MiB, or of a quarter of the physical memory
+    /// without a limit].
+    #[arg(long, value_name = "BYTES", value_parser = crate::config::bytes::parse_bytes)]
+    pub memory_budget_bytes: Option<usize>,
 }
 
 /// `export --layout`.
@@ -259,7 +268,13 @@ pub async fn run_export(args: &ExportArgs) -> Result<ExportSummary, ExportComman
         strict: args.strict,
         ..ExportSummary::default()
     };
-    let mut collection = Collection::default();
+    let budget = args.memory_budget_bytes.unwrap_or_else(|| {
+        crate::config::memory::default_budget(&crate::config::memory::MachineMemory::detect()).0
+    });
+    // Merging them into one Swagger document holds about four times the
+    // documents at its peak (BENCHMARKS.md, "export").
+    let held = if args.layout == ExportLayout::OpenapiV2 { budget / 4 } else { budget };
+    let mut collection = Collection::within(held);
     let kubeconfig = args.kubeconfig.as_ref().map(|_| None);
     let urls = args.sources.iter().map(|s| Some(s.as_str()));
     for source in kubeconfig.into_iter().chain(urls) {
@@ -268,7 +283,7 @@ pub async fn run_export(args: &ExportArgs) -> Result<ExportSummary, ExportComman
             Some(s) => s.starts_with("http://") || s.starts_with("https://"),
         };
         if server {
-            let (shown, documents) = fetch_server(source, args).await?;
+            let (shown, documents) = fetch_server(source, args, collection.room()).await?;
             let found = Found { openapi: documents.len(), ..Found::default() };
             for (key, bytes) in documents {
                 collection.add(key, bytes, &shown)?;
@@ -436,12 +451,13 @@ fn flag_problem(e: &ConfigError) -> String {
 async fn fetch_server(
     url: Option<&str>,
     args: &ExportArgs,
+    room: usize,
 ) -> Result<(String, Vec<(DocumentKey, Vec<u8>)>), ExportCommandError> {
     let deadline = crate::config::parse_duration(&args.deadline).map_err(|problem| {
         ExportCommandError::Flag { flag: "--deadline", value: args.deadline.clone(), problem }
     })?;
     let (client, shown) = server_client(url, args)?;
-    match tokio::time::timeout(deadline, fetch_documents(&client, &shown)).await {
+    match tokio::time::timeout(deadline, fetch_documents(&client, &shown, room)).await {
         Ok(result) => result.map(|documents| (shown, documents)),
         Err(_) => Err(ExportCommandError::ServerAnswer {
             url: shown,
@@ -450,9 +466,12 @@ async fn fetch_server(
     }
 }
 
+/// The server's group-version documents, held together within `room`
+/// bytes.
 async fn fetch_documents(
     client: &DownstreamClient,
     shown: &str,
+    room: usize,
 ) -> Result<Vec<(DocumentKey, Vec<u8>)>, ExportCommandError> {
     let root = get(client, shown, "/openapi/v3", 1).await?;
     let root: serde_json::Value =
@@ -487,8 +506,20 @@ async fn fetch_documents(
         })
         .buffered(IN_FLIGHT);
     let mut out = Vec::with_capacity(total);
+    let mut held = 0usize;
     while let Some((key, got)) = results.next().await {
-        out.push((key, got?));
+        let got = got?;
+        held = held.saturating_add(got.len());
+        if held > room {
+            return Err(CollectError::OverBudget {
+                key,
+                source_name: shown.to_owned(),
+                would: held,
+                limit: room,
+            }
+            .into());
+        }
+        out.push((key, got));
         progress.at(out.len());
     }
     progress.done();

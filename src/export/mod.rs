@@ -47,6 +47,21 @@ pub struct Clash {
 /// Why a document could not be joined with the others of its key.
 #[derive(Debug, thiserror::Error)]
 pub enum CollectError {
+    /// Holding the document would take the documents past the budget.
+    #[error(
+        "the documents take more than the memory budget ({limit} bytes): {key} from \
+         {source_name} would bring them to {would} bytes; give --memory-budget-bytes to raise it"
+    )]
+    OverBudget {
+        /// The key.
+        key: DocumentKey,
+        /// The source.
+        source_name: String,
+        /// The bytes held with it.
+        would: usize,
+        /// The budget.
+        limit: usize,
+    },
     /// The bytes kept for the key are not a JSON object.
     #[error("document {key} from {source_name} is not a JSON object")]
     NotAnObject {
@@ -199,14 +214,50 @@ impl Serialize for Joined {
     }
 }
 
-/// The documents of every source, joined by key.
-#[derive(Debug, Default)]
+/// The documents of every source, joined by key, within a memory budget.
+#[derive(Debug)]
 pub struct Collection {
     entries: BTreeMap<DocumentKey, Entry>,
     clashes: Vec<Clash>,
+    /// The bytes of every document added.
+    held: usize,
+    /// What `held` may reach.
+    limit: usize,
 }
 
 impl Collection {
+    /// No document yet; the documents added may hold at most `limit`
+    /// bytes together (a document joined to another counts whole: the
+    /// joined one is about the sum).
+    #[must_use]
+    pub fn within(limit: usize) -> Self {
+        Self { entries: BTreeMap::new(), clashes: Vec::new(), held: 0, limit }
+    }
+
+    /// The bytes still within the budget.
+    #[must_use]
+    pub fn room(&self) -> usize {
+        self.limit.saturating_sub(self.held)
+    }
+
+    /// Whether `n` more bytes fit the budget, for a source that must tell
+    /// before it holds them.
+    ///
+    /// # Errors
+    /// [`CollectError::OverBudget`] when they do not.
+    pub fn admit(&self, key: &DocumentKey, n: usize, origin: &str) -> Result<(), CollectError> {
+        let would = self.held.saturating_add(n);
+        if would > self.limit {
+            return Err(CollectError::OverBudget {
+                key: key.clone(),
+                source_name: origin.to_owned(),
+                would,
+                limit: self.limit,
+            });
+        }
+        Ok(())
+    }
+
     /// Adds `bytes`, the document `origin` brings for `key`. A key seen
     /// before is joined: components and paths the earlier document lacks
     /// are added; one it has is kept, and if the two differ that is a
@@ -221,6 +272,8 @@ impl Collection {
         bytes: Vec<u8>,
         origin: &str,
     ) -> Result<(), CollectError> {
+        self.admit(&key, bytes.len(), origin)?;
+        self.held += bytes.len();
         let not_object = |key: &DocumentKey, o: &str| CollectError::NotAnObject {
             key: key.clone(),
             source_name: o.to_owned(),
@@ -304,8 +357,21 @@ mod tests {
     }
 
     #[test]
+    fn documents_past_the_budget_are_refused_and_not_held() {
+        let one = doc(serde_json::json!({"A": {"type": "object"}}));
+        let mut c = Collection::within(one.len() * 2 - 1);
+        c.add(key("apis/a/v1"), one.clone(), "first").unwrap();
+        let err = c.add(key("apis/b/v1"), one.clone(), "second").unwrap_err();
+        assert!(
+            matches!(err, CollectError::OverBudget { ref source_name, .. } if source_name == "second")
+        );
+        assert!(err.to_string().contains("--memory-budget-bytes"), "{err}");
+        assert_eq!(c.into_documents().len(), 1);
+    }
+
+    #[test]
     fn a_key_one_source_brings_keeps_its_bytes() {
-        let mut c = Collection::default();
+        let mut c = Collection::within(usize::MAX);
         let bytes = b"{\"openapi\":\"3.0.0\",  \"paths\":{}}".to_vec();
         c.add(key("apis/a.example.com/v1"), bytes.clone(), "one").unwrap();
         assert_eq!(c.into_documents()[&key("apis/a.example.com/v1")], bytes);
@@ -313,7 +379,7 @@ mod tests {
 
     #[test]
     fn documents_of_one_key_are_joined_first_wins_and_each_clash_is_said_once() {
-        let mut c = Collection::default();
+        let mut c = Collection::within(usize::MAX);
         let k = key("apis/a.example.com/v1");
         c.add(
             k.clone(),

@@ -505,6 +505,40 @@ fn a_failed_export_leaves_no_output_and_says_which_source() {
     assert!(!out.exists());
 }
 
+/// The documents an export holds are bounded by the memory budget (by
+/// default the one `serve` takes on this machine): past it the export
+/// stops with a message naming the budget and the flag, and writes
+/// nothing.
+#[test]
+fn an_export_past_its_memory_budget_stops_and_writes_nothing() {
+    let dir = scratch_dir("export-budget");
+    let out = dir.join("out");
+    let o = export(&[
+        s(&kube_1_35()),
+        "--layout",
+        "kubectl-validate",
+        "--out",
+        s(&out),
+        "--memory-budget-bytes",
+        "1MiB",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("memory budget") && err.contains("--memory-budget-bytes"), "{err}");
+    assert!(!out.exists());
+    // The same within a budget that holds it.
+    let o = export(&[
+        s(&kube_1_35()),
+        "--layout",
+        "kubectl-validate",
+        "--out",
+        s(&out),
+        "--memory-budget-bytes",
+        "64MiB",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 #[test]
 fn schemas_two_sources_define_differently_keep_the_first_and_warn_once_each() {
     let dir = scratch_dir("export-clash");
