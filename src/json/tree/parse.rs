@@ -100,6 +100,7 @@ pub fn parse_within(bytes: &[u8], max_values: usize) -> Result<Node<'_>, SyntaxE
         values_left: max_values,
         items: Vec::new(),
         members: Vec::new(),
+        decoded: String::new(),
     };
     p.skip_whitespace();
     let node = p.value()?;
@@ -125,6 +126,9 @@ struct Parser<'a> {
     items: Vec<Node<'a>>,
     /// Members of the objects being read, the same way.
     members: Vec<(Text<'a>, Node<'a>)>,
+    /// Where a string with escapes is decoded before it is stored in one
+    /// allocation of its size; reused from string to string.
+    decoded: String,
 }
 
 impl<'a> Parser<'a> {
@@ -301,7 +305,8 @@ impl<'a> Parser<'a> {
     /// The rest of a string that has escapes; `head` is what came before
     /// the first backslash, which is under `self.pos`.
     fn escaped_string(&mut self, head: &str) -> Result<Text<'a>, SyntaxError> {
-        let mut s = String::with_capacity(head.len() + 16);
+        let mut s = std::mem::take(&mut self.decoded);
+        s.clear();
         s.push_str(head);
         // Runs between escapes are plain by construction; only what an
         // escape stands for can need escaping again on output.
@@ -320,7 +325,9 @@ impl<'a> Parser<'a> {
                 None => return Err(self.error(SyntaxErrorKind::UnexpectedEnd)),
                 Some(b'"') => {
                     self.pos += 1;
-                    return Ok(Text::owned(s, plain));
+                    let text = Text::owned(&s, plain);
+                    self.decoded = s;
+                    return Ok(text);
                 }
                 Some(b'\\') => {
                     self.pos += 1;

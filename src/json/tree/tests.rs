@@ -341,3 +341,19 @@ fn members_stay_small() {
     assert_eq!(std::mem::size_of::<Text<'_>>(), 24);
     assert_eq!(std::mem::size_of::<Node<'_>>(), 32);
 }
+
+#[test]
+fn a_copy_of_a_decoded_string_shares_its_bytes() {
+    // The converter copies shared parameters, descriptions included, into
+    // every operation that uses them: a copy of a string the parser had to
+    // decode must not copy its bytes again.
+    let tree = parse(br#"{"description":"say \"hi\"","plain":"a\/b"}"#).unwrap();
+    for (key, value) in tree.as_object().unwrap() {
+        let Node::String(text) = value else { panic!("{key} is not a string") };
+        let copy = text.clone();
+        assert_eq!(copy, *text);
+        assert!(std::ptr::eq(copy.as_str(), text.as_str()), "{key} was copied");
+    }
+    let owned = Text::from(String::from("made"));
+    assert!(std::ptr::eq(owned.clone().as_str(), owned.as_str()));
+}
