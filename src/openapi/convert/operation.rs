@@ -53,7 +53,7 @@ impl<'a> Context<'a> {
             Some(list) => self.parameter_list(list, &at.key("parameters"))?,
             None => Vec::new(),
         };
-        let mut out = Object::new();
+        let mut out = Object::with_capacity(item.len());
         for (key, value) in item {
             match key.as_str() {
                 "parameters" => {
@@ -161,7 +161,8 @@ impl<'a> Context<'a> {
             }
         }
 
-        let mut out = Object::new();
+        // At most the operation's members and a `requestBody`.
+        let mut out = Object::with_capacity(op.len() + 1);
         let mut responses_seen = false;
         for (key, value) in op {
             match key.as_str() {

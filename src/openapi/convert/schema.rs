@@ -94,7 +94,10 @@ impl<'a> Context<'a> {
                 expected: "a schema object",
             });
         };
-        let mut out = Object::new();
+        // Sized from the input (only IntOrString, rare, adds members): a
+        // regrown member list leaves its smaller copies behind, memory the
+        // kernel zeroes for nothing.
+        let mut out = Object::with_capacity(obj.len());
         for (key, value) in obj {
             match key.as_str() {
                 "$ref" => {
@@ -106,7 +109,7 @@ impl<'a> Context<'a> {
                         at: at.to_pointer(),
                         expected: "an object of schemas",
                     })?;
-                    let mut converted = Object::new();
+                    let mut converted = Object::with_capacity(props.len());
                     for (name, p) in props {
                         converted.push_new(name.clone(), self.schema(p, &at.key(name))?);
                     }

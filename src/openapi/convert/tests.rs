@@ -1591,3 +1591,33 @@ fn a_shared_body_dropped_as_a_second_body_keeps_its_component() {
     assert_eq!(shared["description"], "kept", "{}", c.document);
     assert!(c.notes.iter().any(|n| n.to_string().contains("more than one body parameter")));
 }
+
+#[test]
+fn schemas_and_operations_are_allocated_at_their_size() {
+    // A member list regrown from empty leaves its smaller copies behind and
+    // ends up to twice its length: memory the kernel zeroes for nothing.
+    let v2 = doc(
+        json!({"/apis/g/v1/x": {"get": {"operationId": "x", "tags": ["g"], "description": "d",
+            "responses": {"200": {"description": "OK", "schema": {"$ref": "#/definitions/A"}}}}}}),
+        json!({"A": {"type": "object", "description": "a", "properties": {
+            "b": {"type": "string", "description": "b"},
+            "c": {"type": "integer", "format": "int32", "description": "c"},
+            "d": {"type": "array", "items": {"type": "string"}},
+            "e": {"$ref": "#/definitions/B"},
+            "f": {"type": "boolean"}}},
+            "B": {"type": "string"}}),
+    );
+    let tree = Node::from_value(&v2);
+    let converted = convert_tree(&tree).unwrap().document;
+    let schemas = converted.pointer("/components/schemas").unwrap().as_object().unwrap();
+    let a = schemas.get("A").unwrap().as_object().unwrap();
+    let mut objects = vec![a, a.get("properties").unwrap().as_object().unwrap()];
+    objects.extend(["b", "c", "d", "e", "f"].map(|p| {
+        converted.pointer(&format!("/components/schemas/A/properties/{p}")).unwrap().as_object().unwrap()
+    }));
+    objects.push(converted.pointer("/paths/~1apis~1g~1v1~1x").unwrap().as_object().unwrap());
+    objects.push(converted.pointer("/paths/~1apis~1g~1v1~1x/get").unwrap().as_object().unwrap());
+    for o in objects {
+        assert!(o.capacity() <= o.len() + 1, "{} members, room for {}", o.len(), o.capacity());
+    }
+}
