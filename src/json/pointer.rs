@@ -275,7 +275,8 @@ mod tests {
         let p = params.index(12).to_pointer();
         assert_eq!(p.as_str(), "/paths/~1api~1v1~1~0x/get/parameters/12");
         assert_eq!(p.0.capacity(), p.0.len());
-        for (i, digits) in [(0, "0"), (9, "9"), (10, "10"), (usize::MAX, &*usize::MAX.to_string())] {
+        for (i, digits) in [(0, "0"), (9, "9"), (10, "10"), (usize::MAX, &*usize::MAX.to_string())]
+        {
             let p = Location::root().index(i).to_pointer();
             assert_eq!(p.as_str(), format!("/{digits}"));
             assert_eq!(p.0.capacity(), p.0.len());

@@ -1613,7 +1613,11 @@ fn schemas_and_operations_are_allocated_at_their_size() {
     let a = schemas.get("A").unwrap().as_object().unwrap();
     let mut objects = vec![a, a.get("properties").unwrap().as_object().unwrap()];
     objects.extend(["b", "c", "d", "e", "f"].map(|p| {
-        converted.pointer(&format!("/components/schemas/A/properties/{p}")).unwrap().as_object().unwrap()
+        converted
+            .pointer(&format!("/components/schemas/A/properties/{p}"))
+            .unwrap()
+            .as_object()
+            .unwrap()
     }));
     objects.push(converted.pointer("/paths/~1apis~1g~1v1~1x").unwrap().as_object().unwrap());
     objects.push(converted.pointer("/paths/~1apis~1g~1v1~1x/get").unwrap().as_object().unwrap());
