@@ -197,14 +197,18 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
     // Trees borrowing from `bytes` all the way: no `Value` is built unless
     // `--pretty` asks for one. Parsed and converted once, whichever of
     // `--whole` and `--out` are given.
-    let (v2, reading) = document::parse_tree_within(&bytes, args.memory_budget_bytes)
-        .map_err(|source| ConvertCommandError::Parse { input: input_name.clone(), source })?;
-    let (bundled, bundle_notes, files_read) = if !args.keep_file_refs && refers_to_files(&v2) {
-        let bundled = bundle_files(args, &v2, bytes.len())?;
-        (Some(Node::from_owned_value(bundled.document)), bundled.notes, bundled.files)
-    } else {
-        (None, Vec::new(), 0)
-    };
+    let (v2, reading, may_refer) =
+        document::parse_tree_noting_refs(&bytes, args.memory_budget_bytes)
+            .map_err(|source| ConvertCommandError::Parse { input: input_name.clone(), source })?;
+    // The parser saw every `$ref` of a JSON input go by: only when one of
+    // them is not local is the tree walked to see whether it names a file.
+    let (bundled, bundle_notes, files_read) =
+        if !args.keep_file_refs && may_refer && refers_to_files(&v2) {
+            let bundled = bundle_files(args, &v2, bytes.len())?;
+            (Some(Node::from_owned_value(bundled.document)), bundled.notes, bundled.files)
+        } else {
+            (None, Vec::new(), 0)
+        };
     let tree = bundled.as_ref().unwrap_or(&v2);
     let mut converted = convert::convert_tree(tree)
         .map_err(|source| ConvertCommandError::Convert { input: input_name.clone(), source })?;

@@ -30,7 +30,7 @@ use crate::json::pointer::unescape_token;
 use parse::MAX_DEPTH;
 #[cfg(test)]
 pub use parse::parse;
-pub use parse::{SyntaxError, SyntaxErrorKind, parse_within};
+pub use parse::{SyntaxError, SyntaxErrorKind, parse_noting_refs, parse_within};
 
 /// A JSON value whose strings may borrow from the text or `Value` it came
 /// from.

@@ -90,6 +90,17 @@ pub fn parse(bytes: &[u8]) -> Result<Node<'_>, SyntaxError> {
 /// `serde_json` would read; [`SyntaxErrorKind::TooManyValues`] past the
 /// budget.
 pub fn parse_within(bytes: &[u8], max_values: usize) -> Result<Node<'_>, SyntaxError> {
+    parse_noting_refs(bytes, max_values).map(|(node, _)| node)
+}
+
+/// [`parse_within`], also saying whether some `$ref` member holds a string
+/// that does not start with `#`: a reference that may name another file.
+/// `convert` follows those; when there are none it need not walk the whole
+/// tree again to find out.
+///
+/// # Errors
+/// As [`parse_within`].
+pub fn parse_noting_refs(bytes: &[u8], max_values: usize) -> Result<(Node<'_>, bool), SyntaxError> {
     let text = std::str::from_utf8(bytes)
         .map_err(|e| SyntaxError { offset: e.valid_up_to(), kind: SyntaxErrorKind::NotUtf8 })?;
     let mut p = Parser {
@@ -101,6 +112,7 @@ pub fn parse_within(bytes: &[u8], max_values: usize) -> Result<Node<'_>, SyntaxE
         items: Vec::new(),
         members: Vec::new(),
         decoded: String::new(),
+        other_refs: false,
     };
     p.skip_whitespace();
     let node = p.value()?;
@@ -108,7 +120,7 @@ pub fn parse_within(bytes: &[u8], max_values: usize) -> Result<Node<'_>, SyntaxE
     if p.pos != bytes.len() {
         return Err(p.error(SyntaxErrorKind::TrailingCharacters));
     }
-    Ok(node)
+    Ok((node, p.other_refs))
 }
 
 struct Parser<'a> {
@@ -129,6 +141,8 @@ struct Parser<'a> {
     /// Where a string with escapes is decoded before it is stored in one
     /// allocation of its size; reused from string to string.
     decoded: String,
+    /// Whether a `$ref` member holds a string not starting with `#`.
+    other_refs: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -260,6 +274,12 @@ impl<'a> Parser<'a> {
             }
             self.skip_whitespace();
             let value = self.value()?;
+            if let Node::String(r) = &value
+                && !r.starts_with('#')
+                && key == "$ref"
+            {
+                self.other_refs = true;
+            }
             self.members.push((key, value));
             if !self.more_before(b'}')? {
                 break;
