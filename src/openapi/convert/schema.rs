@@ -264,7 +264,7 @@ impl<'a> Context<'a> {
 
 /// `{"type": name}`.
 pub(crate) fn type_schema<'a>(name: impl Into<Text<'a>>) -> Node<'a> {
-    let mut m = Object::new();
+    let mut m = Object::with_capacity(1);
     m.insert("type", Node::string(name));
     Node::Object(m)
 }
@@ -327,7 +327,7 @@ fn wrap_ref(s: Object<'_>) -> Object<'_> {
     for (k, v) in s {
         match k.as_str() {
             "$ref" => {
-                let mut r = Object::new();
+                let mut r = Object::with_capacity(1);
                 r.insert(k, v);
                 let mut all_of = Vec::with_capacity(existing.len() + 1);
                 all_of.push(Node::Object(r));
