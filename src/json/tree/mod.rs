@@ -213,6 +213,14 @@ impl<'a> Object<'a> {
         self.members.capacity()
     }
 
+    /// Where the members are in memory, and how many: the same for as long
+    /// as the object is neither changed nor freed, wherever its node moves
+    /// (what `openapi::split::RefHints` knows an object by).
+    #[must_use]
+    pub(crate) fn place(&self) -> (usize, usize) {
+        (self.members.as_ptr().addr(), self.members.len())
+    }
+
     /// The number of members.
     #[must_use]
     pub fn len(&self) -> usize {

@@ -36,7 +36,11 @@ impl<'a> Context<'a> {
             let converted = if path.starts_with("x-") {
                 self.extension(item, &at.key(path))
             } else {
-                self.path_item(item, &at.key(path))?
+                let item = self.path_item(item, &at.key(path))?;
+                // Recorded now, while it is in the processor's cache; it
+                // is not changed after this.
+                self.refs_under.record(&item);
+                item
             };
             out.push_new(path.clone(), converted);
         }
