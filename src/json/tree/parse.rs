@@ -159,11 +159,12 @@ impl<'a> Parser<'a> {
     fn skip_whitespace(&mut self) {
         loop {
             match self.peek() {
-                Some(b'\n' | b'\t' | b'\r') => self.pos += 1,
+                Some(b' ' | b'\t' | b'\r') => self.pos += 1,
                 // Indentation, most of a pretty-printed document's
                 // whitespace (730 KB of Kubernetes 1.27's 4 MB), is read
-                // eight spaces at a time.
-                Some(b' ') => self.pos = skip_spaces(self.bytes, self.pos),
+                // eight spaces at a time; the single space after a colon
+                // a byte at a time, which costs less for one.
+                Some(b'\n') => self.pos = skip_spaces(self.bytes, self.pos + 1),
                 _ => return,
             }
         }
