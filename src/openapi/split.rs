@@ -20,7 +20,7 @@
 //! cloned.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
 
 use serde_json::Value;
@@ -899,7 +899,7 @@ impl<'i, 'a> Graph<'i, 'a> {
     ) -> Self {
         let mut walker = Walker {
             index,
-            cache: BTreeMap::new(),
+            cache: HashMap::new(),
             sites: Vec::new(),
             stack: Vec::new(),
             seen: HashSet::new(),
@@ -1010,7 +1010,9 @@ impl<'i, 'a> Graph<'i, 'a> {
 /// alone 135 times).
 struct Walker<'i, 'a> {
     index: &'i Index<'a>,
-    cache: BTreeMap<&'a str, Target>,
+    /// Hashed, not ordered: references share long prefixes, which an
+    /// ordered map compares again at every step of every lookup.
+    cache: HashMap<&'a str, Target>,
     sites: Vec<Site>,
     /// The nodes still to visit, kept from walk to walk (1,300 of them
     /// for Kubernetes 1.27) rather than allocated for each.

@@ -363,7 +363,9 @@ fn whitespace_runs_of_any_length_are_skipped_as_serde_json_skips_them() {
     for indent in 0..40 {
         for tail in ["", "\n", "\t", "\r\n", " \t "] {
             let pad = " ".repeat(indent);
-            let text = format!("{pad}{{{tail}{pad}\"a\"{pad}:{pad}[{pad}1{tail},{pad}true{pad}]{pad}}}{tail}{pad}");
+            let text = format!(
+                "{pad}{{{tail}{pad}\"a\"{pad}:{pad}[{pad}1{tail},{pad}true{pad}]{pad}}}{tail}{pad}"
+            );
             let value: Value = serde_json::from_str(&text).unwrap();
             assert_eq!(parse(text.as_bytes()).unwrap().to_value(), value, "{text:?}");
             // Whitespace where it may not stand is still refused.

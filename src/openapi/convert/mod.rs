@@ -40,7 +40,7 @@ mod response;
 mod schema;
 mod security;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 
 use serde_json::Value;
@@ -473,8 +473,11 @@ pub(crate) struct Context<'a> {
     produces: Vec<&'a str>,
     notes: Vec<Note>,
     /// Local references already resolved, and what each became (see
-    /// `Context::local_ref`).
-    refs: BTreeMap<String, refs::Mapped>,
+    /// `Context::local_ref`). Hashed: the references of a document share
+    /// long prefixes (`#/definitions/io.k8s.api.`), which an ordered map
+    /// compares again at every step of every lookup; nothing iterates it
+    /// in an order that shows.
+    refs: HashMap<String, refs::Mapped>,
     /// Component names OpenAPI 3.0 does not allow, and their new names.
     renames: refs::Renames,
     /// The notes already taken, so that each is taken once.
@@ -521,7 +524,7 @@ impl<'a> Context<'a> {
             produces,
             noted: notes.iter().cloned().collect(),
             notes,
-            refs: BTreeMap::new(),
+            refs: HashMap::new(),
             renames,
             shared_parameters: BTreeMap::new(),
             copied: 0,
