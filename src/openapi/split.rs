@@ -20,7 +20,7 @@
 //! cloned.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 use serde_json::Value;
@@ -899,10 +899,10 @@ impl<'i, 'a> Graph<'i, 'a> {
     ) -> Self {
         let mut walker = Walker {
             index,
-            cache: HashMap::new(),
+            cache: Hashed::default(),
             sites: Vec::new(),
             stack: Vec::new(),
-            seen: HashSet::new(),
+            seen: HashedSet::default(),
         };
 
         let component_edges = index
@@ -1005,6 +1005,16 @@ impl<'i, 'a> Graph<'i, 'a> {
     }
 }
 
+/// A map looked up, never iterated: hashing costs less than an ordered
+/// map's comparisons of references that share long prefixes
+/// (`#/components/schemas/io.k8s.api.`), and no order can reach an output.
+#[allow(clippy::disallowed_types)]
+pub(crate) type Hashed<K, V> = std::collections::HashMap<K, V>;
+
+/// A set looked up, never iterated (see [`Hashed`]).
+#[allow(clippy::disallowed_types)]
+type HashedSet<T> = std::collections::HashSet<T>;
+
 /// Collects direct references, resolving each distinct reference string
 /// once (Kubernetes 1.27 has 2152 `$ref`s to 492 targets, `WatchEvent`
 /// alone 135 times).
@@ -1012,14 +1022,14 @@ struct Walker<'i, 'a> {
     index: &'i Index<'a>,
     /// Hashed, not ordered: references share long prefixes, which an
     /// ordered map compares again at every step of every lookup.
-    cache: HashMap<&'a str, Target>,
+    cache: Hashed<&'a str, Target>,
     sites: Vec<Site>,
     /// The nodes still to visit, kept from walk to walk (1,300 of them
     /// for Kubernetes 1.27) rather than allocated for each.
     stack: Vec<&'a Node<'a>>,
     /// The targets one walk has recorded, kept from walk to walk like
     /// `stack` (cleared, its room stays).
-    seen: HashSet<Target>,
+    seen: HashedSet<Target>,
 }
 
 impl<'a> Walker<'_, 'a> {
@@ -1229,7 +1239,7 @@ fn for_each_local_ref<'n, 'a>(
 pub struct RefHints<'a> {
     /// (member list's address, member count) → the references, in the
     /// order [`Walker::edges`] meets them.
-    by_object: std::collections::HashMap<(usize, usize), Vec<Text<'a>>>,
+    by_object: Hashed<(usize, usize), Vec<Text<'a>>>,
 }
 
 impl<'a> RefHints<'a> {

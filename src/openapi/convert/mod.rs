@@ -40,7 +40,7 @@ mod response;
 mod schema;
 mod security;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde_json::Value;
@@ -48,7 +48,7 @@ use serde_json::Value;
 use crate::json::tree::{Node, Number, Object};
 
 use crate::json::pointer::{JsonPointer, Location};
-use crate::openapi::split::RefHints;
+use crate::openapi::split::{Hashed, RefHints};
 
 /// The OpenAPI version written into converted documents; the one Kubernetes
 /// itself publishes.
@@ -476,8 +476,8 @@ pub(crate) struct Context<'a> {
     /// `Context::local_ref`). Hashed: the references of a document share
     /// long prefixes (`#/definitions/io.k8s.api.`), which an ordered map
     /// compares again at every step of every lookup; nothing iterates it
-    /// in an order that shows.
-    refs: HashMap<String, refs::Mapped>,
+    /// in an order that shows (its values are gathered into a set).
+    refs: Hashed<String, refs::Mapped>,
     /// Component names OpenAPI 3.0 does not allow, and their new names.
     renames: refs::Renames,
     /// The notes already taken, so that each is taken once.
@@ -524,7 +524,7 @@ impl<'a> Context<'a> {
             produces,
             noted: notes.iter().cloned().collect(),
             notes,
-            refs: HashMap::new(),
+            refs: Hashed::default(),
             renames,
             shared_parameters: BTreeMap::new(),
             copied: 0,
