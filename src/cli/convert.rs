@@ -197,14 +197,18 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
     // Trees borrowing from `bytes` all the way: no `Value` is built unless
     // `--pretty` asks for one. Parsed and converted once, whichever of
     // `--whole` and `--out` are given.
-    let (v2, reading) = document::parse_tree_within(&bytes, args.memory_budget_bytes)
-        .map_err(|source| ConvertCommandError::Parse { input: input_name.clone(), source })?;
-    let (bundled, bundle_notes, files_read) = if !args.keep_file_refs && refers_to_files(&v2) {
-        let bundled = bundle_files(args, &v2, bytes.len())?;
-        (Some(Node::from_owned_value(bundled.document)), bundled.notes, bundled.files)
-    } else {
-        (None, Vec::new(), 0)
-    };
+    let (v2, reading, may_refer) =
+        document::parse_tree_noting_refs(&bytes, args.memory_budget_bytes)
+            .map_err(|source| ConvertCommandError::Parse { input: input_name.clone(), source })?;
+    // The parser saw every `$ref` of a JSON input go by: only when one of
+    // them is not local is the tree walked to see whether it names a file.
+    let (bundled, bundle_notes, files_read) =
+        if !args.keep_file_refs && may_refer && refers_to_files(&v2) {
+            let bundled = bundle_files(args, &v2, bytes.len())?;
+            (Some(Node::from_owned_value(bundled.document)), bundled.notes, bundled.files)
+        } else {
+            (None, Vec::new(), 0)
+        };
     let tree = bundled.as_ref().unwrap_or(&v2);
     let mut converted = convert::convert_tree(tree)
         .map_err(|source| ConvertCommandError::Convert { input: input_name.clone(), source })?;
@@ -222,7 +226,7 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
     if let Some(whole) = &args.whole {
         summary.stdout_closed = write_whole(&converted.document, whole, args.pretty, bytes.len())?;
     }
-    let ConvertedTree { document, notes } = converted;
+    let ConvertedTree { document, notes, refs } = converted;
     let Some(dir) = &args.out else {
         summary.schemas = document
             .pointer("/components/schemas")
@@ -230,6 +234,7 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
             .map_or(0, Object::len);
         summary.notes = notes;
         std::mem::forget(document);
+        std::mem::forget(refs);
         std::mem::forget(v2);
         std::mem::forget(bundled);
         return Ok(summary);
@@ -238,23 +243,30 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
     // failure the rest are skipped and the failure is reported.
     let mut failed = None;
     let mut made_dirs = BTreeSet::new();
-    let split = pipeline::split_each(&document, notes, bytes.len(), usize::MAX, |key, rendered| {
-        if failed.is_some() {
-            return;
-        }
-        let path = dir.join(format!("{key}.json"));
-        let written = if args.pretty {
-            serde_json::from_slice::<serde_json::Value>(rendered)
-                .map_err(|e| io_error("re-reading", &path, std::io::Error::other(e)))
-                .and_then(|doc| write_pretty(&path, &doc))
-        } else {
-            make_parent(&path, &mut made_dirs).and_then(|()| replace_file(&path, rendered))
-        };
-        match written {
-            Ok(()) => summary.keys.push(key.clone()),
-            Err(e) => failed = Some(e),
-        }
-    })
+    let split = pipeline::split_each(
+        &document,
+        Some(&refs),
+        notes,
+        bytes.len(),
+        usize::MAX,
+        |key, rendered| {
+            if failed.is_some() {
+                return;
+            }
+            let path = dir.join(format!("{key}.json"));
+            let written = if args.pretty {
+                serde_json::from_slice::<serde_json::Value>(rendered)
+                    .map_err(|e| io_error("re-reading", &path, std::io::Error::other(e)))
+                    .and_then(|doc| write_pretty(&path, &doc))
+            } else {
+                make_parent(&path, &mut made_dirs).and_then(|()| replace_file(&path, rendered))
+            };
+            match written {
+                Ok(()) => summary.keys.push(key.clone()),
+                Err(e) => failed = Some(e),
+            }
+        },
+    )
     .map_err(|source| ConvertCommandError::Pipeline { input: input_name.clone(), source })?;
     if let Some(e) = failed {
         return Err(e);
@@ -266,6 +278,7 @@ pub fn run_convert(args: &ConvertArgs) -> Result<ConvertSummary, ConvertCommandE
     // converted trees (a million small nodes each for a whole cluster's
     // document) would cost milliseconds and give nothing back.
     std::mem::forget(document);
+    std::mem::forget(refs);
     std::mem::forget(v2);
     std::mem::forget(bundled);
     Ok(summary)

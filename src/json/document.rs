@@ -150,21 +150,37 @@ pub fn parse_tree_within(
     bytes: &[u8],
     budget_bytes: usize,
 ) -> Result<(Node<'_>, Reading), ParseError> {
+    parse_tree_noting_refs(bytes, budget_bytes).map(|(tree, reading, _)| (tree, reading))
+}
+
+/// [`parse_tree_within`], also saying whether the document may refer to
+/// other files: `false` when it was read as JSON and no `$ref` in it holds
+/// anything but a local reference (`#…`), found as it was read; `true`
+/// otherwise (YAML is not looked into here), and the caller looks.
+///
+/// # Errors
+/// As [`parse_tree_within`].
+pub fn parse_tree_noting_refs(
+    bytes: &[u8],
+    budget_bytes: usize,
+) -> Result<(Node<'_>, Reading, bool), ParseError> {
     if without_bom(bytes).trim_ascii().is_empty() {
         return Err(ParseError::Empty);
     }
     let read_yaml = |bytes| yaml::from_slice(bytes, yaml::budget_for(bytes.len()));
     if !looks_like_json(bytes) {
         let bytes = without_bom(bytes);
-        return read_yaml(bytes).map(|tree| (tree, Reading::Yaml)).map_err(ParseError::Yaml);
+        return read_yaml(bytes).map(|tree| (tree, Reading::Yaml, true)).map_err(ParseError::Yaml);
     }
-    match parse_json_tree_within(bytes, budget_bytes) {
-        Ok(tree) => Ok((tree, Reading::Json)),
+    let json = without_bom(bytes);
+    let limit = budget_bytes / BYTES_PER_VALUE;
+    match tree::parse_noting_refs(json, limit).map_err(|e| ParseError::json(json, &e, limit)) {
+        Ok((tree, other_refs)) => Ok((tree, Reading::Json, other_refs)),
         // Over the budget or the nesting limit: YAML would only take longer
         // to say the same.
         Err(e @ ParseError::Json { kind: SyntaxErrorKind::TooDeep, .. }) => Err(e),
         Err(e @ ParseError::Json { .. }) => match read_yaml(without_bom(bytes)) {
-            Ok(tree) => Ok((tree, Reading::JsonAsYaml { json_error: e.to_string() })),
+            Ok(tree) => Ok((tree, Reading::JsonAsYaml { json_error: e.to_string() }, true)),
             Err(_) => Err(e),
         },
         Err(e) => Err(e),
@@ -181,6 +197,24 @@ mod tests {
             assert!(matches!(parse(bytes), Err(ParseError::Empty)), "{bytes:?}");
             let e = parse_json_tree_within(bytes, 1 << 20).unwrap_err();
             assert_eq!(e.to_string(), "empty document");
+        }
+    }
+
+    #[test]
+    fn json_says_whether_a_reference_may_name_another_file() {
+        let may = |bytes: &[u8]| parse_tree_noting_refs(bytes, usize::MAX).unwrap().2;
+        assert!(!may(br##"{"a":{"$ref":"#/definitions/A"},"b":[{"$ref":"#"}]}"##));
+        // A `$ref` that is no string, or a string that is no `$ref`.
+        assert!(!may(br##"{"$ref":{"$ref":"#/x"},"x":"other.json"}"##));
+        for bytes in [
+            &br##"{"a":[{"b":{"$ref":"other.json#/A"}}]}"##[..],
+            br##"{"$ref":"https://example.com/a.json"}"##,
+            br##"{"a":{"$ref":""}}"##,
+            br##"{"a":{"$ref":"a.json"}}"##,
+            // YAML is not looked into while it is read.
+            b"swagger: '2.0'\ninfo: {$ref: '#/x'}\n",
+        ] {
+            assert!(may(bytes), "{}", String::from_utf8_lossy(bytes));
         }
     }
 

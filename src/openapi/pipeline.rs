@@ -25,7 +25,7 @@ use crate::json::document::{self, ParseError};
 use crate::json::tree::{Node, Object};
 use crate::openapi::cache::ConversionCache;
 use crate::openapi::convert::{self, ConvertError, ConvertedTree, Note};
-use crate::openapi::split::{self, SplitError};
+use crate::openapi::split::{self, RefHints, SplitError};
 use crate::wire::key::DocumentKey;
 
 /// Why a Swagger 2.0 document gave no OpenAPI 3.0 documents.
@@ -116,22 +116,25 @@ pub fn convert_each(
     max_output: usize,
     each: impl FnMut(&DocumentKey, &[u8]),
 ) -> Result<Summary, PipelineError> {
-    let ConvertedTree { document, notes } =
+    let ConvertedTree { document, notes, refs } =
         convert::convert_tree(v2).map_err(PipelineError::Convert)?;
-    split_each(&document, notes, size_hint, max_output, each)
+    split_each(&document, Some(&refs), notes, size_hint, max_output, each)
 }
 
 /// The second half of [`convert_each`], for a caller that also needs the
 /// whole converted document (`convert --whole --out` converts once): splits
 /// the converted `document` per key and hands each key's compact JSON bytes
 /// to `each`. The document is borrowed, so a caller about to exit can skip
-/// freeing it.
+/// freeing it. `refs` are the converter's records of the references under
+/// the document's objects ([`ConvertedTree::refs`]), which spare the split
+/// a walk over them.
 ///
 /// # Errors
 /// [`PipelineError::Split`] when the document cannot be split or would
 /// pass `max_output`.
-pub fn split_each(
-    document: &Node<'_>,
+pub fn split_each<'a>(
+    document: &'a Node<'a>,
+    refs: Option<&'a RefHints<'a>>,
     notes: Vec<Note>,
     size_hint: usize,
     max_output: usize,
@@ -139,7 +142,7 @@ pub fn split_each(
 ) -> Result<Summary, PipelineError> {
     let schemas =
         document.pointer("/components/schemas").and_then(Node::as_object).map_or(0, Object::len);
-    let unplaced = split::split_rendered_each(document, size_hint, max_output, each)
+    let unplaced = split::split_rendered_each_hinted(document, refs, size_hint, max_output, each)
         .map_err(PipelineError::Split)?;
     Ok(Summary { notes, unplaced, schemas })
 }

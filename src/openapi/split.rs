@@ -20,7 +20,7 @@
 //! cloned.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 use serde_json::Value;
@@ -104,6 +104,7 @@ pub fn split(doc: &Value) -> Result<Split, SplitError> {
     let tree = Node::from_value(doc);
     let (documents, unplaced) = split_with(
         &tree,
+        None,
         usize::MAX,
         &mut Fragments::default(),
         |_, index, paths, indices, reach, _| index.document(paths, indices, reach).to_value(),
@@ -130,6 +131,7 @@ pub struct TreeSplit<'a> {
 pub fn split_tree<'a>(doc: &'a Node<'a>) -> Result<TreeSplit<'a>, SplitError> {
     let (documents, unplaced) = split_with(
         doc,
+        None,
         usize::MAX,
         &mut Fragments::default(),
         |_, index, paths, indices, reach, _| index.document(paths, indices, reach),
@@ -205,6 +207,22 @@ pub fn split_rendered_each(
     doc: &Node<'_>,
     size_hint: usize,
     max_output: usize,
+    each: impl FnMut(&DocumentKey, &[u8]),
+) -> Result<Vec<String>, SplitError> {
+    split_rendered_each_hinted(doc, None, size_hint, max_output, each)
+}
+
+/// [`split_rendered_each`] of a tree whose builder recorded the references
+/// under some of its objects (`hints`, see [`RefHints`]): those are not
+/// walked again. The documents are the same with or without hints.
+///
+/// # Errors
+/// As [`split_rendered_each`].
+pub fn split_rendered_each_hinted<'a>(
+    doc: &'a Node<'a>,
+    hints: Option<&'a RefHints<'a>>,
+    size_hint: usize,
+    max_output: usize,
     mut each: impl FnMut(&DocumentKey, &[u8]),
 ) -> Result<Vec<String>, SplitError> {
     let mut fragments = Fragments { arena: Vec::with_capacity(size_hint), ..Fragments::default() };
@@ -213,6 +231,7 @@ pub fn split_rendered_each(
     let mut scratch = Vec::with_capacity(size_hint / 2);
     let (_, unplaced) = split_with(
         doc,
+        hints,
         max_output,
         &mut fragments,
         |key, index, paths, indices, reach, fragments| {
@@ -232,6 +251,7 @@ pub fn split_rendered_each(
 /// them, so sizing costs little more than rendering does anyway.
 fn split_with<'a, T>(
     doc: &'a Node<'a>,
+    hints: Option<&'a RefHints<'a>>,
     max_output: usize,
     fragments: &mut Fragments,
     mut emit: impl FnMut(
@@ -276,7 +296,7 @@ fn split_with<'a, T>(
     }
 
     let index = Index::new(doc, root, format, paths);
-    let graph = Graph::build(&index, &path_entries, &path_owner);
+    let graph = Graph::build(&index, hints, &path_entries, &path_owner);
 
     // Every key's reach first, so that an error leaves nothing emitted:
     // `split_rendered_each` hands documents out as they are made.
@@ -374,7 +394,7 @@ struct Component<'a> {
 }
 
 /// What a local `$ref` points to, as far as splitting cares.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum Target {
     /// Into (or exactly at) a component: the whole component is needed.
     Component(usize),
@@ -873,22 +893,31 @@ struct Reach {
 impl<'i, 'a> Graph<'i, 'a> {
     fn build(
         index: &'i Index<'a>,
+        hints: Option<&'a RefHints<'a>>,
         path_entries: &[(&'a Text<'a>, &'a Node<'a>)],
         path_owner: &[Option<usize>],
     ) -> Self {
-        let mut walker = Walker { index, cache: BTreeMap::new(), sites: Vec::new() };
+        let mut walker = Walker {
+            index,
+            cache: Hashed::default(),
+            sites: Vec::new(),
+            stack: Vec::new(),
+            seen: HashedSet::default(),
+        };
 
         let component_edges = index
             .components
             .iter()
-            .map(|&c| walker.edges(c.value, &index.component_location(c)))
+            .map(|&c| walker.edges_hinted(hints, c.value, &index.component_location(c)))
             .collect();
 
         let path_edges = path_entries
             .iter()
             .zip(path_owner)
             .map(|((path, value), owner)| match owner {
-                Some(_) => walker.edges(value, &[Token::Key("paths"), Token::Key(path)]),
+                Some(_) => {
+                    walker.edges_hinted(hints, value, &[Token::Key("paths"), Token::Key(path)])
+                }
                 None => Vec::new(),
             })
             .collect();
@@ -976,13 +1005,31 @@ impl<'i, 'a> Graph<'i, 'a> {
     }
 }
 
+/// A map looked up, never iterated: hashing costs less than an ordered
+/// map's comparisons of references that share long prefixes
+/// (`#/components/schemas/io.k8s.api.`), and no order can reach an output.
+#[allow(clippy::disallowed_types)]
+pub(crate) type Hashed<K, V> = std::collections::HashMap<K, V>;
+
+/// A set looked up, never iterated (see [`Hashed`]).
+#[allow(clippy::disallowed_types)]
+type HashedSet<T> = std::collections::HashSet<T>;
+
 /// Collects direct references, resolving each distinct reference string
 /// once (Kubernetes 1.27 has 2152 `$ref`s to 492 targets, `WatchEvent`
 /// alone 135 times).
 struct Walker<'i, 'a> {
     index: &'i Index<'a>,
-    cache: BTreeMap<&'a str, Target>,
+    /// Hashed, not ordered: references share long prefixes, which an
+    /// ordered map compares again at every step of every lookup.
+    cache: Hashed<&'a str, Target>,
     sites: Vec<Site>,
+    /// The nodes still to visit, kept from walk to walk (1,300 of them
+    /// for Kubernetes 1.27) rather than allocated for each.
+    stack: Vec<&'a Node<'a>>,
+    /// The targets one walk has recorded, kept from walk to walk like
+    /// `stack` (cleared, its room stays).
+    seen: HashedSet<Target>,
 }
 
 impl<'a> Walker<'_, 'a> {
@@ -1004,36 +1051,54 @@ impl<'a> Walker<'_, 'a> {
     /// the stack here.
     fn edges(&mut self, value: &'a Node<'a>, location: &[Token<'a>]) -> Vec<Edge> {
         let mut edges = Vec::new();
-        let mut seen = BTreeSet::new();
-        let mut stack: Vec<&'a Node<'a>> = vec![value];
-        while let Some(node) = stack.pop() {
-            match node {
-                Node::Object(map) => {
-                    // One pass over the members finds the `$ref` and the
-                    // children, instead of a lookup of `$ref` in every
-                    // object of a 4 MB document.
-                    for (k, v) in map.iter().rev() {
-                        match v {
-                            Node::String(reference)
-                                if k == "$ref" && reference.starts_with("#/") =>
-                            {
-                                let target = self.target(reference);
-                                if target != Target::Kept && seen.insert(target) {
-                                    edges.push(self.edge(target, value, location));
-                                }
-                            }
-                            Node::Object(_) | Node::Array(_) => stack.push(v),
-                            _ => {}
-                        }
-                    }
-                }
-                Node::Array(items) => {
-                    stack.extend(items.iter().rev().filter(|v| v.is_object() || v.is_array()));
-                }
-                _ => {}
+        let mut stack = std::mem::take(&mut self.stack);
+        let mut seen = std::mem::take(&mut self.seen);
+        seen.clear();
+        for_each_local_ref(value, &mut stack, |reference| {
+            let target = self.target(reference);
+            if target != Target::Kept && seen.insert(target) {
+                edges.push(self.edge(target, value, location));
+            }
+        });
+        self.stack = stack;
+        self.seen = seen;
+        edges
+    }
+
+    /// [`Walker::edges`] from the references the converter found under
+    /// `value` ([`RefHints`]), in the order the walk would meet them: the
+    /// same edges, without walking the tree again.
+    fn edges_from(
+        &mut self,
+        references: &'a [Text<'a>],
+        value: &'a Node<'a>,
+        location: &[Token<'a>],
+    ) -> Vec<Edge> {
+        let mut edges = Vec::new();
+        let mut seen = std::mem::take(&mut self.seen);
+        seen.clear();
+        for reference in references {
+            let target = self.target(reference);
+            if target != Target::Kept && seen.insert(target) {
+                edges.push(self.edge(target, value, location));
             }
         }
+        self.seen = seen;
         edges
+    }
+
+    /// [`Walker::edges_from`] when `hints` has `value`'s references, else
+    /// [`Walker::edges`].
+    fn edges_hinted(
+        &mut self,
+        hints: Option<&'a RefHints<'a>>,
+        value: &'a Node<'a>,
+        location: &[Token<'a>],
+    ) -> Vec<Edge> {
+        match hints.and_then(|h| h.get(value)) {
+            Some(references) => self.edges_from(references, value, location),
+            None => self.edges(value, location),
+        }
     }
 
     /// The first reference under `value` (in the order [`Walker::edges`]
@@ -1115,6 +1180,82 @@ impl<'a> Walker<'_, 'a> {
     fn site(&mut self, reference: &str, at: &[Token<'_>]) -> usize {
         self.sites.push(Site { reference: reference.to_owned(), at: to_pointer(at) });
         self.sites.len() - 1
+    }
+}
+
+/// Calls `f` with every local `$ref` (a string starting with `#/`) under
+/// `value`, in the order [`Walker::edges`] records them: objects in
+/// depth-first order, the last member first. `stack` is scratch room, kept
+/// by the caller from walk to walk.
+///
+/// Iterative, so that a deeply nested hostile document cannot overflow
+/// the stack here.
+fn for_each_local_ref<'n, 'a>(
+    value: &'n Node<'a>,
+    stack: &mut Vec<&'n Node<'a>>,
+    mut f: impl FnMut(&'n Text<'a>),
+) {
+    stack.clear();
+    stack.push(value);
+    while let Some(node) = stack.pop() {
+        match node {
+            Node::Object(map) => {
+                // One pass over the members finds the `$ref` and the
+                // children, instead of a lookup of `$ref` in every object
+                // of a 4 MB document.
+                for (k, v) in map.iter().rev() {
+                    match v {
+                        Node::String(reference) if k == "$ref" && reference.starts_with("#/") => {
+                            f(reference);
+                        }
+                        Node::Object(_) | Node::Array(_) => stack.push(v),
+                        _ => {}
+                    }
+                }
+            }
+            Node::Array(items) => {
+                stack.extend(items.iter().rev().filter(|v| v.is_object() || v.is_array()));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The local `$ref`s under objects of a tree, recorded by whoever built
+/// them, so that splitting need not walk them again.
+///
+/// The converter records each converted definition and path item as soon
+/// as it is made, while it is still in the processor's cache; walking
+/// them again when splitting, from memory, was the splitter's largest cost
+/// (`Walker::edges`, an eighth of the `convert` command's time).
+///
+/// An object is known by its member list's place in memory: the tree may
+/// move an object's node, never its members. The tree must not change
+/// under a recorded object afterwards, and an object freed and another
+/// made in its place would be taken for it: the converter records only
+/// objects the converted document keeps as they are. An empty object has
+/// no references whatever its place says.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RefHints<'a> {
+    /// (member list's address, member count) → the references, in the
+    /// order [`Walker::edges`] meets them.
+    by_object: Hashed<(usize, usize), Vec<Text<'a>>>,
+}
+
+impl<'a> RefHints<'a> {
+    /// Records the local references under `node`, an object the tree will
+    /// keep unchanged; anything else is not recorded.
+    pub(crate) fn record(&mut self, node: &Node<'a>) {
+        let Node::Object(object) = node else { return };
+        let mut references = Vec::new();
+        for_each_local_ref(node, &mut Vec::new(), |r| references.push(r.clone()));
+        self.by_object.insert(object.place(), references);
+    }
+
+    /// The references recorded for `node`, if it was.
+    fn get(&self, node: &Node<'_>) -> Option<&[Text<'a>]> {
+        let Node::Object(object) = node else { return None };
+        self.by_object.get(&object.place()).map(Vec::as_slice)
     }
 }
 

@@ -20,6 +20,7 @@ mod parse;
 pub(crate) mod render;
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -29,7 +30,7 @@ use crate::json::pointer::unescape_token;
 use parse::MAX_DEPTH;
 #[cfg(test)]
 pub use parse::parse;
-pub use parse::{SyntaxError, SyntaxErrorKind, parse_within};
+pub use parse::{SyntaxError, SyntaxErrorKind, parse_noting_refs, parse_within};
 
 /// A JSON value whose strings may borrow from the text or `Value` it came
 /// from.
@@ -54,7 +55,9 @@ pub enum Node<'a> {
 ///
 /// 24 bytes (a `Cow<str>` and a flag took 32): an object member is a key
 /// and a node, and the trees of a whole cluster's document hold about a
-/// hundred thousand of them.
+/// hundred thousand of them. Owned text is shared, not copied, when a
+/// node is cloned: the converter copies shared parameters, with their
+/// long decoded descriptions, into every operation that uses them.
 #[derive(Clone)]
 pub struct Text<'a>(Repr<'a>);
 
@@ -66,9 +69,9 @@ enum Repr<'a> {
     /// Borrowed; may need escaping.
     Borrowed(&'a str),
     /// Owned; written as it is.
-    OwnedPlain(Box<str>),
+    OwnedPlain(Arc<str>),
     /// Owned; may need escaping.
-    Owned(Box<str>),
+    Owned(Arc<str>),
 }
 
 /// A number of a [`Node`].
@@ -108,8 +111,8 @@ impl<'a> Text<'a> {
 
     /// Owned text whose need for escaping the caller already knows (the
     /// parser, which decoded its escapes).
-    pub(crate) fn owned(text: String, plain: bool) -> Self {
-        let text = text.into_boxed_str();
+    pub(crate) fn owned(text: &str, plain: bool) -> Self {
+        let text = Arc::from(text);
         Self(if plain { Repr::OwnedPlain(text) } else { Repr::Owned(text) })
     }
 
@@ -132,7 +135,7 @@ impl<'a> Text<'a> {
     pub fn into_string(self) -> String {
         match self.0 {
             Repr::Plain(s) | Repr::Borrowed(s) => s.to_owned(),
-            Repr::OwnedPlain(s) | Repr::Owned(s) => s.into_string(),
+            Repr::OwnedPlain(s) | Repr::Owned(s) => String::from(&*s),
         }
     }
 }
@@ -146,7 +149,7 @@ impl<'a> From<&'a str> for Text<'a> {
 impl From<String> for Text<'_> {
     fn from(text: String) -> Self {
         let plain = is_plain(&text);
-        let text = text.into_boxed_str();
+        let text = Arc::from(text);
         Self(if plain { Repr::OwnedPlain(text) } else { Repr::Owned(text) })
     }
 }
@@ -201,6 +204,21 @@ impl<'a> Object<'a> {
     #[must_use]
     pub fn with_capacity(n: usize) -> Self {
         Self { members: Vec::with_capacity(n) }
+    }
+
+    /// Room for members without regrowing, for tests of how trees are
+    /// allocated.
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.members.capacity()
+    }
+
+    /// Where the members are in memory, and how many: the same for as long
+    /// as the object is neither changed nor freed, wherever its node moves
+    /// (what `openapi::split::RefHints` knows an object by).
+    #[must_use]
+    pub(crate) fn place(&self) -> (usize, usize) {
+        (self.members.as_ptr().addr(), self.members.len())
     }
 
     /// The number of members.

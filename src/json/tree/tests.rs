@@ -341,3 +341,36 @@ fn members_stay_small() {
     assert_eq!(std::mem::size_of::<Text<'_>>(), 24);
     assert_eq!(std::mem::size_of::<Node<'_>>(), 32);
 }
+
+#[test]
+fn a_copy_of_a_decoded_string_shares_its_bytes() {
+    // The converter copies shared parameters, descriptions included, into
+    // every operation that uses them: a copy of a string the parser had to
+    // decode must not copy its bytes again.
+    let tree = parse(br#"{"description":"say \"hi\"","plain":"a\/b"}"#).unwrap();
+    for (key, value) in tree.as_object().unwrap() {
+        let Node::String(text) = value else { panic!("{key} is not a string") };
+        let copy = text.clone();
+        assert_eq!(copy, *text);
+        assert!(std::ptr::eq(copy.as_str(), text.as_str()), "{key} was copied");
+    }
+    let owned = Text::from(String::from("made"));
+    assert!(std::ptr::eq(owned.clone().as_str(), owned.as_str()));
+}
+
+#[test]
+fn whitespace_runs_of_any_length_are_skipped_as_serde_json_skips_them() {
+    for indent in 0..40 {
+        for tail in ["", "\n", "\t", "\r\n", " \t "] {
+            let pad = " ".repeat(indent);
+            let text = format!(
+                "{pad}{{{tail}{pad}\"a\"{pad}:{pad}[{pad}1{tail},{pad}true{pad}]{pad}}}{tail}{pad}"
+            );
+            let value: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(parse(text.as_bytes()).unwrap().to_value(), value, "{text:?}");
+            // Whitespace where it may not stand is still refused.
+            let bad = format!("{pad}{{\"a\":1}}{pad}x");
+            assert!(parse(bad.as_bytes()).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -17,8 +17,12 @@ pub(super) fn media_base(mt: &str) -> &str {
 }
 
 /// A v3 media type object, with its `schema` and `encoding` where given.
+/// Allocated at its size: a response is written once per media type the
+/// operation produces (thousands of these objects for Kubernetes), and an
+/// object grown from empty takes room for four members.
 pub(super) fn media_type<'a>(schema: Option<Node<'a>>, encoding: Option<Object<'a>>) -> Node<'a> {
-    let mut m = Object::new();
+    let mut m =
+        Object::with_capacity(usize::from(schema.is_some()) + usize::from(encoding.is_some()));
     if let Some(s) = schema {
         m.insert("schema", s);
     }

@@ -48,6 +48,7 @@ use serde_json::Value;
 use crate::json::tree::{Node, Number, Object};
 
 use crate::json::pointer::{JsonPointer, Location};
+use crate::openapi::split::{Hashed, RefHints};
 
 /// The OpenAPI version written into converted documents; the one Kubernetes
 /// itself publishes.
@@ -72,6 +73,10 @@ pub struct ConvertedTree<'a> {
     pub document: Node<'a>,
     /// Lossy spots, in the order they were found.
     pub notes: Vec<Note>,
+    /// The local references under each converted definition and path
+    /// item, recorded as each was made, for splitting `document` without
+    /// walking it again ([`crate::openapi::split::split_rendered_each_hinted`]).
+    pub refs: RefHints<'a>,
 }
 
 /// One spot of the input that OpenAPI 3.0 could not carry exactly.
@@ -395,7 +400,7 @@ fn describe_version(found: &Option<String>) -> String {
 /// the converter must look inside it, or when a local `$ref` dangles.
 pub fn convert(v2: &Value) -> Result<Converted, ConvertError> {
     let tree = Node::from_value(v2);
-    let ConvertedTree { document, notes } = convert_tree(&tree)?;
+    let ConvertedTree { document, notes, .. } = convert_tree(&tree)?;
     Ok(Converted { document: document.to_value(), notes })
 }
 
@@ -415,7 +420,7 @@ pub fn convert_tree<'a>(v2: &'a Node<'a>) -> Result<ConvertedTree<'a>, ConvertEr
     let mut document = cx.document()?;
     cx.add_hoisted(&mut document)?;
     cx.drop_unreferenced_parameter_components(&mut document);
-    Ok(ConvertedTree { document, notes: cx.notes })
+    Ok(ConvertedTree { document, notes: cx.notes, refs: cx.refs_under })
 }
 
 /// The top-level object of `v2`, once it is known to declare
@@ -468,8 +473,11 @@ pub(crate) struct Context<'a> {
     produces: Vec<&'a str>,
     notes: Vec<Note>,
     /// Local references already resolved, and what each became (see
-    /// `Context::local_ref`).
-    refs: BTreeMap<String, refs::Mapped>,
+    /// `Context::local_ref`). Hashed: the references of a document share
+    /// long prefixes (`#/definitions/io.k8s.api.`), which an ordered map
+    /// compares again at every step of every lookup; nothing iterates it
+    /// in an order that shows (its values are gathered into a set).
+    refs: Hashed<String, refs::Mapped>,
     /// Component names OpenAPI 3.0 does not allow, and their new names.
     renames: refs::Renames,
     /// The notes already taken, so that each is taken once.
@@ -491,6 +499,8 @@ pub(crate) struct Context<'a> {
     /// The names `components.schemas` has, made when the first schema is
     /// hoisted.
     hoisted_names: Option<refs::ComponentNames>,
+    /// The local references under each converted definition and path item.
+    refs_under: RefHints<'a>,
 }
 
 /// The copies of shared parameters any document may make, whatever its
@@ -514,7 +524,7 @@ impl<'a> Context<'a> {
             produces,
             noted: notes.iter().cloned().collect(),
             notes,
-            refs: BTreeMap::new(),
+            refs: Hashed::default(),
             renames,
             shared_parameters: BTreeMap::new(),
             copied: 0,
@@ -522,6 +532,7 @@ impl<'a> Context<'a> {
             input_values: None,
             hoisted: Vec::new(),
             hoisted_names: None,
+            refs_under: RefHints::default(),
         })
     }
 
@@ -639,6 +650,9 @@ impl<'a> Context<'a> {
             let mut schemas = Object::new();
             for (name, s) in defs {
                 let converted = self.named_schema(name, s, &at.key(name))?;
+                // Recorded now, while it is in the processor's cache; it
+                // is not changed after this.
+                self.refs_under.record(&converted);
                 schemas.push_new(self.component_key("definitions", name), converted);
             }
             out.insert("schemas", Node::Object(schemas));

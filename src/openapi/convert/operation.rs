@@ -36,7 +36,11 @@ impl<'a> Context<'a> {
             let converted = if path.starts_with("x-") {
                 self.extension(item, &at.key(path))
             } else {
-                self.path_item(item, &at.key(path))?
+                let item = self.path_item(item, &at.key(path))?;
+                // Recorded now, while it is in the processor's cache; it
+                // is not changed after this.
+                self.refs_under.record(&item);
+                item
             };
             out.push_new(path.clone(), converted);
         }
@@ -53,7 +57,7 @@ impl<'a> Context<'a> {
             Some(list) => self.parameter_list(list, &at.key("parameters"))?,
             None => Vec::new(),
         };
-        let mut out = Object::new();
+        let mut out = Object::with_capacity(item.len());
         for (key, value) in item {
             match key.as_str() {
                 "parameters" => {
@@ -119,7 +123,6 @@ impl<'a> Context<'a> {
         // The operation's parameters, then the path-level bodies and form
         // fields it does not override (same `in` and `name`).
         let own_ids: Vec<_> = own.iter().filter_map(Param::identity).collect();
-        let mut plain = Vec::new();
         let mut body: Option<Node<'a>> = None;
         let mut form: Vec<(&'a Object<'a>, JsonPointer)> = Vec::new();
         let inherited = shared.iter().filter(|p| match p.identity() {
@@ -129,9 +132,9 @@ impl<'a> Context<'a> {
         let mut own_body_seen = false;
         for (p, is_own) in own.iter().map(|p| (p, true)).chain(inherited.map(|p| (p, false))) {
             match p {
-                // Path-level plain parameters stay at the path level in v3.
-                Param::Plain(_) if !is_own => {}
-                Param::Plain(v) => plain.push(v.clone()),
+                // Path-level plain parameters stay at the path level in v3;
+                // the operation's own are moved out below.
+                Param::Plain(_) => {}
                 Param::Body { .. } | Param::BodyRef { .. } => {
                     // An operation's own body replaces a path-level one.
                     if !is_own && own_body_seen {
@@ -147,6 +150,14 @@ impl<'a> Context<'a> {
                 Param::Form { param, at } => form.push((*param, at.clone())),
             }
         }
+        // Moved, not copied: each is a converted parameter with its schema.
+        let mut plain: Vec<Node<'a>> = own
+            .into_iter()
+            .filter_map(|p| match p {
+                Param::Plain(v) => Some(v),
+                _ => None,
+            })
+            .collect();
         if body.is_none() && !form.is_empty() {
             let form_body = self.form_body(&form, &consumes)?;
             // Shared form fields (`#/parameters/…`) are copies too.
@@ -161,7 +172,8 @@ impl<'a> Context<'a> {
             }
         }
 
-        let mut out = Object::new();
+        // At most the operation's members and a `requestBody`.
+        let mut out = Object::with_capacity(op.len() + 1);
         let mut responses_seen = false;
         for (key, value) in op {
             match key.as_str() {

@@ -593,7 +593,7 @@ fn child<'n, 'a>(node: &'n Node<'a>, token: &str) -> Option<&'n Node<'a>> {
 /// `{"$ref": reference}`: a reference object, where v3 allows one in place
 /// of the object it refers to.
 pub(super) fn ref_object_value<'a>(reference: Node<'a>) -> Node<'a> {
-    let mut m = Object::new();
+    let mut m = Object::with_capacity(1);
     m.insert("$ref", reference);
     Node::Object(m)
 }

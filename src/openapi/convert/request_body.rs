@@ -64,8 +64,9 @@ impl<'a> Context<'a> {
         if let Some(d) = param.get("description") {
             out.insert("description", d.clone());
         }
-        let mut content = Object::new();
-        for mt in media_or_default(consumes) {
+        let types = media_or_default(consumes);
+        let mut content = Object::with_capacity(types.len());
+        for mt in types {
             content.insert(mt, media_type(Some(schema.clone()), None));
         }
         out.insert("content", Node::Object(content));
@@ -167,7 +168,7 @@ impl<'a> Context<'a> {
                 self.notes.push(super::Note { at, kind: NoteKind::MultipartCollectionFormat });
             }
         }
-        let mut content = Object::new();
+        let mut content = Object::with_capacity(types.len());
         for mt in types {
             let form = matches!(media_base(mt), FORM_URLENCODED | MULTIPART);
             let enc = (form && !encoding.is_empty()).then(|| encoding.clone());

@@ -53,7 +53,8 @@ impl<'a> Context<'a> {
             Some(e) => Some(as_object(e, &at.key("examples"), "an object of examples")?),
             None => None,
         };
-        let mut out = Object::new();
+        // Its members, and a description if it lacks one.
+        let mut out = Object::with_capacity(r.len() + 1);
         match r.get("description") {
             Some(d) => {
                 out.insert("description", d.clone());
@@ -72,9 +73,10 @@ impl<'a> Context<'a> {
             }
             out.insert("headers", Node::Object(converted));
         }
-        let mut content = Object::new();
+        let types = if schema.is_some() { media_or_default(produces) } else { Vec::new() };
+        let mut content = Object::with_capacity(types.len() + examples.map_or(0, Object::len));
         if let Some(schema) = &schema {
-            for mt in media_or_default(produces) {
+            for mt in types {
                 let example = examples.and_then(|e| e.get(mt)).cloned();
                 let mut m = media_type(Some(schema.clone()), None);
                 if let (Some(ex), Node::Object(m)) = (example, &mut m) {

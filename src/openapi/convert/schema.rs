@@ -94,7 +94,10 @@ impl<'a> Context<'a> {
                 expected: "a schema object",
             });
         };
-        let mut out = Object::new();
+        // Sized from the input (only IntOrString, rare, adds members): a
+        // regrown member list leaves its smaller copies behind, memory the
+        // kernel zeroes for nothing.
+        let mut out = Object::with_capacity(obj.len());
         for (key, value) in obj {
             match key.as_str() {
                 "$ref" => {
@@ -106,7 +109,7 @@ impl<'a> Context<'a> {
                         at: at.to_pointer(),
                         expected: "an object of schemas",
                     })?;
-                    let mut converted = Object::new();
+                    let mut converted = Object::with_capacity(props.len());
                     for (name, p) in props {
                         converted.push_new(name.clone(), self.schema(p, &at.key(name))?);
                     }
@@ -261,7 +264,7 @@ impl<'a> Context<'a> {
 
 /// `{"type": name}`.
 pub(crate) fn type_schema<'a>(name: impl Into<Text<'a>>) -> Node<'a> {
-    let mut m = Object::new();
+    let mut m = Object::with_capacity(1);
     m.insert("type", Node::string(name));
     Node::Object(m)
 }
@@ -324,7 +327,7 @@ fn wrap_ref(s: Object<'_>) -> Object<'_> {
     for (k, v) in s {
         match k.as_str() {
             "$ref" => {
-                let mut r = Object::new();
+                let mut r = Object::with_capacity(1);
                 r.insert(k, v);
                 let mut all_of = Vec::with_capacity(existing.len() + 1);
                 all_of.push(Node::Object(r));

@@ -1591,3 +1591,74 @@ fn a_shared_body_dropped_as_a_second_body_keeps_its_component() {
     assert_eq!(shared["description"], "kept", "{}", c.document);
     assert!(c.notes.iter().any(|n| n.to_string().contains("more than one body parameter")));
 }
+
+#[test]
+fn schemas_and_operations_are_allocated_at_their_size() {
+    // A member list regrown from empty leaves its smaller copies behind and
+    // ends up to twice its length: memory the kernel zeroes for nothing.
+    let v2 = doc(
+        json!({"/apis/g/v1/x": {"get": {"operationId": "x", "tags": ["g"], "description": "d",
+            "responses": {"200": {"description": "OK", "schema": {"$ref": "#/definitions/A"}}}}}}),
+        json!({"A": {"type": "object", "description": "a", "properties": {
+            "b": {"type": "string", "description": "b"},
+            "c": {"type": "integer", "format": "int32", "description": "c"},
+            "d": {"type": "array", "items": {"type": "string"}},
+            "e": {"$ref": "#/definitions/B"},
+            "f": {"type": "boolean"}}},
+            "B": {"type": "string"}}),
+    );
+    let tree = Node::from_value(&v2);
+    let converted = convert_tree(&tree).unwrap().document;
+    let schemas = converted.pointer("/components/schemas").unwrap().as_object().unwrap();
+    let a = schemas.get("A").unwrap().as_object().unwrap();
+    let mut objects = vec![a, a.get("properties").unwrap().as_object().unwrap()];
+    objects.extend(["b", "c", "d", "e", "f"].map(|p| {
+        converted
+            .pointer(&format!("/components/schemas/A/properties/{p}"))
+            .unwrap()
+            .as_object()
+            .unwrap()
+    }));
+    objects.push(converted.pointer("/paths/~1apis~1g~1v1~1x").unwrap().as_object().unwrap());
+    objects.push(converted.pointer("/paths/~1apis~1g~1v1~1x/get").unwrap().as_object().unwrap());
+    for o in objects {
+        assert!(o.capacity() <= o.len() + 1, "{} members, room for {}", o.len(), o.capacity());
+    }
+}
+
+#[test]
+fn media_types_and_parameter_schemas_are_allocated_at_their_size() {
+    // An operation's response is written once per media type it produces:
+    // thousands of one-member objects for a whole cluster's document.
+    let mut v2 = doc(
+        json!({"/apis/g/v1/x": {"get": {
+            "parameters": [{"name": "limit", "in": "query", "type": "integer", "uniqueItems": true},
+                {"name": "f", "in": "query", "type": "file"}],
+            "responses": {"200": {"description": "OK", "schema": {"$ref": "#/definitions/A"}}}}}}),
+        json!({"A": {"type": "string"}}),
+    );
+    v2["produces"] =
+        json!(["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]);
+    let tree = Node::from_value(&v2);
+    let converted = convert_tree(&tree).unwrap().document;
+    let op = "/paths/~1apis~1g~1v1~1x/get";
+    let mut objects = vec![
+        format!("{op}/responses/200"),
+        format!("{op}/responses/200/content"),
+        format!("{op}/parameters/0/schema"),
+        format!("{op}/parameters/1/schema"),
+    ];
+    for mt in ["application~1json", "application~1yaml", "application~1vnd.kubernetes.protobuf"] {
+        objects.push(format!("{op}/responses/200/content/{mt}"));
+        objects.push(format!("{op}/responses/200/content/{mt}/schema"));
+    }
+    for at in objects {
+        let o = converted.pointer(&at).and_then(Node::as_object).unwrap_or_else(|| panic!("{at}"));
+        assert!(
+            o.capacity() <= o.len() + 1,
+            "{at}: {} members, room for {}",
+            o.len(),
+            o.capacity()
+        );
+    }
+}

@@ -690,3 +690,64 @@ proptest! {
         }
     }
 }
+
+/// The split of `doc` with `hints`, each document's bytes by key.
+fn split_hinted(
+    doc: &Node<'_>,
+    hints: Option<&RefHints<'_>>,
+) -> Result<BTreeMap<String, Vec<u8>>, SplitError> {
+    let mut out = BTreeMap::new();
+    split_rendered_each_hinted(doc, hints, 0, usize::MAX, |key, bytes| {
+        out.insert(key.to_string(), bytes.to_vec());
+    })?;
+    Ok(out)
+}
+
+#[test]
+fn recorded_references_stand_for_a_walk_of_the_object() {
+    let doc = json!({
+        "openapi": "3.0.0",
+        "paths": {"/apis/a/v1/x": {"get": {"responses": {}}}},
+        "components": {"schemas": {"A": {"type": "string"}, "B": {"type": "string"}}}
+    });
+    let tree = Node::from_value(&doc);
+    let item = tree.pointer("/paths/~1apis~1a~1v1~1x").unwrap();
+    let plain = split_hinted(&tree, None).unwrap();
+    assert!(!String::from_utf8_lossy(&plain["apis/a/v1"]).contains("\"A\""));
+    // A record that says the path item refers to A is taken as it is:
+    // the item is not walked again.
+    let referring = json!({"$ref": "#/components/schemas/A"});
+    let referring = Node::from_value(&referring);
+    let mut hints = RefHints::default();
+    hints.record(&referring);
+    let mut told = RefHints::default();
+    told.by_object
+        .insert(item.as_object().unwrap().place(), hints.by_object.into_values().next().unwrap());
+    let hinted = split_hinted(&tree, Some(&told)).unwrap();
+    let v1 = String::from_utf8_lossy(&hinted["apis/a/v1"]).into_owned();
+    assert!(v1.contains(r#""schemas":{"A":{"type":"string"}}"#), "{v1}");
+}
+
+#[test]
+fn the_converter_s_records_give_the_documents_a_walk_gives() {
+    for bytes in [
+        &include_bytes!("../../../testdata/sample/widgets.v2.json")[..],
+        br##"{"swagger":"2.0","paths":{
+            "/apis/a/v1/x":{"get":{"responses":{"200":{"description":"","schema":{"$ref":"#/definitions/A"}}}}},
+            "/apis/b/v1/y":{"x-ext":{"$ref":"#/definitions/B"},"get":{"responses":{"200":{"description":"",
+                "schema":{"$ref":"#/paths/~1apis~1a~1v1~1x/get/responses/200/schema"}}}}}},
+          "definitions":{"A":{"properties":{"b":{"$ref":"#/definitions/B"},"c":{"description":"d","$ref":"#/definitions/C"}}},
+            "B":{"type":"string"},"C":{"items":{"$ref":"#/definitions/A"}}}}"##,
+    ] {
+        let v2 = crate::json::document::parse_tree(bytes).unwrap();
+        let converted = crate::openapi::convert::convert_tree(&v2).unwrap();
+        assert!(!converted.refs.by_object.is_empty());
+        let walked = split_hinted(&converted.document, None);
+        let hinted = split_hinted(&converted.document, Some(&converted.refs));
+        match (walked, hinted) {
+            (Ok(walked), Ok(hinted)) => assert_eq!(walked, hinted),
+            (Err(walked), Err(hinted)) => assert_eq!(walked.to_string(), hinted.to_string()),
+            (walked, hinted) => panic!("{walked:?} vs {hinted:?}"),
+        }
+    }
+}
