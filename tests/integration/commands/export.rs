@@ -722,3 +722,55 @@ fn an_openapi_3_document_with_paths_is_split_per_group_version() {
     assert_valid(&verdicts[..1], &["Deployment"]);
     assert_refused_at(&verdicts[1], "/spec/replicas", "is not of type 'integer'");
 }
+
+/// An export that takes a while says how far it is on standard error:
+/// nothing for two seconds, then a line at most once a second.
+#[actix_web::test]
+async fn a_long_export_shows_its_progress() {
+    use std::collections::BTreeMap;
+
+    use crate::common::proxy::site;
+    use openapi_proxy::DocumentKey;
+
+    const DOCUMENTS: usize = 40;
+    let docs: BTreeMap<DocumentKey, bytes::Bytes> = (0..DOCUMENTS)
+        .map(|i| {
+            let key = DocumentKey::parse(&format!("apis/g{i}.example.com/v1")).expect("key");
+            let body = r#"{"openapi":"3.0.0","info":{"title":"t","version":"v"},"paths":{}}"#;
+            (key, bytes::Bytes::from_static(body.as_bytes()))
+        })
+        .collect();
+    // Each document takes 700 ms: eight at a time, about 3.5 s in all.
+    let routes: Vec<(String, openapi_proxy::demo::Route)> = openapi_proxy::demo::v3_routes(&docs)
+        .into_iter()
+        .map(|(path, route)| {
+            let slow = path != "/openapi/v3";
+            (path, if slow { route.delayed(std::time::Duration::from_millis(700)) } else { route })
+        })
+        .collect();
+    let server = site();
+    server.routes.replace(routes);
+    let out = scratch_dir("export-progress").join("out");
+    let args = [
+        server.url(),
+        "--layout".into(),
+        "kubectl-validate".into(),
+        "--out".into(),
+        s(&out).to_owned(),
+    ];
+    let o = actix_web::rt::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        export(&args)
+    })
+    .await
+    .expect("export ran");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let progress: Vec<&str> = err.lines().filter(|l| l.starts_with("export: fetched ")).collect();
+    assert!(
+        !progress.is_empty() && progress.len() <= 3,
+        "one line a second after the first two: {err}"
+    );
+    assert!(progress.iter().all(|l| l.ends_with(&format!("/{DOCUMENTS} documents"))), "{err}");
+    assert_eq!(tree(&out).len(), DOCUMENTS);
+}
