@@ -75,7 +75,7 @@ pub struct ConvertedTree<'a> {
     pub notes: Vec<Note>,
     /// The local references under each converted definition and path
     /// item, recorded as each was made, for splitting `document` without
-    /// walking it again ([`crate::openapi::split::split_rendered_each_hinted`]).
+    /// walking it again (`split::split_rendered_each_hinted`).
     pub refs: RefHints<'a>,
 }
 
