@@ -26,6 +26,20 @@ fn export(args: &[&str]) -> Output {
         .expect("binary runs")
 }
 
+/// `export URL --layout kubectl-validate --out OUT`, run off this thread:
+/// the command is another process, and this thread's actix system stays
+/// free to serve it.
+async fn export_server(url: &str, out: &Path) -> Output {
+    let args = [url.to_owned(), "--layout".into(), "kubectl-validate".into(), "--out".into()];
+    let args: Vec<String> = args.into_iter().chain([s(out).to_owned()]).collect();
+    actix_web::rt::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        export(&args)
+    })
+    .await
+    .expect("export ran")
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -430,21 +444,7 @@ async fn kubectl_validate_layout_of_a_server_is_what_it_serves() {
     let proxy = TestProxy::start(vec![downstream("kube", &ds.url(), 1)]);
     proxy.wait_for("the converted documents", |s| s.openapi.len() > 40).await;
     let out = scratch_dir("export-server").join("out");
-    let args = [
-        proxy.base.clone(),
-        "--layout".into(),
-        "kubectl-validate".into(),
-        "--out".into(),
-        s(&out).to_owned(),
-    ];
-    // The command is another process; this thread's actix system stays
-    // free to serve it.
-    let o = actix_web::rt::task::spawn_blocking(move || {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        export(&args)
-    })
-    .await
-    .expect("export ran");
+    let o = export_server(&proxy.base, &out).await;
     assert!(o.status.success(), "{}", stderr(&o));
     let written = tree(&out);
     let root = proxy.get("/openapi/v3", &[]).await.json();
@@ -751,19 +751,7 @@ async fn a_long_export_shows_its_progress() {
     let server = site();
     server.routes.replace(routes);
     let out = scratch_dir("export-progress").join("out");
-    let args = [
-        server.url(),
-        "--layout".into(),
-        "kubectl-validate".into(),
-        "--out".into(),
-        s(&out).to_owned(),
-    ];
-    let o = actix_web::rt::task::spawn_blocking(move || {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        export(&args)
-    })
-    .await
-    .expect("export ran");
+    let o = export_server(&server.url(), &out).await;
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
     let progress: Vec<&str> = err.lines().filter(|l| l.starts_with("export: fetched ")).collect();

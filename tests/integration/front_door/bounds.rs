@@ -503,28 +503,15 @@ async fn bursts_on_an_http2_connection_that_is_not_read_hold_little() {
         });
         (send, (paused, parked), driving)
     };
-    let watch = |send: h2::client::SendRequest<bytes::Bytes>| async move {
-        let mut send = send.ready().await.expect("ready");
-        let req =
-            http::Request::get("https://127.0.0.1/api/v1/burst?watch=1").body(()).expect("req");
-        let (answer, _) = send.send_request(req, true).expect("send");
-        answer.await.expect("an answer")
-    };
     // Routed, and one burst read whole, so that what every connection
     // shares is in `before`.
     let (send, _paused, _driving) = connect().await;
     let mut status = 0;
     for _ in 0..100 {
-        let answer = watch(send.clone()).await;
+        let answer = burst_watch(send.clone()).await;
         status = answer.status().as_u16();
         if status == 200 {
-            let mut body = answer.into_body();
-            let mut got = 0;
-            while got < 900 * 1024 {
-                let chunk = body.data().await.expect("the burst").expect("body");
-                got += chunk.len();
-                let _ = body.flow_control().release_capacity(chunk.len());
-            }
+            read_burst(answer.into_body(), Duration::from_secs(20), "the burst").await;
             break;
         }
         actix_web::rt::time::sleep(Duration::from_millis(100)).await;
@@ -534,7 +521,8 @@ async fn bursts_on_an_http2_connection_that_is_not_read_hold_little() {
     let before = peak_rss_kib(served.pid()).expect("runs");
 
     let (send, paused, _driving) = connect().await;
-    let answers = futures_util::future::join_all((0..WATCHES).map(|_| watch(send.clone()))).await;
+    let answers =
+        futures_util::future::join_all((0..WATCHES).map(|_| burst_watch(send.clone()))).await;
     assert!(answers.iter().all(|a| a.status() == 200));
     // The client reads nothing more: the proxy takes what it will.
     paused.0.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -549,19 +537,34 @@ async fn bursts_on_an_http2_connection_that_is_not_read_hold_little() {
         reader.wake();
     }
     for answer in answers {
-        let mut body = answer.into_body();
-        let mut got = 0;
-        while got < 900 * 1024 {
-            let chunk = tokio::time::timeout(Duration::from_secs(20), body.data())
-                .await
-                .expect("the burst goes on")
-                .expect("more of the burst")
-                .expect("body");
-            got += chunk.len();
-            let _ = body.flow_control().release_capacity(chunk.len());
-        }
+        read_burst(answer.into_body(), Duration::from_secs(20), "the burst goes on").await;
     }
     served.stop();
+}
+
+/// A watch of the raw downstream's 900 KB burst on `send`'s connection.
+async fn burst_watch(
+    send: h2::client::SendRequest<bytes::Bytes>,
+) -> http::Response<h2::RecvStream> {
+    let mut send = send.ready().await.expect("ready");
+    let req = http::Request::get("https://127.0.0.1/api/v1/burst?watch=1").body(()).expect("req");
+    let (answer, _) = send.send_request(req, true).expect("send");
+    answer.await.expect("an answer")
+}
+
+/// Reads a 900 KB burst whole from `body`, each piece within `within`,
+/// giving the window back as it goes.
+async fn read_burst(mut body: h2::RecvStream, within: Duration, what: &str) {
+    let mut got = 0;
+    while got < 900 * 1024 {
+        let chunk = tokio::time::timeout(within, body.data())
+            .await
+            .unwrap_or_else(|_| panic!("{what}: nothing in {within:?}"))
+            .unwrap_or_else(|| panic!("{what}: the stream ended after {got} bytes"))
+            .expect("body");
+        got += chunk.len();
+        let _ = body.flow_control().release_capacity(chunk.len());
+    }
 }
 
 /// The memory per HTTP/2 stream whose client does not read, whatever the
@@ -585,28 +588,12 @@ async fn streams_held_by_their_own_windows_do_not_hold_back_the_others() {
     actix_web::rt::spawn(async move {
         let _ = connection.await;
     });
-    let watch = |send: h2::client::SendRequest<bytes::Bytes>| async move {
-        let mut send = send.ready().await.expect("ready");
-        let req =
-            http::Request::get("https://127.0.0.1/api/v1/burst?watch=1").body(()).expect("req");
-        let (answer, _) = send.send_request(req, true).expect("send");
-        answer.await.expect("an answer")
-    };
     // Forty bursts never taken: their windows fill, the rest stays unsent.
-    let stalled = futures_util::future::join_all((0..40).map(|_| watch(send.clone()))).await;
+    let stalled = futures_util::future::join_all((0..40).map(|_| burst_watch(send.clone()))).await;
     assert!(stalled.iter().all(|a| a.status() == 200));
     actix_web::rt::time::sleep(Duration::from_millis(500)).await;
     // Another burst on the same connection, taken as it comes, arrives whole.
-    let mut body = watch(send.clone()).await.into_body();
-    let mut got = 0;
-    while got < 900 * 1024 {
-        let chunk = tokio::time::timeout(Duration::from_secs(10), body.data())
-            .await
-            .expect("the burst flows beside the stalled streams")
-            .expect("more of the burst")
-            .expect("body");
-        got += chunk.len();
-        let _ = body.flow_control().release_capacity(chunk.len());
-    }
+    let body = burst_watch(send.clone()).await.into_body();
+    read_burst(body, Duration::from_secs(10), "the burst flows beside the stalled streams").await;
     drop(stalled);
 }
