@@ -489,32 +489,19 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// The position of the first byte at or after `from` that is not a space
+/// (`bytes.len()` if there is none), eight bytes at a time.
+fn skip_spaces(bytes: &[u8], from: usize) -> usize {
+    const SPACES: u64 = u64::from_ne_bytes([b' '; 8]);
+    first_stop(bytes, from, |w| w ^ SPACES, |b| b != b' ')
+}
+
 /// The position of the first byte at or after `from` that ends a run of
 /// plain string text (`"`, `\\` or a control character), or the end.
 ///
 /// Those are exactly the bytes JSON must escape, so the renderer uses it
 /// too. Eight bytes at a time: strings are most of a Kubernetes document,
 /// and a byte-by-byte loop over them was the parser's largest cost.
-/// The position of the first byte at or after `from` that is not a space
-/// (`bytes.len()` if there is none), eight bytes at a time.
-fn skip_spaces(bytes: &[u8], from: usize) -> usize {
-    const SPACES: u64 = u64::from_ne_bytes([b' '; 8]);
-    let rest = bytes.get(from..).unwrap_or_default();
-    let mut chunks = rest.chunks_exact(8);
-    let mut at = from;
-    for chunk in chunks.by_ref() {
-        let mut word = [0; 8];
-        word.copy_from_slice(chunk);
-        let other = u64::from_le_bytes(word) ^ SPACES;
-        if other != 0 {
-            // Little-endian: the lowest set bit is in the first such byte.
-            return at + (other.trailing_zeros() / 8) as usize;
-        }
-        at += 8;
-    }
-    at + chunks.remainder().iter().take_while(|&&b| b == b' ').count()
-}
-
 pub(super) fn skip_plain(bytes: &[u8], from: usize) -> usize {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
@@ -523,31 +510,41 @@ pub(super) fn skip_plain(bytes: &[u8], from: usize) -> usize {
     fn zero_bytes(v: u64) -> u64 {
         v.wrapping_sub(ONES) & !v & HIGH
     }
+    let stops = |w: u64| {
+        let quote = zero_bytes(w ^ (ONES * u64::from(b'"')));
+        let backslash = zero_bytes(w ^ (ONES * u64::from(b'\\')));
+        // High bit of each byte below 0x20 (exact up to the first one).
+        let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
+        quote | backslash | control
+    };
+    first_stop(bytes, from, stops, |b| b == b'"' || b == b'\\' || b < 0x20)
+}
+
+/// The position of the first byte at or after `from` where `stop` holds
+/// (`bytes.len()` if none), eight bytes at a time: `stops` of a word read
+/// little-endian is nonzero in the first such byte and zero in every byte
+/// before it; `stop` judges the last few bytes one by one.
+#[inline]
+fn first_stop(
+    bytes: &[u8],
+    from: usize,
+    stops: impl Fn(u64) -> u64,
+    stop: impl Fn(u8) -> bool,
+) -> usize {
     let rest = bytes.get(from..).unwrap_or_default();
     let mut chunks = rest.chunks_exact(8);
     let mut at = from;
     for chunk in chunks.by_ref() {
         let mut word = [0; 8];
         word.copy_from_slice(chunk);
-        let w = u64::from_le_bytes(word);
-        let quote = zero_bytes(w ^ (ONES * u64::from(b'"')));
-        let backslash = zero_bytes(w ^ (ONES * u64::from(b'\\')));
-        // High bit of each byte below 0x20 (exact up to the first one).
-        let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
-        let stop = quote | backslash | control;
-        if stop != 0 {
+        let found = stops(u64::from_le_bytes(word));
+        if found != 0 {
             // Little-endian: the lowest set bit is in the first such byte.
-            return at + (stop.trailing_zeros() / 8) as usize;
+            return at + (found.trailing_zeros() / 8) as usize;
         }
         at += 8;
     }
-    for &b in chunks.remainder() {
-        if b == b'"' || b == b'\\' || b < 0x20 {
-            return at;
-        }
-        at += 1;
-    }
-    at
+    at + chunks.remainder().iter().take_while(|&&b| !stop(b)).count()
 }
 
 fn has_repeated_keys(members: &[(Text<'_>, Node<'_>)]) -> bool {
