@@ -34,20 +34,7 @@ fn stderr(o: &Output) -> String {
 }
 
 fn files_under(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("read dir") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p.strip_prefix(dir).expect("under dir").to_string_lossy().into_owned());
-            }
-        }
-    }
-    out.sort();
-    out
+    super::files_below(dir).into_iter().map(|(name, _)| name).collect()
 }
 
 #[test]

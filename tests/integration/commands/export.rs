@@ -7,6 +7,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde::Deserialize;
 
+use super::files_below as tree;
 use crate::common::shared::shared_testdata;
 use crate::common::validators::{python, scratch_dir};
 
@@ -48,23 +49,11 @@ fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
 
-/// Every file below `dir` with its bytes, in path order.
-fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("read dir") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let name = p.strip_prefix(dir).expect("under dir").to_string_lossy().into_owned();
-                out.push((name, std::fs::read(&p).expect("read file")));
-            }
-        }
-    }
-    out.sort();
-    out
+/// The test CRD ([`WIDGET_CRD`]) written into `dir`.
+fn widget_crd(dir: &Path) -> PathBuf {
+    let crd = dir.join("widget-crd.yaml");
+    std::fs::write(&crd, WIDGET_CRD).expect("write CRD");
+    crd
 }
 
 fn kube_1_35() -> PathBuf {
@@ -247,8 +236,7 @@ fn assert_refused_at(v: &Verdict, path: &str, says: &str) {
 /// Exports Kubernetes 1.35, kube-openapi's CRD documents and the widget CRD
 /// into `out` as kubeconform's layout.
 fn export_kubeconform(dir: &Path, out: &str, strict: bool) -> PathBuf {
-    let crd = dir.join("widget-crd.yaml");
-    std::fs::write(&crd, WIDGET_CRD).expect("write CRD");
+    let crd = widget_crd(dir);
     let out = dir.join(out);
     let (kube, crds) = (kube_1_35(), kube_openapi_crds());
     let mut args = vec![s(&kube), s(&crds), s(&crd), "--layout", "kubeconform", "--out", s(&out)];
@@ -376,8 +364,7 @@ fn strict_kubeconform_schemas_refuse_unknown_nested_fields_but_not_preserved_one
 #[test]
 fn every_layout_gives_the_same_bytes_on_a_rerun() {
     let dir = scratch_dir("export-rerun");
-    let crd = dir.join("widget-crd.yaml");
-    std::fs::write(&crd, WIDGET_CRD).expect("write CRD");
+    let crd = widget_crd(&dir);
     for layout in ["kubectl-validate", "kubeconform", "catalog", "openapi-v2"] {
         let mut runs = Vec::new();
         for run in ["a", "b"] {
@@ -403,8 +390,7 @@ fn every_layout_gives_the_same_bytes_on_a_rerun() {
 #[test]
 fn catalog_names_kinds_by_group_and_openapi_v2_is_one_swagger_document() {
     let dir = scratch_dir("export-layouts");
-    let crd = dir.join("widget-crd.yaml");
-    std::fs::write(&crd, WIDGET_CRD).expect("write CRD");
+    let crd = widget_crd(&dir);
     let catalog = dir.join("catalog");
     let o = export(&[s(&kube_1_35()), s(&crd), "--layout", "catalog", "--out", s(&catalog)]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -466,8 +452,7 @@ async fn kubectl_validate_layout_of_a_server_is_what_it_serves() {
 #[test]
 fn an_existing_out_is_refused_without_force_and_replaced_whole_with_it() {
     let dir = scratch_dir("export-force");
-    let crd = dir.join("widget-crd.yaml");
-    std::fs::write(&crd, WIDGET_CRD).expect("write CRD");
+    let crd = widget_crd(&dir);
     let out = dir.join("out");
     std::fs::create_dir_all(&out).expect("out");
     std::fs::write(out.join("stale.json"), "{}").expect("stale file");
@@ -607,8 +592,7 @@ fn archive_entries(path: &Path) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn an_archive_holds_the_folders_files_and_is_the_same_on_a_rerun() {
     let dir = scratch_dir("export-archive");
-    let crd = dir.join("widget-crd.yaml");
-    std::fs::write(&crd, WIDGET_CRD).expect("write CRD");
+    let crd = widget_crd(&dir);
     let folder = dir.join("catalog");
     let o = export(&[s(&kube_1_35()), s(&crd), "--layout", "catalog", "--out", s(&folder)]);
     assert!(o.status.success(), "{}", stderr(&o));
