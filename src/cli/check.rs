@@ -1,7 +1,6 @@
 //! `openapi-proxy check`: its flags, and the report on stdout.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
@@ -13,15 +12,9 @@ use crate::config;
 pub struct CheckArgs {
     /// Base URL of the server, http:// or https://.
     pub url: String,
-    /// File holding a bearer token to send.
-    #[arg(long, value_name = "FILE")]
-    pub token_file: Option<PathBuf>,
-    /// PEM CA bundle to verify the server with [default: the system's roots].
-    #[arg(long, value_name = "FILE")]
-    pub ca_file: Option<PathBuf>,
-    /// Do not verify the server's certificate.
-    #[arg(long)]
-    pub insecure: bool,
+    /// Credentials and TLS.
+    #[command(flatten)]
+    pub access: super::ServerAccess,
     /// Check only one area.
     #[arg(long, value_enum)]
     pub only: Option<CheckArea>,
@@ -130,9 +123,9 @@ fn check_options(args: &CheckArgs) -> Result<crate::check::CheckOptions, String>
     Ok(crate::check::CheckOptions {
         fetch: crate::check::FetchOptions {
             base: args.url.clone(),
-            ca_file: args.ca_file.clone(),
-            insecure: args.insecure,
-            token_file: args.token_file.clone(),
+            ca_file: args.access.ca_file.clone(),
+            insecure: args.access.insecure,
+            token_file: args.access.token_file.clone(),
             timeout: duration("--timeout", &args.timeout)?,
             deadline: duration("--deadline", &args.deadline)?,
             max_bytes: args.max_bytes,

@@ -58,16 +58,9 @@ pub struct ExportArgs {
     /// The --kubeconfig context to use instead of its current-context.
     #[arg(long, value_name = "NAME", requires = "kubeconfig")]
     pub context: Option<String>,
-    /// Server sources: a file holding a bearer token to send.
-    #[arg(long, value_name = "FILE")]
-    pub token_file: Option<PathBuf>,
-    /// Server sources: the PEM CA bundle to verify the server with
-    /// [default: the system's roots].
-    #[arg(long, value_name = "FILE")]
-    pub ca_file: Option<PathBuf>,
-    /// Server sources: do not verify the server's certificate.
-    #[arg(long)]
-    pub insecure: bool,
+    /// Server sources given by URL: credentials and TLS.
+    #[command(flatten)]
+    pub access: super::ServerAccess,
     /// Server sources: timeout of one request, e.g. 30s.
     #[arg(long, value_name = "DURATION", default_value = "30s")]
     pub timeout: String,
@@ -387,9 +380,9 @@ fn server_client(
     let downstream = match url {
         Some(url) => RawDownstream {
             url: Some(url.to_owned()),
-            ca_file: args.ca_file.clone(),
-            insecure_skip_tls_verify: args.insecure,
-            token_file: args.token_file.clone(),
+            ca_file: args.access.ca_file.clone(),
+            insecure_skip_tls_verify: args.access.insecure,
+            token_file: args.access.token_file.clone(),
             ..RawDownstream::default()
         },
         None => RawDownstream {

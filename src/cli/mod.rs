@@ -9,6 +9,7 @@ mod export;
 pub mod logs;
 mod ref_files;
 mod serve;
+mod server_access;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -22,6 +23,7 @@ pub use export::{
     ExportArgs, ExportCommandError, ExportLayout, ExportSummary, run_export, write_export_summary,
 };
 pub use serve::{ServeArgs, ServingArgs, run_serve, serve_config};
+pub use server_access::ServerAccess;
 
 /// openapi-proxy publishes Kubernetes API metadata — OpenAPI v3 per
 /// group-version and aggregated discovery — for one or several
