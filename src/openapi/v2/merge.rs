@@ -140,6 +140,26 @@ pub struct Merged<'a> {
     /// Group-version-kinds dropped from a definition because another
     /// lists them.
     pub kinds_dropped: usize,
+    /// Where each path and definition of `doc` came from.
+    pub provenance: Provenance,
+}
+
+/// Per section (`definitions`, `parameters`): a source's name → the name
+/// it has in the merged document.
+pub type Renames = BTreeMap<&'static str, BTreeMap<String, String>>;
+
+/// Where the merged document's paths and definitions came from, and how
+/// each source's references were rewritten: what it takes to make the
+/// same document again from the sources' own trees, one at a time
+/// (`super::skeleton`), after merging stand-ins for them.
+#[derive(Debug, Default)]
+pub struct Provenance {
+    /// Merged definition name → (source index, its name there).
+    pub definitions: BTreeMap<String, (usize, String)>,
+    /// Merged path → source index.
+    pub paths: BTreeMap<String, usize>,
+    /// Per source index: the renames applied to its references.
+    pub renames: Vec<Renames>,
 }
 
 /// What one source keeps: its paths, and the names of the definitions
@@ -209,10 +229,12 @@ pub fn merge<'a>(
     }
 
     // Move everything in, with each source's references renamed.
+    let mut provenance = Provenance::default();
     let mut out_paths: BTreeMap<String, Node<'a>> = BTreeMap::new();
     for (i, k) in kept.into_iter().enumerate() {
         for (path, mut item) in k.paths {
             refs::rename(&mut item, &claims.renames[i]);
+            provenance.paths.insert(path.as_str().to_owned(), i);
             out_paths.insert(path.as_str().to_owned(), item);
         }
     }
@@ -229,6 +251,7 @@ pub fn merge<'a>(
             out.insert(name.clone(), node);
             if *section == "definitions" {
                 claim_order.push((name.clone(), *i));
+                provenance.definitions.insert(name.clone(), (*i, from.clone()));
             }
         }
     }
@@ -267,7 +290,8 @@ pub fn merge<'a>(
             doc.insert(key, sorted(map));
         }
     }
-    Some(Merged { doc: Node::Object(doc), renamed: claims.renamed, kinds_dropped })
+    provenance.renames = claims.renames;
+    Some(Merged { doc: Node::Object(doc), renamed: claims.renamed, kinds_dropped, provenance })
 }
 
 #[derive(PartialEq, Eq, Clone, Copy)]
@@ -287,7 +311,7 @@ struct Claims {
     /// Section → merged name → (source, its name there).
     by_name: BTreeMap<&'static str, BTreeMap<String, Origin>>,
     /// Per source: section → its name → merged name.
-    renames: Vec<BTreeMap<&'static str, BTreeMap<String, String>>>,
+    renames: Vec<Renames>,
     renamed: Vec<Renamed>,
 }
 

@@ -11,6 +11,7 @@
 pub mod down;
 pub mod merge;
 mod refs;
+pub mod skeleton;
 
 use std::collections::BTreeMap;
 
@@ -44,21 +45,37 @@ pub fn from_v3<'a>(
     name: &str,
     documents: Vec<(String, Node<'a>)>,
 ) -> Result<merge::Source<'a>, V2Error> {
-    let mut sources = Vec::with_capacity(documents.len());
+    let mut converted = Vec::with_capacity(documents.len());
     for (key, doc) in documents {
-        let converted = down::down_convert(doc).map_err(|source| V2Error::Down { key, source })?;
-        sources.push(merge::Source::new(name, converted)?);
+        converted.push(down::down_convert(doc).map_err(|source| V2Error::Down { key, source })?);
     }
-    let merged = merge::merge(sources, &BTreeMap::new());
-    let doc = merged.map_or_else(
-        || {
+    Ok(joined(name, converted)?.0)
+}
+
+/// The Swagger 2.0 documents of one downstream (already converted down)
+/// merged into its one source, and where its paths and definitions came
+/// from (indexes into `documents`).
+///
+/// # Errors
+/// [`merge::MergeError`] for a document that is not Swagger 2.0.
+pub fn joined<'a>(
+    name: &str,
+    documents: Vec<Node<'a>>,
+) -> Result<(merge::Source<'a>, merge::Provenance), merge::MergeError> {
+    let mut sources = Vec::with_capacity(documents.len());
+    for doc in documents {
+        sources.push(merge::Source::new(name, doc)?);
+    }
+    let (doc, provenance) = match merge::merge(sources, &BTreeMap::new()) {
+        Some(m) => (m.doc, m.provenance),
+        None => (
             Node::from_owned_value(serde_json::json!({
                 "swagger": "2.0", "info": {}, "paths": {}
-            }))
-        },
-        |m| m.doc,
-    );
-    Ok(merge::Source::new(name, doc)?)
+            })),
+            merge::Provenance::default(),
+        ),
+    };
+    Ok((merge::Source::new(name, doc)?, provenance))
 }
 
 #[cfg(test)]
