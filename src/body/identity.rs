@@ -60,6 +60,9 @@ pub enum PlainOrigin {
     Kept,
     /// Inflated for this answer.
     Inflated,
+    /// Inflated as it is written, a chunk at a time, never whole: a body
+    /// larger than [`IDENTITY_LIMIT`].
+    Streamed,
 }
 
 /// Inflated documents by hash and media type, and what every inflated body

@@ -398,6 +398,225 @@ impl Rendered {
     }
 }
 
+/// A part of a [`GzipJoin`] compressed before its turn: its joinable
+/// deflate output (see [`Segment`]), checksum, length and digest, not its
+/// text.
+#[derive(Debug)]
+pub struct Piece {
+    deflate: Bytes,
+    crc: Crc,
+    len: usize,
+    digest: [u8; 64],
+}
+
+impl Piece {
+    /// Compresses, checksums and hashes `plain`.
+    #[must_use]
+    pub fn new(plain: &[u8]) -> Self {
+        let deflate = if plain.is_empty() { Bytes::new() } else { deflate_segment(plain) };
+        let mut crc = Crc::new();
+        crc.update(plain);
+        Self { deflate, crc, len: plain.len(), digest: Sha512::digest(plain).into() }
+    }
+}
+
+/// A body held gzipped only, made a part at a time in its order: each
+/// part deflated on its own (as a [`Segment`]) straight onto the gzip
+/// member, so a body of hundreds of megabytes (the merged `/openapi/v2` at
+/// thousands of CRDs) never exists plain, nor twice compressed. Hashed as
+/// [`Rendered::from_segments_tree`] hashes, over the parts' digests.
+#[derive(Debug)]
+pub struct GzipJoin {
+    out: Vec<u8>,
+    crc: Crc,
+    len: usize,
+    tree: Sha512,
+}
+
+impl GzipJoin {
+    /// An empty body, with room for `bytes` of gzip reserved.
+    #[must_use]
+    pub fn with_capacity(bytes: usize) -> Self {
+        let mut out = Vec::with_capacity(bytes.max(64));
+        out.extend_from_slice(&GZIP_HEADER);
+        Self { out, crc: Crc::new(), len: 0, tree: Sha512::new() }
+    }
+
+    /// Appends `plain`.
+    pub fn push(&mut self, plain: &[u8]) {
+        if plain.is_empty() {
+            return;
+        }
+        deflate_into(plain, &mut self.out);
+        self.crc.update(plain);
+        self.len += plain.len();
+        self.tree.update(Sha512::digest(plain));
+    }
+
+    /// Appends a part compressed earlier: the same as pushing its text.
+    pub fn push_piece(&mut self, piece: Piece) {
+        self.out.extend_from_slice(&piece.deflate);
+        self.crc.combine(&piece.crc);
+        self.len += piece.len;
+        self.tree.update(piece.digest);
+    }
+
+    /// The body, served with `content_type`; `None` when it is over 4
+    /// GiB, which gzip's length field cannot say.
+    #[must_use]
+    pub fn finish(mut self, content_type: HeaderValue) -> Option<Rendered> {
+        let size = u32::try_from(self.len).ok()?;
+        self.out.extend_from_slice(&DEFLATE_END);
+        self.out.extend_from_slice(&self.crc.sum().to_le_bytes());
+        self.out.extend_from_slice(&size.to_le_bytes());
+        let hash = upper_hex(&self.tree.finalize());
+        let etag = HeaderValue::from_str(&quoted(&hash))
+            .expect("a quoted hex string is a valid header value");
+        // Not shrunk: a shrink copies the whole member at once, doubling
+        // it for a moment, and the reserve it would return was never
+        // touched (not resident).
+        Some(Rendered {
+            plain: None,
+            len: self.len,
+            gzip: Some(Bytes::from(self.out)),
+            hash,
+            etag,
+            content_type,
+        })
+    }
+}
+
+impl Rendered {
+    /// Whether a plain answer of this body must be inflated as it is
+    /// written ([`Inflating`]): it is held gzipped only and is larger than
+    /// inflated bodies may ever hold together.
+    #[must_use]
+    pub fn inflates_while_written(&self) -> bool {
+        self.plain.is_none() && self.len > GZIP_ONLY_MAX
+    }
+}
+
+/// A gzip-only body to be answered plain: its gzip and plain length
+/// ([`Rendered::to_inflate`]), shared, until [`Self::inflating`] starts.
+#[derive(Debug, Clone)]
+pub struct ToInflate {
+    gz: Bytes,
+    len: usize,
+}
+
+impl ToInflate {
+    /// The plain length: the answer's `Content-Length`.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the plain body is empty.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Starts inflating; `None` when the gzip is not one this module made.
+    #[must_use]
+    pub fn inflating(self) -> Option<Inflating> {
+        let at = GZIP_HEADER.len();
+        (self.gz.get(..at) == Some(&GZIP_HEADER[..])).then(|| Inflating {
+            gz: self.gz,
+            at,
+            inflate: flate2::Decompress::new(false),
+            left: self.len,
+        })
+    }
+}
+
+impl Rendered {
+    /// What a plain answer inflates as it writes, for a body that
+    /// [`Self::inflates_while_written`].
+    #[must_use]
+    pub fn to_inflate(&self) -> Option<ToInflate> {
+        let gz = self.gzip.clone()?;
+        self.inflates_while_written().then_some(ToInflate { gz, len: self.len })
+    }
+}
+
+/// The plain bytes of a gzip-only body, inflated a chunk at a time as an
+/// answer is written: what one plain answer of a body of hundreds of
+/// megabytes holds is the inflater's window and one chunk.
+pub struct Inflating {
+    gz: Bytes,
+    at: usize,
+    inflate: flate2::Decompress,
+    left: usize,
+}
+
+impl std::fmt::Debug for Inflating {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inflating").field("at", &self.at).field("left", &self.left).finish()
+    }
+}
+
+/// How much plain text [`Inflating`] hands out at a time.
+const INFLATE_CHUNK: usize = 64 * 1024;
+
+impl Inflating {
+    /// The plain bytes still to come.
+    #[must_use]
+    pub fn remaining(&self) -> usize {
+        self.left
+    }
+
+    /// The next chunk; `None` at the end.
+    ///
+    /// # Errors
+    /// When the gzip does not inflate to the length it was made with.
+    pub fn next_chunk(&mut self) -> Option<std::io::Result<Bytes>> {
+        if self.left == 0 {
+            return None;
+        }
+        let mut out = Vec::with_capacity(INFLATE_CHUNK.min(self.left));
+        while out.len() < out.capacity() {
+            let input = self.gz.get(self.at..).unwrap_or_default();
+            let (before_in, before_out) = (self.inflate.total_in(), self.inflate.total_out());
+            let status = self.inflate.decompress_vec(input, &mut out, flate2::FlushDecompress::None);
+            let taken = usize::try_from(self.inflate.total_in() - before_in).unwrap_or(0);
+            self.at += taken;
+            let made = self.inflate.total_out() - before_out;
+            match status {
+                Ok(Status::Ok | Status::BufError) if taken > 0 || made > 0 => {}
+                Ok(Status::StreamEnd) => break,
+                Ok(_) => return Some(Err(self.failed("gzip rendition ends early"))),
+                Err(e) => {
+                    self.left = 0;
+                    return Some(Err(std::io::Error::new(std::io::ErrorKind::InvalidData, e)));
+                }
+            }
+        }
+        if out.len() > self.left || (out.len() < out.capacity() && out.len() != self.left) {
+            return Some(Err(self.failed("gzip rendition does not inflate to its length")));
+        }
+        self.left -= out.len();
+        Some(Ok(Bytes::from(out)))
+    }
+
+    /// Ends the stream with `what` went wrong: nothing follows an error.
+    fn failed(&mut self, what: &str) -> std::io::Error {
+        self.left = 0;
+        std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned())
+    }
+}
+
+impl futures_util::Stream for Inflating {
+    type Item = std::io::Result<Bytes>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        std::task::Poll::Ready(self.next_chunk())
+    }
+}
+
 fn joined_gzip<'a>(body: &[u8], segments: impl IntoIterator<Item = &'a Segment>) -> Option<Bytes> {
     let mut crc = Crc::new();
     crc.update(body);
@@ -436,10 +655,16 @@ fn kept(mut out: Vec<u8>) -> Bytes {
 
 /// Raw deflate of `plain`, ending with a sync flush (see [`Segment`]).
 fn deflate_segment(plain: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(plain.len() / 4 + 64);
+    deflate_into(plain, &mut out);
+    kept(out)
+}
+
+/// Appends the raw deflate of `plain`, ending with a sync flush, to `out`.
+fn deflate_into(plain: &[u8], out: &mut Vec<u8>) {
     DEFLATE.with(|deflate| {
         let mut deflate = deflate.borrow_mut();
         deflate.reset();
-        let mut out = Vec::with_capacity(plain.len() / 4 + 64);
         loop {
             let consumed = usize::try_from(deflate.total_in()).unwrap_or(usize::MAX);
             let rest = plain.get(consumed..).unwrap_or_default();
@@ -447,7 +672,7 @@ fn deflate_segment(plain: &[u8]) -> Bytes {
                 out.reserve(out.capacity().max(64));
             }
             deflate
-                .compress_vec(rest, &mut out, FlushCompress::Sync)
+                .compress_vec(rest, out, FlushCompress::Sync)
                 .expect("deflating in-memory bytes into a buffer with room cannot fail");
             // All input taken and room left after a sync flush: the flush
             // is complete (zlib's rule for Z_SYNC_FLUSH).
@@ -456,8 +681,7 @@ fn deflate_segment(plain: &[u8]) -> Bytes {
                 break;
             }
         }
-        kept(out)
-    })
+    });
 }
 
 /// gzip member header (RFC 1952): deflate, no flags, no mtime, no extra
@@ -497,6 +721,66 @@ mod tests {
     use std::io::Read;
 
     use super::*;
+
+    /// Parts, pushed or compressed ahead as pieces, join into one gzip
+    /// member of their concatenation, hashed over their digests; a plain
+    /// answer inflates it chunk by chunk to the same bytes.
+    #[test]
+    fn parts_make_a_gzip_only_body_that_inflates_while_written() {
+        let parts: Vec<Vec<u8>> = (0..40u32)
+            .map(|i| format!("{{\"n\":{i},\"text\":\"{}\"}},", "ab".repeat(55_000 + i as usize)).into_bytes())
+            .collect();
+        let mut join = GzipJoin::with_capacity(1024);
+        for (i, p) in parts.iter().enumerate() {
+            if i % 3 == 0 { join.push_piece(Piece::new(p)) } else { join.push(p) }
+        }
+        let whole: Vec<u8> = parts.concat();
+        let r = join.finish(HeaderValue::from_static("application/json")).unwrap();
+        assert!(r.held().is_none());
+        assert!(r.inflates_while_written(), "larger than inflated bodies may hold");
+        assert_eq!(r.len(), whole.len());
+        let mut gunzipped = Vec::new();
+        flate2::read::GzDecoder::new(&r.gzip.as_ref().unwrap()[..])
+            .read_to_end(&mut gunzipped)
+            .unwrap();
+        assert_eq!(gunzipped, whole, "a standard gzip reader reads it");
+        let mut tree = Sha512::new();
+        for p in &parts {
+            tree.update(Sha512::digest(p));
+        }
+        assert_eq!(r.hash, upper_hex(&tree.finalize()));
+        let mut streamed = Vec::new();
+        let mut inflating = r.to_inflate().unwrap().inflating().unwrap();
+        let mut chunks = 0;
+        while let Some(chunk) = inflating.next_chunk() {
+            let chunk = chunk.unwrap();
+            assert!(chunk.len() <= INFLATE_CHUNK);
+            streamed.extend_from_slice(&chunk);
+            chunks += 1;
+        }
+        assert_eq!(streamed, whole);
+        assert!(chunks > 1, "in chunks, not at once");
+    }
+
+    /// A gzip rendition that was damaged is an error, never a short body
+    /// passed as whole.
+    #[test]
+    fn a_damaged_gzip_is_an_error_while_inflating() {
+        let mut join = GzipJoin::with_capacity(0);
+        join.push(&b"x".repeat(GZIP_ONLY_MAX + 1));
+        let r = join.finish(HeaderValue::from_static("application/json")).unwrap();
+        let mut short = r.clone();
+        short.len += 10;
+        let mut inflating = short.to_inflate().unwrap().inflating().unwrap();
+        let results: Vec<_> = std::iter::from_fn(|| inflating.next_chunk()).collect();
+        assert!(results.last().unwrap().is_err(), "the missing bytes are an error");
+        let mut cut = r.clone();
+        let gz = cut.gzip.take().unwrap();
+        cut.gzip = Some(gz.slice(..gz.len() / 2));
+        let mut inflating = cut.to_inflate().unwrap().inflating().unwrap();
+        let results: Vec<_> = std::iter::from_fn(|| inflating.next_chunk()).collect();
+        assert!(results.iter().any(Result::is_err), "a cut gzip is an error");
+    }
 
     #[test]
     fn etag_is_the_quoted_hash_of_the_body() {

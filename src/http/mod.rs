@@ -23,7 +23,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
 
-use crate::body::identity::{IdentityCache, IdentityError};
+use crate::body::identity::{IdentityCache, IdentityError, PlainOrigin};
 use crate::body::rendered::Rendered;
 use crate::metrics::Metrics;
 use crate::publish::protobuf::Renditions;
@@ -74,7 +74,9 @@ pub(crate) async fn dispatch(req: HttpRequest, state: web::Data<AppState>) -> Ht
 ///
 /// A document kept gzipped only is inflated for a client that does not
 /// take gzip ([`IdentityCache`]); when that would pass its limit the
-/// answer is a 429 with `Retry-After` instead.
+/// answer is a 429 with `Retry-After` instead. A body larger than that
+/// limit could ever hold (the merged `/openapi/v2` at thousands of CRDs)
+/// is inflated as it is written instead, a chunk at a time.
 pub(crate) fn body_reply(
     req: &Request<'_>,
     state: &AppState,
@@ -97,6 +99,13 @@ pub(crate) fn body_reply(
             reply.headers.push((header::CONTENT_ENCODING, HeaderValue::from_static("gzip")));
             reply.body(gz.clone())
         }
+        _ if rendered.inflates_while_written() => match rendered.to_inflate() {
+            Some(plain) => {
+                state.metrics.identity_body(PlainOrigin::Streamed);
+                reply.inflated(plain)
+            }
+            None => status::identity_corrupt(),
+        },
         _ => match state.identity.plain(rendered) {
             Ok((plain, source)) => {
                 state.metrics.identity_body(source);

@@ -18,6 +18,8 @@ use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse};
 use bytes::Bytes;
 
+use crate::body::rendered::ToInflate;
+
 /// The request methods the proxy tells apart: it only reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Method {
@@ -101,12 +103,15 @@ pub(crate) struct Reply {
     pub headers: Vec<(HeaderName, HeaderValue)>,
     /// The body; prepared bodies are shared, never copied.
     pub body: Bytes,
+    /// Instead of `body`: a gzip-only body answered plain, inflated as it
+    /// is written.
+    pub inflate: Option<ToInflate>,
 }
 
 impl Reply {
     /// A reply with `status` and no header or body yet.
     pub(crate) fn new(status: StatusCode) -> Self {
-        Self { status, headers: Vec::with_capacity(8), body: Bytes::new() }
+        Self { status, headers: Vec::with_capacity(8), body: Bytes::new(), inflate: None }
     }
 
     /// Adds a header (several of one name are several lines).
@@ -123,6 +128,18 @@ impl Reply {
         self
     }
 
+    /// Answers `plain` inflated as it is written.
+    #[must_use]
+    pub(crate) fn inflated(mut self, plain: ToInflate) -> Self {
+        self.inflate = Some(plain);
+        self
+    }
+
+    /// What `Content-Length` says.
+    pub(crate) fn content_length(&self) -> usize {
+        self.inflate.as_ref().map_or(self.body.len(), ToInflate::len)
+    }
+
     /// The same answer for actix-http to write.
     pub(crate) fn into_actix(self) -> HttpResponse {
         let mut resp = HttpResponse::build(self.status);
@@ -132,6 +149,9 @@ impl Reply {
         if self.status == StatusCode::NOT_MODIFIED {
             // No body and no Content-Length (RFC 9110 15.4.5).
             resp.finish()
+        } else if let Some(inflating) = self.inflate.and_then(ToInflate::inflating) {
+            let len = u64::try_from(inflating.remaining()).unwrap_or(u64::MAX);
+            resp.body(actix_web::body::SizedStream::new(len, inflating))
         } else {
             resp.body(self.body)
         }
@@ -223,7 +243,7 @@ pub(crate) fn write_head(out: &mut Vec<u8>, reply: &Reply, close: bool) {
     out.extend_from_slice(b"\r\n");
     if reply.status != StatusCode::NOT_MODIFIED {
         out.extend_from_slice(b"content-length: ");
-        out.extend_from_slice(itoa::Buffer::new().format(reply.body.len()).as_bytes());
+        out.extend_from_slice(itoa::Buffer::new().format(reply.content_length()).as_bytes());
         out.extend_from_slice(b"\r\n");
     }
     if close {

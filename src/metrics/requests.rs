@@ -123,8 +123,8 @@ pub(super) struct Requests {
     duration: HistogramVec,
     children: [[OnceLock<Histogram>; COMMON_CODES.len()]; RouteLabel::ALL.len()],
     /// `openapi_proxy_identity_bodies_total{result}`: `kept`, `inflated`,
-    /// `refused`, in that order.
-    identity: [IntCounter; 3],
+    /// `refused`, `streamed`, in that order.
+    identity: [IntCounter; 4],
 }
 
 impl Requests {
@@ -145,11 +145,12 @@ impl Requests {
                     registry,
                     "openapi_proxy_identity_bodies_total",
                     "Uncompressed answers of documents kept gzipped only, by result: kept (inflated \
-                     earlier, reused), inflated (for this answer) or refused (429: too many being \
-                     written at once).",
+                     earlier, reused), inflated (for this answer), streamed (inflated as written, \
+                     a body too large to inflate whole) or refused (429: too many being written \
+                     at once).",
                     &["result"],
                 );
-                ["kept", "inflated", "refused"].map(|r| family.with_label_values(&[r]))
+                ["kept", "inflated", "refused", "streamed"].map(|r| family.with_label_values(&[r]))
             },
         }
     }
@@ -161,6 +162,7 @@ impl Requests {
             Some(PlainOrigin::Held) => return,
             Some(PlainOrigin::Kept) => 0,
             Some(PlainOrigin::Inflated) => 1,
+            Some(PlainOrigin::Streamed) => 3,
             None => 2,
         };
         self.identity[at].inc();

@@ -226,11 +226,36 @@ impl DirectWriter {
             let close = close || self.keep_alive.is_none();
             write_head(&mut head, &reply, close);
             let body = if head_only { &[][..] } else { &reply.body[..] };
-            if self.write_all(&mut io, &mut clock, &head, body).await.is_err() || close {
+            let mut written = self.write_all(&mut io, &mut clock, &head, body).await.is_ok();
+            if !head_only && written && reply.inflate.is_some() {
+                written = self.write_inflated(&mut io, &mut clock, reply).await.is_ok();
+            }
+            if !written || close {
                 let _ = io.shutdown().await;
                 return Connection::Closed;
             }
         }
+    }
+
+    /// Writes a gzip-only body inflated, a chunk at a time. An error in
+    /// the middle leaves the body short of its `Content-Length`, and the
+    /// connection is closed: the client sees it was cut.
+    async fn write_inflated(
+        &self,
+        io: &mut TcpStream,
+        clock: &mut Clock,
+        reply: Reply,
+    ) -> io::Result<()> {
+        let Some(mut inflating) = reply.inflate.and_then(|plain| plain.inflating()) else {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "not a gzip of ours"));
+        };
+        while let Some(chunk) = inflating.next_chunk() {
+            let chunk = chunk.inspect_err(|e| {
+                tracing::error!(error = %e, "uncompressed answer cut: the gzip rendition does not inflate");
+            })?;
+            self.write_all(io, clock, &[], &chunk).await?;
+        }
+        Ok(())
     }
 
     /// The next complete request head (its length, and what to do with
