@@ -19,7 +19,7 @@ use std::sync::{Arc, OnceLock};
 
 use actix_web::http::header::HeaderValue;
 
-use crate::body::rendered::Rendered;
+use crate::body::rendered::{GZIP_ONLY_MAX, Rendered};
 use crate::openapi::proto;
 use crate::wire::media::{OPENAPI_V2_PROTOBUF_CONTENT_TYPE, OPENAPI_V3_PROTOBUF_CONTENT_TYPE};
 
@@ -72,6 +72,12 @@ impl Renditions {
             .is_ok();
         let was_refusing = self.refusing.swap(!fits, Ordering::AcqRel);
         if fits { Ok(()) } else { Err(!was_refusing) }
+    }
+
+    /// Notes a refusal made without charging; `true` when the refusals
+    /// start with it.
+    fn refuse(&self) -> bool {
+        !self.refusing.swap(true, Ordering::AcqRel)
     }
 
     fn release(&self, bytes: usize) {
@@ -154,6 +160,19 @@ impl Protobuf {
     pub fn get(&self, account: &Arc<Renditions>) -> Result<Arc<Rendered>, Unavailable> {
         if let Some(made) = self.made.get() {
             return settled(made);
+        }
+        // A document this large keeps its rendition's plain bytes too (about
+        // its own size): refused before it is inflated and encoded whole
+        // only to find that out (the merged `/openapi/v2` at thousands of
+        // CRDs is hundreds of megabytes).
+        let at_least = self.json.len();
+        if at_least > GZIP_ONLY_MAX && account.held().saturating_add(at_least) > account.limit() {
+            return Err(Unavailable::OverLimit {
+                first: account.refuse(),
+                needed: at_least,
+                held: account.held(),
+                limit: account.limit(),
+            });
         }
         let plain = self.json.plain().map_err(Unavailable::Unreadable)?;
         let (encoded, content_type) = match self.version {
@@ -250,6 +269,31 @@ mod tests {
         assert_eq!(account.held(), 0);
         let roomy = Arc::new(Renditions::new(usize::MAX));
         assert!(cell.get(&roomy).is_ok(), "made once it fits");
+    }
+
+    /// A large document whose rendition cannot fit is refused before it
+    /// is inflated and encoded: the account is asked first.
+    #[test]
+    fn a_large_document_past_the_limit_is_refused_unread() {
+        let filler = "a".repeat(GZIP_ONLY_MAX);
+        let parts = [r#"{"openapi":"3.0.0","info":{"title":"t","version":"v"},"paths":{},"x":""#, &filler, r#""}"#];
+        let mut join = crate::body::rendered::GzipJoin::with_capacity(0);
+        for p in parts {
+            join.push(p.as_bytes());
+        }
+        let json = join.finish(HeaderValue::from_static("application/json")).expect("small enough");
+        assert!(json.held().is_none(), "held gzipped only");
+        // Damaged on purpose: reading it would be an error, not a refusal.
+        let mut damaged = json;
+        damaged.gzip = damaged.gzip.map(|g| g.slice(..g.len() / 2));
+        let cell = Protobuf::new(Arc::new(damaged), Version::V3);
+        let account = Arc::new(Renditions::new(GZIP_ONLY_MAX));
+        let Err(Unavailable::OverLimit { first: true, .. }) = cell.get(&account) else {
+            panic!("refused before reading");
+        };
+        let Err(Unavailable::OverLimit { first: false, .. }) = cell.get(&account) else {
+            panic!("refused again, and not news");
+        };
     }
 
     #[test]

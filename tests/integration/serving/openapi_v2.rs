@@ -271,3 +271,57 @@ async fn making_the_merged_openapi_v2_leaves_its_worker_free_for_other_clients()
         "another client waited for the merge: answered after {other_done:?}, the merge done after {merged_done:?}"
     );
 }
+
+/// The merged `/openapi/v2` is made one input document at a time and held
+/// gzipped only when it is large: behind a downstream of 200 CRDs (40
+/// group-versions, 15 MB of v3) it is made within a bound that holding
+/// every input and the output at once (three times the inputs) would
+/// pass. A client that takes gzip gets the held bytes; one that does not
+/// gets them inflated as they are written, the same document, tag and
+/// length; a 304 repeats the tag.
+#[actix_web::test]
+async fn a_large_merged_openapi_v2_is_made_one_document_at_a_time_and_served_in_both_encodings() {
+    let crds = crds_v3_only();
+    let widgets = widgets_with_a_copy_of_batch();
+    let mut config = crate::common::proxy::config(vec![
+        downstream("crds", &crds.url(), 10),
+        downstream("widgets", &widgets.url(), 1),
+    ]);
+    const BUDGET: usize = 24 * 1024 * 1024;
+    config.memory_budget_bytes = BUDGET;
+    let proxy = TestProxy::start_config(&config);
+    proxy
+        .wait_for("both downstreams published", |s| {
+            s.openapi.contains_key("apis/widgets.example.com/v1beta1") && s.openapi.len() > 40
+        })
+        .await;
+    let snap = proxy.running.state.store.load();
+    let plain_inputs: usize = snap.openapi.values().map(|e| e.rendered.len()).sum();
+    assert!(
+        3 * plain_inputs > BUDGET / 2,
+        "the premise: holding every input and the output ({plain_inputs} bytes read) would pass the bound"
+    );
+    let gz = proxy.get("/openapi/v2", &[("Accept-Encoding", "gzip")]).await;
+    assert_eq!(gz.status, StatusCode::OK, "{}", String::from_utf8_lossy(&gz.body));
+    assert_eq!(gz.header("content-encoding"), "gzip");
+    let v2 = &snap.openapi_v2.get().expect("made").json;
+    assert!(v2.held().is_none(), "held gzipped only ({} bytes)", v2.len());
+    let mut inflated = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz.body[..]), &mut inflated)
+        .expect("gzip");
+    let plain = proxy.get("/openapi/v2", &[]).await;
+    assert_eq!(plain.status, StatusCode::OK);
+    assert_eq!(plain.header("content-encoding"), "");
+    assert_eq!(plain.header("content-length"), v2.len().to_string());
+    assert!(plain.body == inflated, "the plain answer is the gzip answer inflated");
+    assert_eq!(plain.header("etag"), gz.header("etag"));
+    let doc: Value = serde_json::from_slice(&plain.body).expect("JSON");
+    let definitions = doc["definitions"].as_object().expect("definitions");
+    let kinds = kinds(definitions);
+    assert!(kinds.keys().filter(|k| k.contains(".example.com")).count() >= 200, "every CRD kind");
+    assert!(kinds.values().all(|n| *n == 1), "each kind listed once");
+    let etag = gz.header("etag");
+    let again = proxy.get("/openapi/v2", &[("If-None-Match", &etag)]).await;
+    assert_eq!(again.status, StatusCode::NOT_MODIFIED);
+    assert_eq!(again.header("etag"), etag);
+}
