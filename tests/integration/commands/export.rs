@@ -491,10 +491,11 @@ fn a_failed_export_leaves_no_output_and_says_which_source() {
     assert!(!out.exists());
 }
 
-/// The documents an export holds are bounded by the memory budget (by
-/// default the one `serve` takes on this machine): past it the export
-/// stops with a message naming the budget and the flag, and writes
-/// nothing.
+/// What an export holds at once, one group-version's documents, is
+/// bounded by the memory budget (by default the one `serve` takes on this
+/// machine): a document past it (1.35's `api/v1`, over 1 MiB) stops the
+/// export with a message naming the document, the budget and the flag,
+/// and it writes nothing.
 #[test]
 fn an_export_past_its_memory_budget_stops_and_writes_nothing() {
     let dir = scratch_dir("export-budget");
@@ -511,6 +512,7 @@ fn an_export_past_its_memory_budget_stops_and_writes_nothing() {
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(err.contains("memory budget") && err.contains("--memory-budget-bytes"), "{err}");
+    assert!(err.contains(" api/v1 from "), "{err}");
     assert!(!out.exists());
     // The same within a budget that holds it.
     let o = export(&[
