@@ -3,7 +3,7 @@
 //! result whole or not at all. The work between reading and writing is
 //! `export/`'s.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,10 +15,10 @@ use futures_util::StreamExt;
 
 use super::convert::{EXIT_BAD_INPUT, EXIT_IO, read_sized};
 use crate::config::{Config, ConfigError, RawConfig, RawDownstream};
-use crate::export::layout::{self, Collision, Layout, LayoutError};
+use crate::export::layout::{self, Collision, Laying, Layout, LayoutError};
 use crate::export::schema::{DRAFT, Options};
 use crate::export::source::{self, Found, SourceError};
-use crate::export::{Clash, CollectError, Collection};
+use crate::export::{Clash, CollectError, KeyDocument, within_budget};
 use crate::outbound::client::{DownstreamClient, Fetched};
 use crate::outbound::error::{ClientError, FetchError};
 use crate::wire::key::DocumentKey;
@@ -65,19 +65,21 @@ pub struct ExportArgs {
     #[arg(long, value_name = "DURATION", default_value = "30s")]
     pub timeout: String,
     /// Server sources: deadline of all requests to one server together,
-    /// e.g. 10m.
+    /// e.g. 10m (its documents are fetched as they are laid out: the
+    /// time laying them out counts).
     #[arg(long, value_name = "DURATION", default_value = "10m")]
     pub deadline: String,
     /// The largest file read, or document fetched: bytes, or 64MiB, 64Mi, 1G.
     #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = crate::config::bytes::parse_bytes)]
     pub max_bytes: usize,
-    /// The most the documents of all sources may hold together (the
-    /// export's peak is about 1.5 times that; for --layout openapi-v2 they
-    /// may hold a quarter of it, as merging holds about four times as
-    /// much); past it the export stops and writes nothing [default: the
-    /// budget `serve` takes on this machine: half of the container's
-    /// memory limit less 64 MiB, or of a quarter of the physical memory
-    /// without a limit].
+    /// The most one group-version's documents (of all sources together)
+    /// may hold: they are laid out one group-version at a time, so what
+    /// the sources hold together may be many times more. For --layout
+    /// openapi-v2, which merges them all, they may hold a quarter of it
+    /// together, as merging holds about four times as much. Past it the
+    /// export stops and writes nothing [default: the budget `serve` takes
+    /// on this machine: half of the container's memory limit less 64 MiB,
+    /// or of a quarter of the physical memory without a limit].
     #[arg(long, value_name = "BYTES", value_parser = crate::config::bytes::parse_bytes)]
     pub memory_budget_bytes: Option<usize>,
 }
@@ -245,7 +247,12 @@ pub struct ExportSummary {
     pub strict: bool,
 }
 
-/// Runs `export`.
+/// Runs `export`: first what each source holds, by key (a server's
+/// `/openapi/v3` root; each file read once, its documents spooled), then
+/// key after key in key order, its documents fetched or read back,
+/// joined, laid out and written. What is held at once is one key's
+/// documents and the next few being fetched, whatever the sources hold
+/// together.
 ///
 /// # Errors
 /// [`ExportCommandError`], whose [`ExportCommandError::exit_code`] tells
@@ -264,10 +271,7 @@ pub async fn run_export(args: &ExportArgs) -> Result<ExportSummary, ExportComman
     let budget = args.memory_budget_bytes.unwrap_or_else(|| {
         crate::config::memory::default_budget(&crate::config::memory::MachineMemory::detect()).0
     });
-    // Merging them into one Swagger document holds about four times the
-    // documents at its peak (BENCHMARKS.md, "export").
-    let held = if args.layout == ExportLayout::OpenapiV2 { budget / 4 } else { budget };
-    let mut collection = Collection::within(held);
+    let mut plan = Plan::new(budget);
     let kubeconfig = args.kubeconfig.as_ref().map(|_| None);
     let urls = args.sources.iter().map(|s| Some(s.as_str()));
     for source in kubeconfig.into_iter().chain(urls) {
@@ -276,36 +280,363 @@ pub async fn run_export(args: &ExportArgs) -> Result<ExportSummary, ExportComman
             Some(s) => s.starts_with("http://") || s.starts_with("https://"),
         };
         if server {
-            let (shown, documents) = fetch_server(source, args, collection.room()).await?;
-            let found = Found { openapi: documents.len(), ..Found::default() };
-            for (key, bytes) in documents {
-                collection.add(key, bytes, &shown)?;
-            }
-            summary.sources.push((shown, found));
+            summary.sources.push(plan.server(source, args).await?);
         } else if let Some(source) = source {
             for file in files_of(Path::new(source))? {
-                let name = file.display().to_string();
-                let bytes = read_file(&file, args.max_bytes)?;
-                let docs = source::documents_of(&bytes, args.max_bytes.saturating_mul(8))
-                    .map_err(|source| ExportCommandError::Source { path: name.clone(), source })?;
-                for (key, bytes) in docs.documents {
-                    collection.add(key, bytes, &name)?;
-                }
-                summary.sources.push((name, docs.found));
+                summary.sources.push(plan.file(&file, args)?);
             }
         }
     }
-    summary.clashes = collection.clashes().to_vec();
-    if collection.is_empty() {
+    if plan.keys.is_empty() {
         return Err(ExportCommandError::Nothing);
     }
-    let documents = collection.into_documents();
-    summary.documents = documents.len();
-    let written = write_atomically(args, &documents)?;
-    summary.files = written.files;
-    summary.collisions = written.collisions;
-    summary.bad_kinds = written.bad_kinds;
+    summary.documents = plan.keys.len();
+    let mut sink = Sink::stage(&args.out)?;
+    let (report, clashes) = match lay_out_plan(plan, args, budget, &mut sink).await {
+        Ok(done) => done,
+        Err(e) => {
+            sink.remove();
+            return Err(e);
+        }
+    };
+    sink.commit(&args.out)?;
+    summary.clashes = clashes;
+    summary.files = report.files;
+    summary.collisions = report.collisions;
+    summary.bad_kinds = report.bad_kinds;
     Ok(summary)
+}
+
+/// Where one source's document of a key is when the key's turn comes.
+enum Piece {
+    /// In the spool, `len` bytes at `at`.
+    Spooled { at: u64, len: usize },
+    /// At `path` of server `server` (its index in [`Plan::servers`]).
+    Server { server: usize, path: String },
+}
+
+/// One source's document of a key.
+struct Planned {
+    /// Its place in the order the sources give documents: clashes are
+    /// told in it.
+    seq: usize,
+    /// Its source, an index in [`Plan::origins`].
+    origin: usize,
+    piece: Piece,
+}
+
+/// What the sources hold, by key, in source order, before any key is laid
+/// out.
+struct Plan {
+    keys: BTreeMap<DocumentKey, Vec<Planned>>,
+    /// The sources' names as the summary and errors show them.
+    origins: Vec<String>,
+    servers: Vec<Server>,
+    /// Made with the first file source's first document.
+    spool: Option<Spool>,
+    /// What one key's documents may hold together.
+    budget: usize,
+    /// The documents planned so far.
+    seq: usize,
+}
+
+/// A server source: its client, and when its requests must be done by.
+struct Server {
+    client: DownstreamClient,
+    shown: String,
+    deadline: tokio::time::Instant,
+    deadline_text: String,
+}
+
+impl Server {
+    /// The body of `GET path`, before the server's --deadline.
+    async fn get(&self, path: &str) -> Result<Vec<u8>, ExportCommandError> {
+        tokio::time::timeout_at(self.deadline, get(&self.client, &self.shown, path, IN_FLIGHT))
+            .await
+            .unwrap_or_else(|_| Err(past_deadline(&self.shown, &self.deadline_text)))
+    }
+}
+
+fn past_deadline(shown: &str, deadline: &str) -> ExportCommandError {
+    ExportCommandError::ServerAnswer {
+        url: shown.to_owned(),
+        problem: format!("not done within --deadline {deadline}"),
+    }
+}
+
+impl Plan {
+    fn new(budget: usize) -> Self {
+        Self {
+            keys: BTreeMap::new(),
+            origins: Vec::new(),
+            servers: Vec::new(),
+            spool: None,
+            budget,
+            seq: 0,
+        }
+    }
+
+    /// A server source (see [`server_client`]): the group-version
+    /// documents its `/openapi/v3` root names, each to be asked for at its
+    /// turn (with the root's `?hash=`), within --deadline of now.
+    async fn server(
+        &mut self,
+        url: Option<&str>,
+        args: &ExportArgs,
+    ) -> Result<(String, Found), ExportCommandError> {
+        let deadline_text = args.deadline.clone();
+        let deadline = crate::config::parse_duration(&args.deadline).map_err(|problem| {
+            ExportCommandError::Flag { flag: "--deadline", value: deadline_text.clone(), problem }
+        })?;
+        let (client, shown) = server_client(url, args)?;
+        let server = Server {
+            client,
+            shown: shown.clone(),
+            deadline: tokio::time::Instant::now() + deadline,
+            deadline_text,
+        };
+        let root = server.get("/openapi/v3").await?;
+        let root: serde_json::Value =
+            serde_json::from_slice(&root).map_err(|e| ExportCommandError::ServerAnswer {
+                url: shown.clone(),
+                problem: format!("/openapi/v3 is not JSON: {e}"),
+            })?;
+        let index = self.servers.len();
+        let origin = self.origins.len();
+        self.origins.push(shown.clone());
+        let mut found = Found::default();
+        for (key, entry) in root.get("paths").and_then(|p| p.as_object()).into_iter().flatten() {
+            let Some(key) = DocumentKey::parse(key) else {
+                tracing::warn!(
+                    server = shown,
+                    key,
+                    "document key not usable as a file name; skipped"
+                );
+                continue;
+            };
+            if !key.is_group_version() {
+                continue;
+            }
+            // The URL the root gives (with its ?hash=), if it is one of the
+            // server's documents; nothing else is asked for.
+            let path = entry
+                .get("serverRelativeURL")
+                .and_then(|u| u.as_str())
+                .filter(|u| u.starts_with(&format!("/openapi/v3/{key}")))
+                .map_or_else(|| format!("/openapi/v3/{key}"), str::to_owned);
+            let piece = Piece::Server { server: index, path };
+            self.keys.entry(key).or_default().push(Planned { seq: self.seq, origin, piece });
+            self.seq += 1;
+            found.openapi += 1;
+        }
+        self.servers.push(server);
+        Ok((shown, found))
+    }
+
+    /// A file source: its documents, made now and spooled. A key whose
+    /// spooled documents together pass the budget stops the export here,
+    /// before anything is laid out.
+    fn file(
+        &mut self,
+        file: &Path,
+        args: &ExportArgs,
+    ) -> Result<(String, Found), ExportCommandError> {
+        let name = file.display().to_string();
+        let bytes = read_file(file, args.max_bytes)?;
+        let origin = self.origins.len();
+        self.origins.push(name.clone());
+        let mut failed = Ok(());
+        let found = source::documents_of(&bytes, args.max_bytes.saturating_mul(8), |key, doc| {
+            if failed.is_ok() {
+                failed = self.spool_document(&args.out, key, &doc, origin);
+            }
+        })
+        .map_err(|source| ExportCommandError::Source { path: name.clone(), source })?;
+        failed?;
+        Ok((name, found))
+    }
+
+    fn spool_document(
+        &mut self,
+        out: &Path,
+        key: DocumentKey,
+        doc: &[u8],
+        origin: usize,
+    ) -> Result<(), ExportCommandError> {
+        let spool = match &mut self.spool {
+            Some(spool) => spool,
+            None => self.spool.insert(Spool::create(out)?),
+        };
+        let pieces = self.keys.entry(key.clone()).or_default();
+        let held = pieces
+            .iter()
+            .map(|p| match p.piece {
+                Piece::Spooled { len, .. } => len,
+                Piece::Server { .. } => 0,
+            })
+            .sum::<usize>()
+            .saturating_add(doc.len());
+        within_budget(&key, &self.origins[origin], held, self.budget)?;
+        let at = spool.put(doc)?;
+        let piece = Piece::Spooled { at, len: doc.len() };
+        pieces.push(Planned { seq: self.seq, origin, piece });
+        self.seq += 1;
+        Ok(())
+    }
+}
+
+/// The documents of the file sources, written down as they are made and
+/// read back at their key's turn: a file may bring documents of many keys
+/// and a key documents of many files, so a file's documents cannot be laid
+/// out as it is read, and holding them all was most of the export's peak
+/// (BENCHMARKS.md, "`export` at 5,000 CRDs"). A file beside --out, gone
+/// with the export (on Unix from the start: it is unlinked once open).
+struct Spool {
+    path: PathBuf,
+    file: std::io::BufWriter<std::fs::File>,
+    len: u64,
+}
+
+impl Spool {
+    fn create(out: &Path) -> Result<Self, ExportCommandError> {
+        let path = beside(out, "spool");
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .map_err(|e| io("creating", &path, e))?;
+        #[cfg(unix)]
+        let _ = std::fs::remove_file(&path);
+        Ok(Self { path, file: std::io::BufWriter::with_capacity(1 << 20, file), len: 0 })
+    }
+
+    /// Writes `bytes` at the end; where they start.
+    fn put(&mut self, bytes: &[u8]) -> Result<u64, ExportCommandError> {
+        self.file.write_all(bytes).map_err(|e| io("writing", &self.path, e))?;
+        let at = self.len;
+        self.len += bytes.len() as u64;
+        Ok(at)
+    }
+
+    /// The `len` bytes at `at`.
+    fn get(&mut self, at: u64, len: usize) -> Result<Vec<u8>, ExportCommandError> {
+        use std::io::{Read, Seek, SeekFrom};
+        let err = |e| io("reading back", &self.path, e);
+        self.file.flush().map_err(err)?;
+        let file = self.file.get_mut();
+        file.seek(SeekFrom::Start(at)).map_err(err)?;
+        let mut bytes = vec![0; len];
+        file.read_exact(&mut bytes).map_err(err)?;
+        // Back to the end, where the next document goes.
+        file.seek(SeekFrom::End(0)).map_err(err)?;
+        Ok(bytes)
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        // Unlinked already on Unix.
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// `.<name of out>.<what>-<pid>` in the folder of `out`.
+fn beside(out: &Path, what: &str) -> PathBuf {
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let name =
+        out.file_name().map_or_else(|| "export".into(), |n| n.to_string_lossy().into_owned());
+    parent.join(format!(".{name}.{what}-{}", std::process::id()))
+}
+
+/// Lays out every key of `plan`, in key order, into `sink`: the key's
+/// documents, fetched (IN_FLIGHT at a time, ahead of their turn) or read
+/// back from the spool, joined, laid out, dropped. For --layout
+/// openapi-v2 the joined documents are kept to be merged at the end; they
+/// may hold a quarter of the budget together, as merging holds about four
+/// times as much (BENCHMARKS.md, "export"). The clashes come in the order
+/// the sources gave the documents.
+async fn lay_out_plan(
+    plan: Plan,
+    args: &ExportArgs,
+    budget: usize,
+    sink: &mut Sink,
+) -> Result<(layout::Report, Vec<Clash>), ExportCommandError> {
+    let Plan { keys, origins, servers, mut spool, .. } = plan;
+    let servers = &servers;
+    let wanted: Vec<(usize, String)> = keys
+        .values()
+        .flatten()
+        .filter_map(|p| match &p.piece {
+            Piece::Server { server, path } => Some((*server, path.clone())),
+            Piece::Spooled { .. } => None,
+        })
+        .collect();
+    let mut fetched = futures_util::stream::iter(wanted)
+        .map(|(server, path)| async move { servers[server].get(&path).await })
+        .buffered(IN_FLIGHT);
+    let options = Options { strict: args.strict };
+    let mut laying = Laying::new(args.layout.layout(), options);
+    let mut whole = BTreeMap::new();
+    let mut whole_held = 0usize;
+    let mut clashes = Vec::new();
+    let mut progress = Progress::new("laid out", keys.len());
+    for (done, (key, pieces)) in keys.into_iter().enumerate() {
+        let mut doc: Option<KeyDocument> = None;
+        let mut held = 0usize;
+        let mut last = "";
+        for Planned { seq, origin, piece } in pieces {
+            let origin = &origins[origin];
+            let bytes = match piece {
+                Piece::Spooled { at, len } => {
+                    spool.as_mut().expect("a spooled document has its spool").get(at, len)?
+                }
+                Piece::Server { .. } => fetched
+                    .next()
+                    .await
+                    .expect("a document asked of a server for each one planned")?,
+            };
+            held = held.saturating_add(bytes.len());
+            within_budget(&key, origin, held, budget)?;
+            last = origin;
+            match &mut doc {
+                None => doc = Some(KeyDocument::new(key.clone(), bytes, origin)),
+                Some(d) => clashes.extend(d.join(bytes, origin)?.into_iter().map(|c| (seq, c))),
+            }
+        }
+        let Some(doc) = doc else { continue };
+        let bytes = doc.into_bytes();
+        match &mut laying {
+            Some(laying) => laying
+                .document(&key, &bytes, |file, bytes| sink.put(file, bytes))
+                .map_err(ExportCommandError::Layout)??,
+            None => {
+                whole_held = whole_held.saturating_add(bytes.len());
+                within_budget(&key, last, whole_held, budget / 4)?;
+                whole.insert(key, bytes);
+            }
+        }
+        progress.at(done + 1);
+    }
+    let report = match laying {
+        Some(laying) => laying.finish(),
+        None => layout::lay_out(
+            Layout::OpenapiV2,
+            &whole,
+            options,
+            |_, _| {},
+            |file, bytes| sink.put(file, bytes),
+        )
+        .map_err(ExportCommandError::Layout)??,
+    };
+    progress.done();
+    // Stable: the clashes of one document stay in the order found.
+    clashes.sort_by_key(|(seq, _)| *seq);
+    Ok((report, clashes.into_iter().map(|(_, c)| c).collect()))
 }
 
 /// The files a path source names: itself, or for a folder every .json,
@@ -437,88 +768,6 @@ fn flag_problem(e: &ConfigError) -> String {
     }
 }
 
-/// The OpenAPI v3 documents of a server source (see [`server_client`]),
-/// by key, as it serves them: `/openapi/v3`, then each group-version's
-/// document its root names, within --deadline. Returned with the server's
-/// URL as it may be shown.
-async fn fetch_server(
-    url: Option<&str>,
-    args: &ExportArgs,
-    room: usize,
-) -> Result<(String, Vec<(DocumentKey, Vec<u8>)>), ExportCommandError> {
-    let deadline = crate::config::parse_duration(&args.deadline).map_err(|problem| {
-        ExportCommandError::Flag { flag: "--deadline", value: args.deadline.clone(), problem }
-    })?;
-    let (client, shown) = server_client(url, args)?;
-    match tokio::time::timeout(deadline, fetch_documents(&client, &shown, room)).await {
-        Ok(result) => result.map(|documents| (shown, documents)),
-        Err(_) => Err(ExportCommandError::ServerAnswer {
-            url: shown,
-            problem: format!("not done within --deadline {}", args.deadline),
-        }),
-    }
-}
-
-/// The server's group-version documents, held together within `room`
-/// bytes.
-async fn fetch_documents(
-    client: &DownstreamClient,
-    shown: &str,
-    room: usize,
-) -> Result<Vec<(DocumentKey, Vec<u8>)>, ExportCommandError> {
-    let root = get(client, shown, "/openapi/v3", 1).await?;
-    let root: serde_json::Value =
-        serde_json::from_slice(&root).map_err(|e| ExportCommandError::ServerAnswer {
-            url: shown.to_owned(),
-            problem: format!("/openapi/v3 is not JSON: {e}"),
-        })?;
-    let mut wanted = Vec::new();
-    for (key, entry) in root.get("paths").and_then(|p| p.as_object()).into_iter().flatten() {
-        let Some(key) = DocumentKey::parse(key) else {
-            tracing::warn!(server = shown, key, "document key not usable as a file name; skipped");
-            continue;
-        };
-        if !key.is_group_version() {
-            continue;
-        }
-        // The URL the root gives (with its ?hash=), if it is one of the
-        // server's documents; nothing else is asked for.
-        let path = entry
-            .get("serverRelativeURL")
-            .and_then(|u| u.as_str())
-            .filter(|u| u.starts_with(&format!("/openapi/v3/{key}")))
-            .map_or_else(|| format!("/openapi/v3/{key}"), str::to_owned);
-        wanted.push((key, path));
-    }
-    let total = wanted.len();
-    let mut progress = Progress::new("fetched", total);
-    let mut results = futures_util::stream::iter(wanted)
-        .map(|(key, path)| async move {
-            let got = get(client, shown, &path, IN_FLIGHT).await;
-            (key, got)
-        })
-        .buffered(IN_FLIGHT);
-    let mut out = Vec::with_capacity(total);
-    let mut held = 0usize;
-    while let Some((key, got)) = results.next().await {
-        let got = got?;
-        held = held.saturating_add(got.len());
-        if held > room {
-            return Err(CollectError::OverBudget {
-                key,
-                source_name: shown.to_owned(),
-                would: held,
-                limit: room,
-            }
-            .into());
-        }
-        out.push((key, got));
-        progress.at(out.len());
-    }
-    progress.done();
-    Ok(out)
-}
-
 /// The body of `GET path` (one of `in_flight` requests made together),
 /// or why there is none.
 async fn get(
@@ -627,84 +876,63 @@ fn io(action: &'static str, path: &Path, source: std::io::Error) -> ExportComman
     ExportCommandError::Io { action, path: path.display().to_string(), source }
 }
 
-/// Lays the documents out into a folder (or an archive) beside --out,
-/// then puts it in place: a reader of --out sees the old files or the new
-/// ones, never a mix, and a failed export leaves --out as it was.
-fn write_atomically(
-    args: &ExportArgs,
-    documents: &std::collections::BTreeMap<DocumentKey, Vec<u8>>,
-) -> Result<layout::Report, ExportCommandError> {
-    let out = &args.out;
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let name =
-        out.file_name().map_or_else(|| "export".into(), |n| n.to_string_lossy().into_owned());
-    let pid = std::process::id();
-    let temp = parent.join(format!(".{name}.export-{pid}"));
-    if temp.is_dir() {
-        std::fs::remove_dir_all(&temp).map_err(|e| io("removing", &temp, e))?;
-    } else if temp.exists() {
-        std::fs::remove_file(&temp).map_err(|e| io("removing", &temp, e))?;
+impl Sink {
+    /// A folder (or an archive) beside `out` for the files as they are
+    /// laid out; [`Sink::commit`] puts it in place: a reader of --out sees
+    /// the old files or the new ones, never a mix, and a failed export
+    /// leaves --out as it was.
+    fn stage(out: &Path) -> Result<Self, ExportCommandError> {
+        let temp = beside(out, "export");
+        if temp.is_dir() {
+            std::fs::remove_dir_all(&temp).map_err(|e| io("removing", &temp, e))?;
+        } else if temp.exists() {
+            std::fs::remove_file(&temp).map_err(|e| io("removing", &temp, e))?;
+        }
+        Ok(if is_archive(out) {
+            let file = std::fs::File::create(&temp).map_err(|e| io("creating", &temp, e))?;
+            // Header time 0, so that the same files give the same bytes.
+            let gz = flate2::GzBuilder::new().mtime(0).write(file, flate2::Compression::default());
+            Self::Archive { path: temp, tar: tar::Builder::new(gz), made: BTreeSet::new() }
+        } else {
+            std::fs::create_dir(&temp).map_err(|e| io("creating", &temp, e))?;
+            Self::Folder { path: temp, made: BTreeSet::new() }
+        })
     }
-    let mut sink = if is_archive(out) {
-        let file = std::fs::File::create(&temp).map_err(|e| io("creating", &temp, e))?;
-        // Header time 0, so that the same files give the same bytes.
-        let gz = flate2::GzBuilder::new().mtime(0).write(file, flate2::Compression::default());
-        Sink::Archive { path: temp, tar: tar::Builder::new(gz), made: BTreeSet::new() }
-    } else {
-        std::fs::create_dir(&temp).map_err(|e| io("creating", &temp, e))?;
-        Sink::Folder { path: temp, made: BTreeSet::new() }
-    };
-    let mut progress = Progress::new("laid out", documents.len());
-    let options = Options { strict: args.strict };
-    let laid = layout::lay_out(
-        args.layout.layout(),
-        documents,
-        options,
-        |done, _| progress.at(done),
-        |file, bytes| sink.put(file, bytes),
-    );
-    progress.done();
-    let report = match laid {
-        Ok(Ok(report)) => report,
-        Ok(Err(e)) => {
-            sink.remove();
+
+    /// Ends the files and renames them to `out`, the one it replaces
+    /// (--force) moved aside first and removed after.
+    fn commit(self, out: &Path) -> Result<(), ExportCommandError> {
+        let temp = self.path().to_owned();
+        if let Err(e) = self.finish() {
+            let _ = std::fs::remove_file(&temp);
             return Err(e);
         }
-        Err(e) => {
-            sink.remove();
-            return Err(ExportCommandError::Layout(e));
-        }
-    };
-    let temp = sink.path().to_owned();
-    if let Err(e) = sink.finish() {
-        let _ = std::fs::remove_file(&temp);
-        return Err(e);
-    }
-    let old = parent.join(format!(".{name}.old-{pid}"));
-    let replacing = out.symlink_metadata().is_ok();
-    if replacing {
-        std::fs::rename(out, &old).map_err(|e| io("moving aside", out, e))?;
-    }
-    if let Err(e) = std::fs::rename(&temp, out) {
+        let old = beside(out, "old");
+        let replacing = out.symlink_metadata().is_ok();
         if replacing {
-            let _ = std::fs::rename(&old, out);
+            std::fs::rename(out, &old).map_err(|e| io("moving aside", out, e))?;
         }
-        let _ = if temp.is_dir() {
-            std::fs::remove_dir_all(&temp)
-        } else {
-            std::fs::remove_file(&temp)
-        };
-        return Err(io("renaming into place", out, e));
+        if let Err(e) = std::fs::rename(&temp, out) {
+            if replacing {
+                let _ = std::fs::rename(&old, out);
+            }
+            let _ = if temp.is_dir() {
+                std::fs::remove_dir_all(&temp)
+            } else {
+                std::fs::remove_file(&temp)
+            };
+            return Err(io("renaming into place", out, e));
+        }
+        if replacing {
+            let removed = if old.is_dir() {
+                std::fs::remove_dir_all(&old)
+            } else {
+                std::fs::remove_file(&old)
+            };
+            removed.map_err(|e| io("removing the replaced", &old, e))?;
+        }
+        Ok(())
     }
-    if replacing {
-        let removed =
-            if old.is_dir() { std::fs::remove_dir_all(&old) } else { std::fs::remove_file(&old) };
-        removed.map_err(|e| io("removing the replaced", &old, e))?;
-    }
-    Ok(report)
 }
 
 /// A progress line on stderr, for exports that take a while: nothing for

@@ -119,6 +119,88 @@ pub fn kind_file(layout: Layout, group_version: &GroupVersion, kind: &str) -> Op
     }
 }
 
+/// A layout of a file (or several) per document, made one document at a
+/// time: what it keeps between documents is the names written, to tell
+/// two kinds of one file name.
+#[derive(Debug)]
+pub struct Laying {
+    layout: Layout,
+    options: Options,
+    /// Each file written of a kind, and `<apiVersion> <kind>` of it.
+    written: BTreeMap<String, String>,
+    report: Report,
+}
+
+impl Laying {
+    /// `layout`, or `None` for [`Layout::OpenapiV2`], which needs every
+    /// document at once ([`lay_out`]).
+    #[must_use]
+    pub fn new(layout: Layout, options: Options) -> Option<Self> {
+        (layout != Layout::OpenapiV2).then(|| Self {
+            layout,
+            options,
+            written: BTreeMap::new(),
+            report: Report::default(),
+        })
+    }
+
+    /// Lays out `key`'s document, handing each of its files (its path
+    /// below the output, with `/`, and its bytes) to `each`. Documents
+    /// given in key order give the files of [`lay_out`], in its order.
+    ///
+    /// # Errors
+    /// [`LayoutError`] when the document cannot be laid out; the error
+    /// `each` returns stops the work and is handed back.
+    pub fn document<E>(
+        &mut self,
+        key: &DocumentKey,
+        bytes: &[u8],
+        mut each: impl FnMut(&str, &[u8]) -> Result<(), E>,
+    ) -> Result<Result<(), E>, LayoutError> {
+        let Some(gv) = key.group_version() else { return Ok(Ok(())) };
+        if self.layout == Layout::KubectlValidate {
+            if let Err(e) = each(&format!("{key}.json"), bytes) {
+                return Ok(Err(e));
+            }
+            self.report.files += 1;
+            return Ok(Ok(()));
+        }
+        let doc: Value = serde_json::from_slice(bytes)
+            .map_err(|source| LayoutError::Json { key: key.clone(), source })?;
+        let kinds = schema::kind_schemas(&gv, &doc, self.options)
+            .map_err(|source| LayoutError::Schema { key: key.clone(), source })?;
+        drop(doc);
+        for KindSchema { group_version, kind, schema } in kinds {
+            let name = format!("{group_version} {kind}");
+            if !super::crd::is_kind_name(&kind) {
+                self.report.bad_kinds.push(name);
+                continue;
+            }
+            let file = kind_file(self.layout, &group_version, &kind)
+                .expect("a layout of one file per kind names each kind's file");
+            if let Some(kept) = self.written.get(&file) {
+                self.report.collisions.push(Collision { file, kept: kept.clone(), dropped: name });
+                continue;
+            }
+            let mut bytes =
+                serde_json::to_vec_pretty(&schema).expect("a JSON value always serializes");
+            bytes.push(b'\n');
+            if let Err(e) = each(&file, &bytes) {
+                return Ok(Err(e));
+            }
+            self.written.insert(file, name);
+            self.report.files += 1;
+        }
+        Ok(Ok(()))
+    }
+
+    /// What was laid out.
+    #[must_use]
+    pub fn finish(self) -> Report {
+        self.report
+    }
+}
+
 /// Lays `documents` out as `layout`, handing each file (its path below the
 /// output, with `/`, and its bytes) to `each` in a fixed order, and
 /// `progress` the documents done and their number.
@@ -133,84 +215,35 @@ pub fn lay_out<E>(
     mut progress: impl FnMut(usize, usize),
     mut each: impl FnMut(&str, &[u8]) -> Result<(), E>,
 ) -> Result<Result<Report, E>, LayoutError> {
-    let mut report = Report::default();
     let total = documents.len();
-    match layout {
-        Layout::KubectlValidate => {
-            for (done, (key, bytes)) in documents.iter().enumerate() {
-                if key.is_group_version() {
-                    if let Err(e) = each(&format!("{key}.json"), bytes) {
-                        return Ok(Err(e));
-                    }
-                    report.files += 1;
-                }
-                progress(done + 1, total);
-            }
-        }
-        Layout::Kubeconform | Layout::Catalog => {
-            let mut written: BTreeMap<String, String> = BTreeMap::new();
-            for (done, (key, bytes)) in documents.iter().enumerate() {
-                progress(done, total);
-                let Some(gv) = key.group_version() else { continue };
-                let doc: Value = serde_json::from_slice(bytes)
-                    .map_err(|source| LayoutError::Json { key: key.clone(), source })?;
-                let kinds = schema::kind_schemas(&gv, &doc, options)
-                    .map_err(|source| LayoutError::Schema { key: key.clone(), source })?;
-                for KindSchema { group_version, kind, schema } in kinds {
-                    let name = format!("{group_version} {kind}");
-                    if !super::crd::is_kind_name(&kind) {
-                        report.bad_kinds.push(name);
-                        continue;
-                    }
-                    let file = kind_file(layout, &group_version, &kind)
-                        .expect("a layout of one file per kind names each kind's file");
-                    if let Some(kept) = written.get(&file) {
-                        report.collisions.push(Collision {
-                            file,
-                            kept: kept.clone(),
-                            dropped: name,
-                        });
-                        continue;
-                    }
-                    let mut bytes =
-                        serde_json::to_vec_pretty(&schema).expect("a JSON value always serializes");
-                    bytes.push(b'\n');
-                    if let Err(e) = each(&file, &bytes) {
-                        return Ok(Err(e));
-                    }
-                    written.insert(file, name);
-                    report.files += 1;
-                }
-            }
-            progress(total, total);
-        }
-        Layout::OpenapiV2 => {
-            let mut trees = Vec::with_capacity(documents.len());
-            for (key, bytes) in documents {
-                let tree = document::parse_json_tree_within(bytes, usize::MAX)
-                    .map_err(|source| LayoutError::Parse { key: key.clone(), source })?;
-                trees.push((key.to_string(), tree));
-            }
-            let source = v2::from_v3("export", trees).map_err(LayoutError::V2)?;
-            let merged = merge::merge(vec![source], &BTreeMap::new());
-            let doc = merged.map_or_else(
-                || {
-                    Node::from_owned_value(
-                        serde_json::json!({ "swagger": "2.0", "info": {}, "paths": {} }),
-                    )
-                },
-                |m| m.doc,
-            );
-            let mut bytes = doc.to_vec();
-            bytes.push(b'\n');
-            if let Err(e) = each("swagger.json", &bytes) {
+    if let Some(mut laying) = Laying::new(layout, options) {
+        for (done, (key, bytes)) in documents.iter().enumerate() {
+            if let Err(e) = laying.document(key, bytes, &mut each)? {
                 return Ok(Err(e));
             }
-            report.files = 1;
-            progress(total, total);
+            progress(done + 1, total);
         }
+        return Ok(Ok(laying.finish()));
     }
-    Ok(Ok(report))
+    let mut trees = Vec::with_capacity(documents.len());
+    for (key, bytes) in documents {
+        let tree = document::parse_json_tree_within(bytes, usize::MAX)
+            .map_err(|source| LayoutError::Parse { key: key.clone(), source })?;
+        trees.push((key.to_string(), tree));
+    }
+    let source = v2::from_v3("export", trees).map_err(LayoutError::V2)?;
+    let merged = merge::merge(vec![source], &BTreeMap::new());
+    let doc = merged.map_or_else(
+        || Node::from_owned_value(serde_json::json!({ "swagger": "2.0", "info": {}, "paths": {} })),
+        |m| m.doc,
+    );
+    let mut bytes = doc.to_vec();
+    bytes.push(b'\n');
+    if let Err(e) = each("swagger.json", &bytes) {
+        return Ok(Err(e));
+    }
+    progress(total, total);
+    Ok(Ok(Report { files: 1, ..Report::default() }))
 }
 
 /// The folders `layout` writes files into for `files` (so they can be made

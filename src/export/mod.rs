@@ -10,12 +10,15 @@
 //!    document split per key, CustomResourceDefinitions published as
 //!    kube-apiserver publishes them, [`crd`]; a server's documents as it
 //!    serves them);
-//! 2. the sources are joined into one [`Collection`]: first source wins,
-//!    per component and per path of a key, and each clash is reported once;
+//! 2. the documents of one key are joined ([`KeyDocument`]): first source
+//!    wins, per component and per path, and each clash is reported once;
 //!    a key only one source brings keeps that source's bytes as they were;
-//! 3. a [`layout`] turns the collection into files: the documents
-//!    themselves, standalone JSON Schemas per kind ([`schema`]), or one
-//!    Swagger 2.0 document.
+//! 3. a [`layout`] turns each key's document into files: the document
+//!    itself, or standalone JSON Schemas per kind ([`schema`]); or all
+//!    documents together into one Swagger 2.0 document.
+//!
+//! The command takes the keys one at a time, in key order, so that what
+//! it holds is one key's documents, not every source's.
 
 pub mod crd;
 pub mod layout;
@@ -49,8 +52,9 @@ pub struct Clash {
 pub enum CollectError {
     /// Holding the document would take the documents past the budget.
     #[error(
-        "the documents take more than the memory budget ({limit} bytes): {key} from \
-         {source_name} would bring them to {would} bytes; give --memory-budget-bytes to raise it"
+        "the documents held at once take more than the memory budget ({limit} bytes): {key} \
+         from {source_name} would bring them to {would} bytes; give --memory-budget-bytes to \
+         raise it"
     )]
     OverBudget {
         /// The key.
@@ -214,124 +218,91 @@ impl Serialize for Joined {
     }
 }
 
-/// The documents of every source, joined by key, within a memory budget.
+/// The document of one key: the first source's bytes, joined with those
+/// of each later source that brings the key, one at a time (the bytes
+/// given are dropped once joined).
 #[derive(Debug)]
-pub struct Collection {
-    entries: BTreeMap<DocumentKey, Entry>,
-    clashes: Vec<Clash>,
-    /// The bytes of every document added.
-    held: usize,
-    /// What `held` may reach.
-    limit: usize,
+pub struct KeyDocument {
+    key: DocumentKey,
+    entry: Entry,
 }
 
-impl Collection {
-    /// No document yet; the documents added may hold at most `limit`
-    /// bytes together (a document joined to another counts whole: the
-    /// joined one is about the sum).
+impl KeyDocument {
+    /// The document `origin` brings first for `key`.
     #[must_use]
-    pub fn within(limit: usize) -> Self {
-        Self { entries: BTreeMap::new(), clashes: Vec::new(), held: 0, limit }
+    pub fn new(key: DocumentKey, bytes: Vec<u8>, origin: &str) -> Self {
+        Self { key, entry: Entry { origin: origin.to_owned(), bytes, joined: None } }
     }
 
-    /// The bytes still within the budget.
-    #[must_use]
-    pub fn room(&self) -> usize {
-        self.limit.saturating_sub(self.held)
-    }
-
-    /// Whether `n` more bytes fit the budget, for a source that must tell
-    /// before it holds them.
-    ///
-    /// # Errors
-    /// [`CollectError::OverBudget`] when they do not.
-    pub fn admit(&self, key: &DocumentKey, n: usize, origin: &str) -> Result<(), CollectError> {
-        let would = self.held.saturating_add(n);
-        if would > self.limit {
-            return Err(CollectError::OverBudget {
-                key: key.clone(),
-                source_name: origin.to_owned(),
-                would,
-                limit: self.limit,
-            });
-        }
-        Ok(())
-    }
-
-    /// Adds `bytes`, the document `origin` brings for `key`. A key seen
-    /// before is joined: components and paths the earlier document lacks
-    /// are added; one it has is kept, and if the two differ that is a
-    /// [`Clash`].
+    /// Adds `bytes`, the document `origin` brings for the same key:
+    /// components and paths the document lacks are added; one it has is
+    /// kept, and if the two differ that is a [`Clash`], returned.
     ///
     /// # Errors
     /// [`CollectError::NotAnObject`] when a document that must be joined
     /// is not a JSON object.
-    pub fn add(
-        &mut self,
-        key: DocumentKey,
-        bytes: Vec<u8>,
-        origin: &str,
-    ) -> Result<(), CollectError> {
-        self.admit(&key, bytes.len(), origin)?;
-        self.held += bytes.len();
+    pub fn join(&mut self, bytes: Vec<u8>, origin: &str) -> Result<Vec<Clash>, CollectError> {
         let not_object = |key: &DocumentKey, o: &str| CollectError::NotAnObject {
             key: key.clone(),
             source_name: o.to_owned(),
         };
-        let Some(entry) = self.entries.get_mut(&key) else {
-            self.entries.insert(key, Entry { origin: origin.to_owned(), bytes, joined: None });
-            return Ok(());
-        };
+        let entry = &mut self.entry;
         let joined = match &mut entry.joined {
             Some(joined) => joined,
             None => {
                 let first =
-                    object_of(&entry.bytes).ok_or_else(|| not_object(&key, &entry.origin))?;
+                    object_of(&entry.bytes).ok_or_else(|| not_object(&self.key, &entry.origin))?;
                 entry.bytes = Vec::new();
                 entry.joined.insert(Joined::new(first))
             }
         };
-        let incoming = object_of(&bytes).ok_or_else(|| not_object(&key, origin))?;
+        let incoming = object_of(&bytes).ok_or_else(|| not_object(&self.key, origin))?;
         drop(bytes);
-        for member in joined.join(incoming) {
-            self.clashes.push(Clash {
-                key: key.clone(),
+        Ok(joined
+            .join(incoming)
+            .into_iter()
+            .map(|member| Clash {
+                key: self.key.clone(),
                 member,
                 kept: entry.origin.clone(),
                 dropped: origin.to_owned(),
-            });
-        }
-        Ok(())
-    }
-
-    /// The clashes met so far, in the order met.
-    #[must_use]
-    pub fn clashes(&self) -> &[Clash] {
-        &self.clashes
-    }
-
-    /// Whether there is no document.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// The documents as compact JSON, in key order: a document only one
-    /// source brought is its bytes as they were (a server's, byte for
-    /// byte); a joined one is rendered again.
-    #[must_use]
-    pub fn into_documents(self) -> BTreeMap<DocumentKey, Vec<u8>> {
-        self.entries
-            .into_iter()
-            .map(|(key, entry)| {
-                let bytes = match entry.joined {
-                    None => entry.bytes,
-                    Some(doc) => serde_json::to_vec(&doc).expect("a JSON value always serializes"),
-                };
-                (key, bytes)
             })
-            .collect()
+            .collect())
     }
+
+    /// The document as compact JSON: the bytes as they were when only one
+    /// source brought the key (a server's, byte for byte); joined ones
+    /// rendered again.
+    #[must_use]
+    pub fn into_bytes(self) -> Vec<u8> {
+        match self.entry.joined {
+            None => self.entry.bytes,
+            Some(doc) => serde_json::to_vec(&doc).expect("a JSON value always serializes"),
+        }
+    }
+}
+
+/// What the documents an export holds at once may take: `held` bytes of
+/// them, past `limit`, stop it.
+///
+/// # Errors
+/// [`CollectError::OverBudget`], naming the document that brought them
+/// there.
+pub fn within_budget(
+    key: &DocumentKey,
+    origin: &str,
+    held: usize,
+    limit: usize,
+) -> Result<(), CollectError> {
+    if held > limit {
+        return Err(CollectError::OverBudget {
+            key: key.clone(),
+            source_name: origin.to_owned(),
+            would: held,
+            limit,
+        });
+    }
+    Ok(())
 }
 
 fn object_of(bytes: &[u8]) -> Option<Map<String, Value>> {
@@ -357,44 +328,39 @@ mod tests {
     }
 
     #[test]
-    fn documents_past_the_budget_are_refused_and_not_held() {
-        let one = doc(serde_json::json!({"A": {"type": "object"}}));
-        let mut c = Collection::within(one.len() * 2 - 1);
-        c.add(key("apis/a/v1"), one.clone(), "first").unwrap();
-        let err = c.add(key("apis/b/v1"), one.clone(), "second").unwrap_err();
+    fn documents_held_past_the_budget_are_refused_naming_the_flag() {
+        let k = key("apis/a/v1");
+        within_budget(&k, "first", 10, 10).unwrap();
+        let err = within_budget(&k, "second", 11, 10).unwrap_err();
         assert!(
-            matches!(err, CollectError::OverBudget { ref source_name, .. } if source_name == "second")
+            matches!(err, CollectError::OverBudget { ref source_name, would: 11, .. } if source_name == "second")
         );
         assert!(err.to_string().contains("--memory-budget-bytes"), "{err}");
-        assert_eq!(c.into_documents().len(), 1);
     }
 
     #[test]
     fn a_key_one_source_brings_keeps_its_bytes() {
-        let mut c = Collection::within(usize::MAX);
         let bytes = b"{\"openapi\":\"3.0.0\",  \"paths\":{}}".to_vec();
-        c.add(key("apis/a.example.com/v1"), bytes.clone(), "one").unwrap();
-        assert_eq!(c.into_documents()[&key("apis/a.example.com/v1")], bytes);
+        let doc = KeyDocument::new(key("apis/a.example.com/v1"), bytes.clone(), "one");
+        assert_eq!(doc.into_bytes(), bytes);
     }
 
     #[test]
     fn documents_of_one_key_are_joined_first_wins_and_each_clash_is_said_once() {
-        let mut c = Collection::within(usize::MAX);
         let k = key("apis/a.example.com/v1");
-        c.add(
+        let mut c = KeyDocument::new(
             k.clone(),
             doc(serde_json::json!({ "A": {"type": "object"}, "M": {"type": "string"} })),
             "one",
-        )
-        .unwrap();
-        c.add(
-            k.clone(),
-            doc(serde_json::json!({ "B": {"type": "object"}, "M": {"type": "string"}, "A": {"type": "integer"} })),
-            "two",
-        )
-        .unwrap();
+        );
+        let clashes = c
+            .join(
+                doc(serde_json::json!({ "B": {"type": "object"}, "M": {"type": "string"}, "A": {"type": "integer"} })),
+                "two",
+            )
+            .unwrap();
         assert_eq!(
-            c.clashes(),
+            clashes,
             [Clash {
                 key: k.clone(),
                 member: "components/schemas/A".into(),
@@ -402,7 +368,7 @@ mod tests {
                 dropped: "two".into()
             }]
         );
-        let joined: Value = serde_json::from_slice(&c.into_documents()[&k]).unwrap();
+        let joined: Value = serde_json::from_slice(&c.into_bytes()).unwrap();
         let top: Vec<&String> = joined.as_object().unwrap().keys().collect();
         assert_eq!(top, ["openapi", "info", "components"], "the first document's order");
         let schemas = &joined["components"]["schemas"];

@@ -42,16 +42,6 @@ pub struct Found {
     pub skipped: Vec<String>,
 }
 
-/// A file's documents.
-#[derive(Debug, Default)]
-pub struct FileDocuments {
-    /// The documents in the order made; a key may come more than once
-    /// (two CRDs of one group-version), to be joined by the collection.
-    pub documents: Vec<(DocumentKey, Vec<u8>)>,
-    /// What the file held.
-    pub found: Found,
-}
-
 /// Why a file gave no documents.
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
@@ -106,12 +96,19 @@ pub enum SourceError {
 }
 
 /// The documents of one file's `bytes` (JSON, or YAML with one or more
-/// documents), each JSON document read within `budget` bytes of values.
+/// documents), each JSON document read within `budget` bytes of values,
+/// handed to `each` by key as they are made (a key may come more than
+/// once: two CRDs of one group-version, to be joined); returns what the
+/// file held.
 ///
 /// # Errors
 /// [`SourceError`] for the first document that cannot be read or used.
-pub fn documents_of(bytes: &[u8], budget: usize) -> Result<FileDocuments, SourceError> {
-    let mut out = FileDocuments::default();
+pub fn documents_of(
+    bytes: &[u8],
+    budget: usize,
+    mut each: impl FnMut(DocumentKey, Vec<u8>),
+) -> Result<Found, SourceError> {
+    let mut found = Found::default();
     for (i, part) in yaml_stream(bytes).into_iter().enumerate() {
         let part_no = i + 1;
         let tree = match document::parse_tree_within(part, budget) {
@@ -120,33 +117,34 @@ pub fn documents_of(bytes: &[u8], budget: usize) -> Result<FileDocuments, Source
             Err(ParseError::Empty) => continue,
             Err(source) => return Err(SourceError::Parse { part: part_no, source }),
         };
-        add_document(&tree, part.len(), part_no, &mut out)?;
+        add_document(&tree, part.len(), part_no, &mut found, &mut each)?;
     }
-    Ok(out)
+    Ok(found)
 }
 
 fn add_document(
     tree: &Node<'_>,
     size_hint: usize,
     part: usize,
-    out: &mut FileDocuments,
+    found: &mut Found,
+    each: &mut impl FnMut(DocumentKey, Vec<u8>),
 ) -> Result<(), SourceError> {
     let text = |name| tree.get(name).and_then(Node::as_str);
     if text("swagger") == Some("2.0") {
         let summary = pipeline::convert_each(tree, size_hint, usize::MAX, |key, bytes| {
-            out.documents.push((key.clone(), bytes.to_vec()));
+            each(key.clone(), bytes.to_vec());
         })
         .map_err(|source| SourceError::Convert { part, source })?;
-        out.found.swagger += 1;
-        out.found.notes += summary.notes.len();
+        found.swagger += 1;
+        found.notes += summary.notes.len();
         return Ok(());
     }
     if text("openapi").is_some() {
-        out.found.openapi += 1;
+        found.openapi += 1;
         let has_paths = tree.get("paths").and_then(Node::as_object).is_some_and(|p| !p.is_empty());
         if has_paths {
             split::split_rendered_each(tree, size_hint, usize::MAX, |key, bytes| {
-                out.documents.push((key.clone(), bytes.to_vec()));
+                each(key.clone(), bytes.to_vec());
             })
             .map_err(|source| SourceError::Split { part, source })?;
             return Ok(());
@@ -165,7 +163,7 @@ fn add_document(
             };
             return Err(SourceError::NoKey { part, found });
         };
-        out.documents.push((key, tree.to_vec()));
+        each(key, tree.to_vec());
         return Ok(());
     }
     let value = tree.to_value();
@@ -181,18 +179,18 @@ fn add_document(
     let mut used = 0;
     for item in crds {
         if item.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
-            out.found.skipped.push(format!("document {part}: {}", describe(item)));
+            found.skipped.push(format!("document {part}: {}", describe(item)));
             continue;
         }
         for doc in crd::documents(item).map_err(|source| SourceError::Crd { part, source })? {
             let bytes = serde_json::to_vec(&doc.document).expect("a JSON value always serializes");
-            out.documents.push((doc.key, bytes));
+            each(doc.key, bytes);
         }
-        out.found.crds += 1;
+        found.crds += 1;
         used += 1;
     }
     if used == 0 && !text("kind").is_some_and(|k| k.ends_with("List")) {
-        out.found.skipped.push(format!("document {part}: {}", describe(&value)));
+        found.skipped.push(format!("document {part}: {}", describe(&value)));
     }
     Ok(())
 }
@@ -291,12 +289,13 @@ apiVersion: apps/v1
 kind: Deployment
 metadata: {name: x}
 ";
-        let out = documents_of(text, usize::MAX).unwrap();
-        assert_eq!(out.found.crds, 1);
-        assert_eq!(out.documents.len(), 1);
-        assert_eq!(out.documents[0].0.as_str(), "apis/example.com/v1");
+        let mut keys = Vec::new();
+        let found = documents_of(text, usize::MAX, |k, _| keys.push(k)).unwrap();
+        assert_eq!(found.crds, 1);
+        assert_eq!(keys.len(), 1);
+        assert_eq!(keys[0].as_str(), "apis/example.com/v1");
         assert_eq!(
-            out.found.skipped,
+            found.skipped,
             ["document 2: a apps/v1 Deployment, not a CustomResourceDefinition"]
         );
     }
@@ -305,9 +304,13 @@ metadata: {name: x}
     fn an_openapi_document_without_paths_is_the_document_of_its_kinds_group_version() {
         let doc = br#"{"openapi":"3.0.0","info":{},"components":{"schemas":{
             "a":{"x-kubernetes-group-version-kind":[{"group":"g.example.com","kind":"A","version":"v1"}]}}}}"#;
-        let out = documents_of(doc, usize::MAX).unwrap();
-        assert_eq!(out.documents[0].0.as_str(), "apis/g.example.com/v1");
+        let mut keys = Vec::new();
+        documents_of(doc, usize::MAX, |k, _| keys.push(k)).unwrap();
+        assert_eq!(keys[0].as_str(), "apis/g.example.com/v1");
         let none = br#"{"openapi":"3.0.0","info":{},"components":{"schemas":{}}}"#;
-        assert!(matches!(documents_of(none, usize::MAX), Err(SourceError::NoKey { .. })));
+        assert!(matches!(
+            documents_of(none, usize::MAX, |_, _| {}),
+            Err(SourceError::NoKey { .. })
+        ));
     }
 }

@@ -27,12 +27,13 @@ fn export(args: &[&str]) -> Output {
         .expect("binary runs")
 }
 
-/// `export URL --layout kubectl-validate --out OUT`, run off this thread:
-/// the command is another process, and this thread's actix system stays
-/// free to serve it.
-async fn export_server(url: &str, out: &Path) -> Output {
+/// `export URL --layout kubectl-validate --out OUT [MORE…]`, run off this
+/// thread: the command is another process, and this thread's actix system
+/// stays free to serve it.
+async fn export_server(url: &str, out: &Path, more: &[&str]) -> Output {
     let args = [url.to_owned(), "--layout".into(), "kubectl-validate".into(), "--out".into()];
-    let args: Vec<String> = args.into_iter().chain([s(out).to_owned()]).collect();
+    let more = more.iter().map(|m| (*m).to_owned());
+    let args: Vec<String> = args.into_iter().chain([s(out).to_owned()]).chain(more).collect();
     actix_web::rt::task::spawn_blocking(move || {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         export(&args)
@@ -430,7 +431,7 @@ async fn kubectl_validate_layout_of_a_server_is_what_it_serves() {
     let proxy = TestProxy::start(vec![downstream("kube", &ds.url(), 1)]);
     proxy.wait_for("the converted documents", |s| s.openapi.len() > 40).await;
     let out = scratch_dir("export-server").join("out");
-    let o = export_server(&proxy.base, &out).await;
+    let o = export_server(&proxy.base, &out, &[]).await;
     assert!(o.status.success(), "{}", stderr(&o));
     let written = tree(&out);
     let root = proxy.get("/openapi/v3", &[]).await.json();
@@ -490,10 +491,11 @@ fn a_failed_export_leaves_no_output_and_says_which_source() {
     assert!(!out.exists());
 }
 
-/// The documents an export holds are bounded by the memory budget (by
-/// default the one `serve` takes on this machine): past it the export
-/// stops with a message naming the budget and the flag, and writes
-/// nothing.
+/// What an export holds at once, one group-version's documents, is
+/// bounded by the memory budget (by default the one `serve` takes on this
+/// machine): a document past it (1.35's `api/v1`, over 1 MiB) stops the
+/// export with a message naming the document, the budget and the flag,
+/// and it writes nothing.
 #[test]
 fn an_export_past_its_memory_budget_stops_and_writes_nothing() {
     let dir = scratch_dir("export-budget");
@@ -510,6 +512,7 @@ fn an_export_past_its_memory_budget_stops_and_writes_nothing() {
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(err.contains("memory budget") && err.contains("--memory-budget-bytes"), "{err}");
+    assert!(err.contains(" api/v1 from "), "{err}");
     assert!(!out.exists());
     // The same within a budget that holds it.
     let o = export(&[
@@ -522,6 +525,111 @@ fn an_export_past_its_memory_budget_stops_and_writes_nothing() {
         "64MiB",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// `count` CRDs, one file each, of a group-version each but the last,
+/// whose group-version is the first's: two CRDs joined in one document.
+fn crd_files(dir: &Path, count: usize) -> PathBuf {
+    std::fs::create_dir_all(dir).expect("CRD folder");
+    for i in 0..count {
+        let group = if i + 1 == count { 0 } else { i };
+        let crd = format!(
+            "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {{name: things{i}.g{group}.example.com}}
+spec:
+  group: g{group}.example.com
+  names: {{kind: Thing{i}, plural: things{i}}}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {{type: integer}}
+"
+        );
+        std::fs::write(dir.join(format!("thing{i:02}.yaml")), crd).expect("write CRD");
+    }
+    dir.to_owned()
+}
+
+/// The budget bounds what an export holds at once, one group-version's
+/// documents, not what the sources hold together: CRD files whose
+/// documents take many times the budget are exported, to the bytes of an
+/// export whose budget holds them all.
+#[test]
+fn crd_files_past_the_budget_together_are_exported_within_it() {
+    let dir = scratch_dir("export-budget-files");
+    let crds = crd_files(&dir.join("crds"), 40);
+    let run = |layout: &str, out: &Path, budget: &str| {
+        let o =
+            export(&[s(&crds), "--layout", layout, "-o", s(out), "--memory-budget-bytes", budget]);
+        assert!(o.status.success(), "{layout} within {budget}: {}", stderr(&o));
+    };
+    let whole = dir.join("whole");
+    run("kubectl-validate", &whole, "1GiB");
+    let documents = tree(&whole);
+    assert_eq!(documents.len(), 39, "one document per group-version");
+    let largest = documents.iter().map(|(_, b)| b.len()).max().expect("documents");
+    let all: usize = documents.iter().map(|(_, b)| b.len()).sum();
+    // The joined group-version's two documents fit; all of them, five
+    // times over, do not.
+    let budget = 3 * largest;
+    assert!(all > 5 * budget, "{all} bytes of documents, {budget} of budget");
+    let budget = budget.to_string();
+    for layout in ["kubectl-validate", "kubeconform"] {
+        let (unbounded, bounded) =
+            (dir.join(format!("{layout}-a")), dir.join(format!("{layout}-b")));
+        run(layout, &unbounded, "1GiB");
+        run(layout, &bounded, &budget);
+        assert!(tree(&unbounded) == tree(&bounded), "{layout}: other files within the budget");
+    }
+    let (unbounded, bounded) = (dir.join("a.tar.gz"), dir.join("b.tar.gz"));
+    run("kubeconform", &unbounded, "1GiB");
+    run("kubeconform", &bounded, &budget);
+    let read = |p: &Path| std::fs::read(p).expect("read archive");
+    assert!(read(&unbounded) == read(&bounded), "another archive within the budget");
+}
+
+/// A server's documents, likewise: each is fetched, laid out and dropped
+/// at its turn, so that documents together past the budget are exported,
+/// each as the server serves it.
+#[actix_web::test]
+async fn a_servers_documents_past_the_budget_together_are_exported_within_it() {
+    use std::collections::BTreeMap;
+
+    use crate::common::proxy::site;
+    use openapi_proxy::DocumentKey;
+
+    let padding = "x".repeat(20_000);
+    let docs: BTreeMap<DocumentKey, bytes::Bytes> = (0..40)
+        .map(|i| {
+            let key = DocumentKey::parse(&format!("apis/g{i}.example.com/v1")).expect("key");
+            let body = format!(
+                r#"{{"openapi":"3.0.0","info":{{"title":"g{i}","version":"v1"}},"paths":{{}},"components":{{"schemas":{{"X":{{"description":"{padding}"}}}}}}}}"#
+            );
+            (key, bytes::Bytes::from(body))
+        })
+        .collect();
+    let server = site();
+    server.routes.replace(openapi_proxy::demo::v3_routes(&docs));
+    let out = scratch_dir("export-budget-server").join("out");
+    // 800 KB of documents, 20 KB each.
+    let o = export_server(&server.url(), &out, &["--memory-budget-bytes", "64KiB"]).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let written = tree(&out);
+    assert_eq!(written.len(), docs.len());
+    for (file, bytes) in &written {
+        let key = DocumentKey::parse(file.strip_suffix(".json").expect("json")).expect("key");
+        assert!(docs[&key] == bytes[..], "{file}: other bytes than served");
+    }
 }
 
 #[test]
@@ -735,10 +843,10 @@ async fn a_long_export_shows_its_progress() {
     let server = site();
     server.routes.replace(routes);
     let out = scratch_dir("export-progress").join("out");
-    let o = export_server(&server.url(), &out).await;
+    let o = export_server(&server.url(), &out, &[]).await;
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
-    let progress: Vec<&str> = err.lines().filter(|l| l.starts_with("export: fetched ")).collect();
+    let progress: Vec<&str> = err.lines().filter(|l| l.starts_with("export: laid out ")).collect();
     assert!(
         !progress.is_empty() && progress.len() <= 3,
         "one line a second after the first two: {err}"
