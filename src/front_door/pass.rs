@@ -310,8 +310,12 @@ where
 /// so that a burst to a client that does not read costs the proxy little
 /// per connection (docs/operations.md, "Streaming").
 ///
-/// A chunk is handed on only as far as this allows, the rest of it later
-/// (pieces share the chunk's bytes: nothing is copied). Handed whole, a
+/// A chunk is handed on only as far as this allows, the rest of it later,
+/// copied: awc reads the owner's answer into a buffer of 32 KiB or more
+/// and starts a new one whenever a chunk it handed out still holds the old
+/// one, so a slice kept here pins a second one (heaptrack, 200 bursty
+/// watches read by one slow client: awc's buffers 82 KiB a connection at
+/// the peak, 61 with the copy). Handed whole, a
 /// 32 KiB chunk from awc on top of the bytes ahead grew actix-http's write
 /// buffer, which keeps the capacity a burst grew it to, to 64 or 128 KiB
 /// per connection (heaptrack, 200 bursty watches not read: 82 KiB each);
@@ -347,7 +351,7 @@ struct Relay<S> {
     /// HTTP/2: what it handed on ahead of the connection's writes.
     h2_ahead: Option<StreamAhead>,
     /// What is left of the last chunk read, when HTTP/1's room ahead took
-    /// only part of it.
+    /// only part of it: a copy, owning no part of awc's read buffer.
     rest: Bytes,
     _hold: Option<AnswerHold>,
     _keep: Relaying,
@@ -411,7 +415,7 @@ where
             Poll::Ready(Some(Ok(mut chunk))) => {
                 this.last = tokio::time::Instant::now();
                 if chunk.len() > room {
-                    this.rest = chunk.split_off(room);
+                    this.rest = rest_of(&mut chunk, room);
                 }
                 this.handed = this.handed.saturating_add(chunk.len() as u64);
                 if let Some(ahead) = &mut this.h2_ahead {
@@ -444,6 +448,15 @@ where
     }
 }
 
+/// Cuts `chunk` to `room` bytes and returns the rest as a copy: a slice
+/// would keep awc's whole read buffer alive while the client does not
+/// read, and awc reads on into a new one.
+fn rest_of(chunk: &mut Bytes, room: usize) -> Bytes {
+    let rest = Bytes::copy_from_slice(chunk.get(room..).unwrap_or_default());
+    chunk.truncate(room);
+    rest
+}
+
 #[cfg(test)]
 mod tests {
     use actix_web::http::Version;
@@ -457,6 +470,20 @@ mod tests {
             m.insert(HeaderName::from_static(n), HeaderValue::from_static(v));
         }
         m
+    }
+
+    /// The part of a chunk kept for later owns its bytes: none of the
+    /// buffer the chunk was read into.
+    #[test]
+    fn the_rest_of_a_chunk_kept_for_later_is_a_copy() {
+        let read = Bytes::from(vec![7u8; 32 * 1024]);
+        let mut chunk = read.clone();
+        let rest = rest_of(&mut chunk, 30 * 1024);
+        assert_eq!(chunk.len(), 30 * 1024);
+        assert_eq!(rest.len(), 2 * 1024);
+        assert!(rest.iter().all(|&b| b == 7));
+        let buffer = read.as_ptr_range();
+        assert!(!buffer.contains(&rest.as_ptr()), "the rest is a slice of the read buffer");
     }
 
     #[test]
