@@ -10,9 +10,13 @@ A raw downstream (legacy discovery for the core group; any watch answered
    all are open, and 10 s after they all left.
 2. `encoded`: CONNS watches spelled `?%77atch=1` held open, then another
    client's GET: its status.
+3. `unread`: CONNS watches whose clients read nothing past the status
+   line; the proxy's RSS idle and 3 s after the last one began, per
+   connection (the burst waits at the downstream).
 
     python3 benches/load/front_door_attacks.py BIN upgrade [CONNS] [BURST_KB] [CLIENTS]
     python3 benches/load/front_door_attacks.py BIN encoded [CONNS]
+    python3 benches/load/front_door_attacks.py BIN unread [CONNS] [BURST_KB]
 
 CLIENTS spreads the upgrade run's connections over that many client
 addresses (127.0.0.1, 127.0.0.2, ...): each client address has its own
@@ -166,6 +170,17 @@ async def main():
                   f"answers {codes}; RSS idle {idle / 1024:.1f} MiB, peak {peak / 1024:.1f} MiB "
                   f"(+{(peak - idle) / 1024:.1f}), 10 s after they left {after / 1024:.1f} MiB "
                   f"(+{(after - idle) / 1024:.1f}), {fds} descriptors open")
+        elif mode == "unread":
+            head = b"GET /api/v1/namespaces/default/pods?watch=1 HTTP/1.1\r\nHost: p\r\n\r\n"
+            held = [await watch(port, head, False, opened) for _ in range(conns)]
+            await asyncio.sleep(3)
+            now = rss_kib(proxy.pid)
+            codes = {c: opened.count(c) for c in set(opened)}
+            print(f"unread: {conns} watches of {burst // 1000} KB bursts not read, answers {codes}; "
+                  f"RSS idle {idle / 1024:.1f} MiB, then {now / 1024:.1f} MiB, "
+                  f"{(now - idle) / conns:.0f} KiB a connection")
+            for _, w in held:
+                w.close()
         else:
             head = b"GET /api/v1/namespaces/default/pods?%77atch=1 HTTP/1.1\r\nHost: p\r\n\r\n"
             held = await asyncio.gather(*[watch(port, head, False, opened) for _ in range(conns)],

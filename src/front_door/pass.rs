@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 
 use actix_http::error::ParseError;
 use actix_web::body::{BodyStream, SizedStream};
-use actix_web::http::header::{self, HeaderMap};
+use actix_web::http::header::{self, HeaderMap, HeaderValue};
 use actix_web::http::{Method, StatusCode};
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpMessage as _, HttpRequest, HttpResponse, web};
 use awc::error::{ConnectError, SendRequestError};
 use bytes::Bytes;
 use futures_util::Stream;
@@ -257,7 +257,7 @@ struct Relaying {
 /// body relayed as it arrives.
 fn respond<S>(
     req: &HttpRequest,
-    answer: awc::ClientResponse<S>,
+    mut answer: awc::ClientResponse<S>,
     code: StatusCode,
     keep: Relaying,
 ) -> HttpResponse
@@ -266,7 +266,7 @@ where
 {
     let mut builder = HttpResponse::build(code);
     for (name, value) in headers::end_to_end(answer.headers()) {
-        builder.append_header((name.clone(), value.clone()));
+        builder.append_header((name.clone(), owned(value)));
     }
     let length = content_length(answer.headers());
     if headers::bodiless(req.method(), code.as_u16()) {
@@ -285,7 +285,8 @@ where
     let hold = req.conn_data::<AnswerTurns>().map(AnswerTurns::hold);
     let written = req.conn_data::<Written>().cloned();
     let body = Relay {
-        inner: answer,
+        // The body alone: the owner's head is dropped here (see `owned`).
+        inner: answer.take_payload(),
         start: written.as_ref().map_or(0, Written::bytes),
         written,
         handed: 0,
@@ -310,8 +311,12 @@ where
 /// so that a burst to a client that does not read costs the proxy little
 /// per connection (docs/operations.md, "Streaming").
 ///
-/// A chunk is handed on only as far as this allows, the rest of it later
-/// (pieces share the chunk's bytes: nothing is copied). Handed whole, a
+/// A chunk is handed on only as far as this allows, the rest of it later,
+/// copied: awc reads the owner's answer into a buffer of 32 KiB or more
+/// and starts a new one whenever a chunk it handed out still holds the old
+/// one, so a slice kept here pins a second one (heaptrack, 200 bursty
+/// watches read by one slow client: awc's buffers 82 KiB a connection at
+/// the peak, 61 with the copy). Handed whole, a
 /// 32 KiB chunk from awc on top of the bytes ahead grew actix-http's write
 /// buffer, which keeps the capacity a burst grew it to, to 64 or 128 KiB
 /// per connection (heaptrack, 200 bursty watches not read: 82 KiB each);
@@ -334,7 +339,7 @@ const H2_WRITE_AHEAD: u64 = 32 * 1024;
 /// chunk notes the time, and when the timer fires early it is set again
 /// from the last chunk.
 struct Relay<S> {
-    inner: awc::ClientResponse<S>,
+    inner: actix_http::Payload<S>,
     sleep: Pin<Box<Sleep>>,
     idle: Duration,
     last: tokio::time::Instant,
@@ -347,7 +352,7 @@ struct Relay<S> {
     /// HTTP/2: what it handed on ahead of the connection's writes.
     h2_ahead: Option<StreamAhead>,
     /// What is left of the last chunk read, when HTTP/1's room ahead took
-    /// only part of it.
+    /// only part of it: a copy, owning no part of awc's read buffer.
     rest: Bytes,
     _hold: Option<AnswerHold>,
     _keep: Relaying,
@@ -411,7 +416,7 @@ where
             Poll::Ready(Some(Ok(mut chunk))) => {
                 this.last = tokio::time::Instant::now();
                 if chunk.len() > room {
-                    this.rest = chunk.split_off(room);
+                    this.rest = rest_of(&mut chunk, room);
                 }
                 this.handed = this.handed.saturating_add(chunk.len() as u64);
                 if let Some(ahead) = &mut this.h2_ahead {
@@ -444,6 +449,23 @@ where
     }
 }
 
+/// A copy of one of the owner's header values. awc's values are slices of
+/// the first buffer it read the answer into (8 KiB), which they would keep
+/// for as long as the answer streams (and actix-http keeps the heads of
+/// answers it wrote in a pool, values and all).
+fn owned(value: &HeaderValue) -> HeaderValue {
+    HeaderValue::from_bytes(value.as_bytes()).unwrap_or_else(|_| value.clone())
+}
+
+/// Cuts `chunk` to `room` bytes and returns the rest as a copy: a slice
+/// would keep awc's whole read buffer alive while the client does not
+/// read, and awc reads on into a new one.
+fn rest_of(chunk: &mut Bytes, room: usize) -> Bytes {
+    let rest = Bytes::copy_from_slice(chunk.get(room..).unwrap_or_default());
+    chunk.truncate(room);
+    rest
+}
+
 #[cfg(test)]
 mod tests {
     use actix_web::http::Version;
@@ -457,6 +479,32 @@ mod tests {
             m.insert(HeaderName::from_static(n), HeaderValue::from_static(v));
         }
         m
+    }
+
+    /// A header value passed back owns its bytes: none of the buffer the
+    /// owner's head was read into.
+    #[test]
+    fn header_values_passed_back_are_copies() {
+        let read = Bytes::from_static(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n");
+        let value = HeaderValue::from_maybe_shared(read.slice(31..47)).expect("valid");
+        let copy = owned(&value);
+        assert_eq!(copy, "application/json");
+        let buffer = read.as_ptr_range();
+        assert!(!buffer.contains(&copy.as_bytes().as_ptr()), "a slice of the head's buffer");
+    }
+
+    /// The part of a chunk kept for later owns its bytes: none of the
+    /// buffer the chunk was read into.
+    #[test]
+    fn the_rest_of_a_chunk_kept_for_later_is_a_copy() {
+        let read = Bytes::from(vec![7u8; 32 * 1024]);
+        let mut chunk = read.clone();
+        let rest = rest_of(&mut chunk, 30 * 1024);
+        assert_eq!(chunk.len(), 30 * 1024);
+        assert_eq!(rest.len(), 2 * 1024);
+        assert!(rest.iter().all(|&b| b == 7));
+        let buffer = read.as_ptr_range();
+        assert!(!buffer.contains(&rest.as_ptr()), "the rest is a slice of the read buffer");
     }
 
     #[test]

@@ -59,6 +59,10 @@ const READ_BUFFER: usize = 8 * 1024;
 /// Room below which the read buffer is grown first.
 const READ_AT_LEAST: usize = 1024;
 
+/// What one read takes while a long exchange is watched for the client's
+/// end: the first bytes of a next request, if any, stop the watch.
+const WATCH_READ: usize = 512;
+
 /// How far actix-http has come on a connection, shared between its
 /// [`Lockstep`] and the service (through the connection's data).
 #[derive(Debug, Default)]
@@ -386,21 +390,23 @@ impl<S: AsyncRead + Unpin> AsyncRead for Lockstep<S> {
                     // read (its bytes wait their turn): not watched, as
                     // Go's server stops its background read at data.
                     if gate.held.is_empty() && !gate.eof {
-                        if gate.held.capacity() < READ_AT_LEAST {
-                            gate.held.reserve(READ_BUFFER);
+                        // Into a small buffer on the stack: a watch keeps
+                        // no read buffer of its own while its answer
+                        // streams (most clients send nothing meanwhile).
+                        if gate.scan.is_empty() {
+                            gate.held = BytesMut::new();
+                            gate.scan = BytesMut::new();
                         }
-                        match tokio_util::io::poll_read_buf(
-                            Pin::new(&mut this.inner),
-                            cx,
-                            &mut gate.held,
-                        ) {
-                            Poll::Ready(Ok(0)) => {
+                        let mut small = [0u8; WATCH_READ];
+                        let mut watch = ReadBuf::new(&mut small);
+                        match Pin::new(&mut this.inner).poll_read(cx, &mut watch) {
+                            Poll::Ready(Ok(())) if watch.filled().is_empty() => {
                                 gate.eof = true;
                                 gate.gone.close();
                             }
-                            Poll::Ready(Ok(n)) => {
-                                let start = gate.held.len() - n;
-                                gate.scan.extend_from_slice(&gate.held[start..]);
+                            Poll::Ready(Ok(())) => {
+                                gate.held.extend_from_slice(watch.filled());
+                                gate.scan.extend_from_slice(watch.filled());
                             }
                             Poll::Ready(Err(e)) => {
                                 gate.gone.close();
@@ -635,6 +641,30 @@ mod tests {
         assert_eq!(readable_now(&mut io).await, "", "the answer still streams");
         drop(hold);
         assert_eq!(readable_now(&mut io).await, HEAD);
+    }
+
+    /// While the front door streams an answer, the watch for the client's
+    /// end keeps no read buffer (a connection whose client does not read
+    /// holds as little as it can); a next request that comes meanwhile,
+    /// longer than one watch read, waits its turn and is then given whole.
+    #[actix_web::test]
+    async fn a_watched_exchange_keeps_no_read_buffer_and_the_next_request_waits() {
+        let (io, mut client, _slots) = lockstep().await;
+        let long = LongExchange::default();
+        let mut io = io.watching(long.clone());
+        let turns = io.turns().expect("HTTP/1");
+        client.write_all(GET.as_bytes()).await.expect("write");
+        assert_eq!(readable_now(&mut io).await, GET);
+        let mark = long.mark();
+        assert_eq!(readable_now(&mut io).await, "", "the answer streams");
+        let gate = io.gate.as_ref().expect("HTTP/1");
+        assert_eq!(gate.held.capacity() + gate.scan.capacity(), 0, "a read buffer is kept");
+        let next = format!("GET /e HTTP/1.1\r\nHost: x\r\nX-Pad: {}\r\n\r\n", "p".repeat(600));
+        client.write_all(next.as_bytes()).await.expect("write");
+        assert_eq!(readable_now(&mut io).await, "", "the next request waits its turn");
+        turns.answered();
+        drop(mark);
+        assert_eq!(readable_now(&mut io).await, next);
     }
 
     #[actix_web::test]
