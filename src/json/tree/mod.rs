@@ -125,6 +125,16 @@ impl<'a> Text<'a> {
         }
     }
 
+    /// Where owned text is in memory, and its length: the same for every
+    /// clone, as clones share it. `None` for borrowed text, whose place
+    /// says nothing about which other texts hold the same string.
+    pub(crate) fn shared_place(&self) -> Option<(usize, usize)> {
+        match &self.0 {
+            Repr::Plain(_) | Repr::Borrowed(_) => None,
+            Repr::OwnedPlain(s) | Repr::Owned(s) => Some((s.as_ptr().addr(), s.len())),
+        }
+    }
+
     /// True when the text is written without escapes.
     pub(crate) fn is_plain(&self) -> bool {
         matches!(self.0, Repr::Plain(_) | Repr::OwnedPlain(_))

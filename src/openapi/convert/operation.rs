@@ -57,21 +57,17 @@ impl<'a> Context<'a> {
             Some(list) => self.parameter_list(list, &at.key("parameters"))?,
             None => Vec::new(),
         };
+        let has_plain = shared.iter().any(|p| matches!(p, Param::Plain(_)));
         let mut out = Object::with_capacity(item.len());
         for (key, value) in item {
             match key.as_str() {
+                // Path-level bodies and form fields have no v3 home at the
+                // path level: they are merged into each operation. The
+                // plain ones are put in this place once the operations,
+                // which read them, are done: moved there, not copied.
                 "parameters" => {
-                    // Path-level bodies and form fields have no v3 home at
-                    // the path level: they are merged into each operation.
-                    let plain: Vec<Node<'a>> = shared
-                        .iter()
-                        .filter_map(|p| match p {
-                            Param::Plain(v) => Some(v.clone()),
-                            _ => None,
-                        })
-                        .collect();
-                    if !plain.is_empty() {
-                        out.insert(key.clone(), Node::Array(plain));
+                    if has_plain {
+                        out.insert(key.clone(), Node::Null);
                     }
                 }
                 m if METHODS.contains(&m) => {
@@ -97,6 +93,16 @@ impl<'a> Context<'a> {
                 // document invalid (a `trace` or `foo` of v2 documents).
                 _ => self.dropped_field(key, at),
             }
+        }
+        if let Some(slot) = out.get_mut("parameters").filter(|_| has_plain) {
+            let plain = shared
+                .into_iter()
+                .filter_map(|p| match p {
+                    Param::Plain(v) => Some(v),
+                    _ => None,
+                })
+                .collect();
+            *slot = Node::Array(plain);
         }
         Ok(Node::Object(out))
     }

@@ -1662,3 +1662,26 @@ fn media_types_and_parameter_schemas_are_allocated_at_their_size() {
         );
     }
 }
+
+#[test]
+fn references_to_one_target_share_one_string() {
+    // Made once per target, not once per `$ref`: Kubernetes 1.27 has 2152
+    // references to 492 targets, each an allocation and a copy before.
+    let v2 = doc(
+        json!({"/apis/g/v1/x": {"get": {
+            "responses": {"200": {"description": "OK", "schema": {"$ref": "#/definitions/A"}}}},
+            "put": {
+            "responses": {"200": {"description": "OK", "schema": {"$ref": "#/definitions/A"}}}}}}),
+        json!({"A": {"type": "string"}, "B": {"properties": {"a": {"$ref": "#/definitions/A"}}}}),
+    );
+    let tree = Node::from_value(&v2);
+    let converted = convert_tree(&tree).unwrap().document;
+    let get = "/paths/~1apis~1g~1v1~1x/get/responses/200/content/*~1*/schema/$ref";
+    let refs = [get, &get.replace("/get/", "/put/"), "/components/schemas/B/properties/a/$ref"]
+        .map(|at| converted.pointer(at).and_then(Node::as_str).unwrap_or_else(|| panic!("{at}")));
+    assert_eq!(refs[0], "#/components/schemas/A");
+    for r in &refs[1..] {
+        assert_eq!(*r, refs[0]);
+        assert_eq!(r.as_ptr(), refs[0].as_ptr(), "a second copy of {r}");
+    }
+}

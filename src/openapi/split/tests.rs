@@ -751,3 +751,24 @@ fn the_converter_s_records_give_the_documents_a_walk_gives() {
         }
     }
 }
+
+#[test]
+fn references_the_converter_shares_are_looked_up_by_place() {
+    // Three `$ref`s to one definition, one text in the converted tree:
+    // its bytes are hashed once, not once per reference.
+    let v2 = json!({"swagger": "2.0", "info": {"title": "t", "version": "1"},
+        "paths": {"/apis/g/v1/x": {
+            "get": {"responses": {"200": {"description": "", "schema": {"$ref": "#/definitions/A"}}}},
+            "put": {"responses": {"200": {"description": "", "schema": {"$ref": "#/definitions/A"}}}}}},
+        "definitions": {"A": {"type": "string"}, "B": {"properties": {"a": {"$ref": "#/definitions/A"}}}}});
+    let tree = Node::from_value(&v2);
+    let converted = crate::openapi::convert::convert_tree(&tree).unwrap();
+    let root = converted.document.as_object().unwrap();
+    let paths = root.get("paths").and_then(Node::as_object).unwrap();
+    let index = Index::new(&converted.document, root, Format::OpenApi3, paths);
+    let path_entries: Vec<(&Text<'_>, &Node<'_>)> = paths.iter().collect();
+    for hints in [None, Some(&converted.refs)] {
+        let graph = Graph::build(&index, hints, &path_entries, &[Some(0)]);
+        assert_eq!(graph.text_lookups, 1, "hints: {}", hints.is_some());
+    }
+}
