@@ -15,9 +15,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use openapi_proxy::testkit::crd::CrdFleet;
-use peak_alloc::PeakAlloc;
 use openapi_proxy::testkit::testdata;
 use openapi_proxy::{Contribution, OpenApiV2, Readiness, Rendered, build_snapshot};
+use peak_alloc::PeakAlloc;
 
 /// Counts the heap: what making the merge holds above what was held
 /// before, free of what the allocator keeps from earlier work (RSS is not).

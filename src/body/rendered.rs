@@ -488,7 +488,7 @@ impl GzipJoin {
 
 impl Rendered {
     /// Whether a plain answer of this body must be inflated as it is
-    /// written ([`Inflating`]): it is held gzipped only and is larger than
+    /// written, a chunk at a time: it is held gzipped only and is larger than
     /// inflated bodies may ever hold together.
     #[must_use]
     pub fn inflates_while_written(&self) -> bool {
@@ -578,7 +578,8 @@ impl Inflating {
         while out.len() < out.capacity() {
             let input = self.gz.get(self.at..).unwrap_or_default();
             let (before_in, before_out) = (self.inflate.total_in(), self.inflate.total_out());
-            let status = self.inflate.decompress_vec(input, &mut out, flate2::FlushDecompress::None);
+            let status =
+                self.inflate.decompress_vec(input, &mut out, flate2::FlushDecompress::None);
             let taken = usize::try_from(self.inflate.total_in() - before_in).unwrap_or(0);
             self.at += taken;
             let made = self.inflate.total_out() - before_out;
@@ -728,7 +729,10 @@ mod tests {
     #[test]
     fn parts_make_a_gzip_only_body_that_inflates_while_written() {
         let parts: Vec<Vec<u8>> = (0..40u32)
-            .map(|i| format!("{{\"n\":{i},\"text\":\"{}\"}},", "ab".repeat(55_000 + i as usize)).into_bytes())
+            .map(|i| {
+                format!("{{\"n\":{i},\"text\":\"{}\"}},", "ab".repeat(55_000 + i as usize))
+                    .into_bytes()
+            })
             .collect();
         let mut join = GzipJoin::with_capacity(1024);
         for (i, p) in parts.iter().enumerate() {

@@ -276,7 +276,11 @@ mod tests {
     #[test]
     fn a_large_document_past_the_limit_is_refused_unread() {
         let filler = "a".repeat(GZIP_ONLY_MAX);
-        let parts = [r#"{"openapi":"3.0.0","info":{"title":"t","version":"v"},"paths":{},"x":""#, &filler, r#""}"#];
+        let parts = [
+            r#"{"openapi":"3.0.0","info":{"title":"t","version":"v"},"paths":{},"x":""#,
+            &filler,
+            r#""}"#,
+        ];
         let mut join = crate::body::rendered::GzipJoin::with_capacity(0);
         for p in parts {
             join.push(p.as_bytes());

@@ -426,8 +426,9 @@ fn making_cost(documents: impl Iterator<Item = Arc<Rendered>>) -> u64 {
         stand_ins = stand_ins.saturating_add(r.len() / PLAIN_PER_STAND_IN_BYTE);
         largest = largest.max(r.len());
     }
-    let peak =
-        pieces.saturating_add(stand_ins).saturating_add(largest.saturating_mul(ONE_DOCUMENT_PER_BYTE));
+    let peak = pieces
+        .saturating_add(stand_ins)
+        .saturating_add(largest.saturating_mul(ONE_DOCUMENT_PER_BYTE));
     u64::try_from(peak).unwrap_or(u64::MAX)
 }
 

@@ -19,7 +19,7 @@
 //! [`merge::merge`]: super::merge::merge
 //! [`merge::Source::new`]: super::merge::Source::new
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
@@ -66,7 +66,7 @@ pub fn skeleton(doc: &Node<'_>, strings: &mut Strings) -> Node<'static> {
 
 /// Text shared between stand-ins: one allocation per distinct string.
 #[derive(Debug, Default)]
-pub struct Strings(HashMap<Box<str>, Text<'static>>);
+pub struct Strings(BTreeMap<Box<str>, Text<'static>>);
 
 impl Strings {
     fn get(&mut self, s: &str) -> Text<'static> {
@@ -116,10 +116,7 @@ fn path_item(item: &Node<'_>, strings: &mut Strings) -> Node<'static> {
     references(found.into_iter(), strings)
 }
 
-fn references<'r>(
-    found: impl Iterator<Item = &'r str>,
-    strings: &mut Strings,
-) -> Node<'static> {
+fn references<'r>(found: impl Iterator<Item = &'r str>, strings: &mut Strings) -> Node<'static> {
     Node::Array(
         found
             .map(|r| {
@@ -216,7 +213,8 @@ pub fn owned(node: &Node<'_>) -> Node<'static> {
         Node::Null => Node::Null,
         Node::Bool(b) => Node::Bool(*b),
         Node::Number(Number::Integer(text)) => Node::Number(
-            text.parse().map_or_else(|_| Number::Big(owned_text(&Text::from(*text))), Number::Parsed),
+            text.parse()
+                .map_or_else(|_| Number::Big(owned_text(&Text::from(*text))), Number::Parsed),
         ),
         Node::Number(Number::Big(text)) => Node::Number(Number::Big(owned_text(text))),
         Node::Number(Number::Parsed(n)) => Node::Number(Number::Parsed(n.clone())),

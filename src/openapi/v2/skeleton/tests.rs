@@ -19,7 +19,10 @@ fn both_ways(docs: &[(&str, &str)], owners: &BTreeMap<String, Arc<str>>) -> (Vec
     whole.doc.render(&mut expected);
 
     let stand_ins = merge(
-        docs.iter().zip(&trees).map(|((n, _), t)| Source::new(*n, skeleton(t, &mut Strings::default())).unwrap()).collect(),
+        docs.iter()
+            .zip(&trees)
+            .map(|((n, _), t)| Source::new(*n, skeleton(t, &mut Strings::default())).unwrap())
+            .collect(),
         owners,
     )
     .unwrap();
@@ -53,8 +56,7 @@ fn both_ways(docs: &[(&str, &str)], owners: &BTreeMap<String, Arc<str>>) -> (Vec
                         }
                     };
                     let renames = [&stand_ins.provenance.renames[source]];
-                    let put_back =
-                        restore(real.clone(), section.map(|_| stand_in), &renames);
+                    let put_back = restore(real.clone(), section.map(|_| stand_in), &renames);
                     member(name.as_str(), &put_back, &mut out);
                 }
                 out.push(b'}');
@@ -104,11 +106,15 @@ fn merging_stand_ins_gives_the_same_document() {
 /// two that differ only in member order are the same.
 #[test]
 fn stand_ins_are_equal_exactly_when_definitions_are() {
-    let stand_in = |json: &str| definition(&parse(json.as_bytes()).unwrap(), &mut Strings::default());
+    let stand_in =
+        |json: &str| definition(&parse(json.as_bytes()).unwrap(), &mut Strings::default());
     let same = |a: &str, b: &str| refs::same(&stand_in(a), &stand_in(b));
     assert!(same(r#"{"a":1,"b":{"c":[true,null]}}"#, r#"{"b":{"c":[true,null]},"a":1}"#));
     assert!(!same(r#"{"a":[1,2]}"#, r#"{"a":[2,1]}"#));
-    assert!(!same(r##"{"x":{"$ref":"#/definitions/A"}}"##, r##"{"x":{"$ref":"#/definitions/B"}}"##));
+    assert!(!same(
+        r##"{"x":{"$ref":"#/definitions/A"}}"##,
+        r##"{"x":{"$ref":"#/definitions/B"}}"##
+    ));
     assert!(!same(
         r##"{"x":{"$ref":"#/definitions/A"},"y":{"$ref":"#/definitions/B"}}"##,
         r##"{"x":{"$ref":"#/definitions/B"},"y":{"$ref":"#/definitions/A"}}"##
