@@ -607,6 +607,54 @@ impl Inflating {
     }
 }
 
+/// The plain bytes of a body to write somewhere as they come: its plain
+/// bytes when they are held, else its gzip inflated a chunk at a time.
+pub enum PlainReader {
+    /// The bytes held.
+    Held(std::io::Cursor<Bytes>),
+    /// Inflating, with what is left of the last chunk.
+    Inflating(Box<Inflating>, Bytes),
+}
+
+impl Rendered {
+    /// Its plain bytes as a reader, inflated as they are read when only
+    /// the gzip is held (an `export` of the merged `/openapi/v2` writes
+    /// hundreds of megabytes without holding them).
+    ///
+    /// # Errors
+    /// When only a gzip this module did not make is held.
+    pub fn plain_reader(&self) -> std::io::Result<PlainReader> {
+        if let Some(plain) = &self.plain {
+            return Ok(PlainReader::Held(std::io::Cursor::new(plain.clone())));
+        }
+        let gz = self.gzip.clone().unwrap_or_default();
+        let inflating = ToInflate { gz, len: self.len }.inflating().ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidData, "not a gzip rendition of ours")
+        })?;
+        Ok(PlainReader::Inflating(Box::new(inflating), Bytes::new()))
+    }
+}
+
+impl std::io::Read for PlainReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Self::Held(cursor) => cursor.read(buf),
+            Self::Inflating(inflating, rest) => {
+                if rest.is_empty() {
+                    match inflating.next_chunk() {
+                        None => return Ok(0),
+                        Some(chunk) => *rest = chunk?,
+                    }
+                }
+                let n = buf.len().min(rest.len());
+                buf[..n].copy_from_slice(&rest[..n]);
+                bytes::Buf::advance(rest, n);
+                Ok(n)
+            }
+        }
+    }
+}
+
 impl futures_util::Stream for Inflating {
     type Item = std::io::Result<Bytes>;
 
@@ -764,6 +812,9 @@ mod tests {
         }
         assert_eq!(streamed, whole);
         assert!(chunks > 1, "in chunks, not at once");
+        let mut read = Vec::new();
+        r.plain_reader().unwrap().read_to_end(&mut read).unwrap();
+        assert!(read == whole, "read as it is inflated, the same bytes");
     }
 
     /// A gzip rendition that was damaged is an error, never a short body

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -14,11 +15,13 @@ use flate2::write::GzEncoder;
 use futures_util::StreamExt;
 
 use super::convert::{EXIT_BAD_INPUT, EXIT_IO, read_sized};
+use crate::body::rendered::Rendered;
 use crate::config::{Config, ConfigError, RawConfig, RawDownstream};
 use crate::export::layout::{self, Collision, Laying, Layout, LayoutError};
 use crate::export::schema::{DRAFT, Options};
 use crate::export::source::{self, Found, SourceError};
 use crate::export::{Clash, CollectError, KeyDocument, within_budget};
+use crate::openapi::v2::assemble;
 use crate::outbound::client::{DownstreamClient, Fetched};
 use crate::outbound::error::{ClientError, FetchError};
 use crate::wire::key::DocumentKey;
@@ -556,9 +559,10 @@ fn beside(out: &Path, what: &str) -> PathBuf {
 /// Lays out every key of `plan`, in key order, into `sink`: the key's
 /// documents, fetched (IN_FLIGHT at a time, ahead of their turn) or read
 /// back from the spool, joined, laid out, dropped. For --layout
-/// openapi-v2 the joined documents are kept to be merged at the end; they
-/// may hold a quarter of the budget together, as merging holds about four
-/// times as much (BENCHMARKS.md, "export"). The clashes come in the order
+/// openapi-v2 the joined documents are kept, compressed as `serve` keeps
+/// them, to be merged at the end one at a time as `serve` merges its
+/// `/openapi/v2`; what that holds at its peak, estimated as `serve`
+/// estimates it, may be half the budget. The clashes come in the order
 /// the sources gave the documents.
 async fn lay_out_plan(
     plan: Plan,
@@ -581,8 +585,7 @@ async fn lay_out_plan(
         .buffered(IN_FLIGHT);
     let options = Options { strict: args.strict };
     let mut laying = Laying::new(args.layout.layout(), options);
-    let mut whole = BTreeMap::new();
-    let mut whole_held = 0usize;
+    let mut whole: Vec<(String, Arc<Rendered>)> = Vec::new();
     let mut clashes = Vec::new();
     let mut progress = Progress::new("laid out", keys.len());
     for (done, (key, pieces)) in keys.into_iter().enumerate() {
@@ -615,23 +618,17 @@ async fn lay_out_plan(
                 .document(&key, &bytes, |file, bytes| sink.put(file, bytes))
                 .map_err(ExportCommandError::Layout)??,
             None => {
-                whole_held = whole_held.saturating_add(bytes.len());
-                within_budget(&key, last, whole_held, budget / 4)?;
-                whole.insert(key, bytes);
+                let rendered = Arc::new(Rendered::document(bytes));
+                whole.push((key.to_string(), Arc::clone(&rendered)));
+                let cost = assemble::making_cost(whole.iter().map(|(_, r)| Arc::clone(r)));
+                within_budget(&key, last, usize::try_from(cost).unwrap_or(usize::MAX), budget / 2)?;
             }
         }
         progress.at(done + 1);
     }
     let report = match laying {
         Some(laying) => laying.finish(),
-        None => layout::lay_out(
-            Layout::OpenapiV2,
-            &whole,
-            options,
-            |_, _| {},
-            |file, bytes| sink.put(file, bytes),
-        )
-        .map_err(ExportCommandError::Layout)??,
+        None => merged_v2(whole, sink)?,
     };
     progress.done();
     // Stable: the clashes of one document stay in the order found.
@@ -799,6 +796,29 @@ fn is_archive(out: &Path) -> bool {
     name.ends_with(".tar.gz") || name.ends_with(".tgz")
 }
 
+/// The `openapi-v2` layout's one file, `swagger.json`: `documents` (v3,
+/// by key) converted down and merged as `serve`'s `/openapi/v2` is, one
+/// document in memory at a time, and written as it is inflated.
+fn merged_v2(
+    documents: Vec<(String, Arc<Rendered>)>,
+    sink: &mut Sink,
+) -> Result<layout::Report, ExportCommandError> {
+    let input = assemble::Input { name: "export".to_owned(), docs: documents, is_v2: false };
+    let mut refused = None;
+    let made = assemble::merged(vec![input], &BTreeMap::new(), |_, e| refused = Some(e));
+    let json = match (made, refused) {
+        (_, Some(e)) | (Some(Err(e)), None) => {
+            return Err(ExportCommandError::Layout(LayoutError::V2(e)));
+        }
+        (Some(Ok(made)), None) => made.json,
+        (None, None) => Rendered::json(r#"{"swagger":"2.0","info":{},"paths":{}}"#),
+    };
+    let reader = json.plain_reader().map_err(|e| io("reading", Path::new("/openapi/v2"), e))?;
+    let newline: &[u8] = b"\n";
+    sink.put_reader("swagger.json", json.len() + 1, std::io::Read::chain(reader, newline))?;
+    Ok(layout::Report { files: 1, ..layout::Report::default() })
+}
+
 /// Where the files go while they are laid out: a folder, or a gzipped tar
 /// archive, beside --out.
 enum Sink {
@@ -814,6 +834,16 @@ impl Sink {
     }
 
     fn put(&mut self, file: &str, bytes: &[u8]) -> Result<(), ExportCommandError> {
+        self.put_reader(file, bytes.len(), bytes)
+    }
+
+    /// Writes `file` of `len` bytes read from `bytes` as they come.
+    fn put_reader(
+        &mut self,
+        file: &str,
+        len: usize,
+        mut bytes: impl std::io::Read,
+    ) -> Result<(), ExportCommandError> {
         match self {
             Self::Folder { path, made } => {
                 for folder in layout::folders([file]) {
@@ -823,7 +853,10 @@ impl Sink {
                     }
                 }
                 let target = path.join(file);
-                std::fs::write(&target, bytes).map_err(|e| io("writing", &target, e))
+                let err = |e| io("writing", &target, e);
+                let mut out = std::io::BufWriter::new(std::fs::File::create(&target).map_err(err)?);
+                std::io::copy(&mut bytes, &mut out).map_err(err)?;
+                out.flush().map_err(err)
             }
             Self::Archive { path, tar, made } => {
                 let err = |e| io("writing", path, e);
@@ -834,7 +867,7 @@ impl Sink {
                             .map_err(err)?;
                     }
                 }
-                let mut header = archive_header(tar::EntryType::Regular, 0o644, bytes.len());
+                let mut header = archive_header(tar::EntryType::Regular, 0o644, len);
                 tar.append_data(&mut header, file, bytes).map_err(err)
             }
         }

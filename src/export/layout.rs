@@ -24,9 +24,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use super::schema::{self, KindSchema, Options, SchemaError};
-use crate::json::document;
-use crate::json::tree::Node;
-use crate::openapi::v2::{self, V2Error, merge};
+use crate::openapi::v2::assemble::AssembleError;
 use crate::wire::GroupVersion;
 use crate::wire::key::DocumentKey;
 
@@ -86,18 +84,9 @@ pub enum LayoutError {
         #[source]
         source: SchemaError,
     },
-    /// The documents could not be converted down to Swagger 2.0.
+    /// The documents could not be converted down to Swagger 2.0 and merged.
     #[error("converting to Swagger 2.0")]
-    V2(#[source] V2Error),
-    /// A document could not be read for the conversion to Swagger 2.0.
-    #[error("document {key}")]
-    Parse {
-        /// Its key.
-        key: DocumentKey,
-        /// Why.
-        #[source]
-        source: document::ParseError,
-    },
+    V2(#[source] AssembleError),
 }
 
 /// The file name of `kind` of `group_version` in `layout` (lower case), or
@@ -201,51 +190,6 @@ impl Laying {
     }
 }
 
-/// Lays `documents` out as `layout`, handing each file (its path below the
-/// output, with `/`, and its bytes) to `each` in a fixed order, and
-/// `progress` the documents done and their number.
-///
-/// # Errors
-/// [`LayoutError`] for the first document that cannot be laid out; the
-/// error `each` returns stops the work and is handed back.
-pub fn lay_out<E>(
-    layout: Layout,
-    documents: &BTreeMap<DocumentKey, Vec<u8>>,
-    options: Options,
-    mut progress: impl FnMut(usize, usize),
-    mut each: impl FnMut(&str, &[u8]) -> Result<(), E>,
-) -> Result<Result<Report, E>, LayoutError> {
-    let total = documents.len();
-    if let Some(mut laying) = Laying::new(layout, options) {
-        for (done, (key, bytes)) in documents.iter().enumerate() {
-            if let Err(e) = laying.document(key, bytes, &mut each)? {
-                return Ok(Err(e));
-            }
-            progress(done + 1, total);
-        }
-        return Ok(Ok(laying.finish()));
-    }
-    let mut trees = Vec::with_capacity(documents.len());
-    for (key, bytes) in documents {
-        let tree = document::parse_json_tree_within(bytes, usize::MAX)
-            .map_err(|source| LayoutError::Parse { key: key.clone(), source })?;
-        trees.push((key.to_string(), tree));
-    }
-    let source = v2::from_v3("export", trees).map_err(LayoutError::V2)?;
-    let merged = merge::merge(vec![source], &BTreeMap::new());
-    let doc = merged.map_or_else(
-        || Node::from_owned_value(serde_json::json!({ "swagger": "2.0", "info": {}, "paths": {} })),
-        |m| m.doc,
-    );
-    let mut bytes = doc.to_vec();
-    bytes.push(b'\n');
-    if let Err(e) = each("swagger.json", &bytes) {
-        return Ok(Err(e));
-    }
-    progress(total, total);
-    Ok(Ok(Report { files: 1, ..Report::default() }))
-}
-
 /// The folders `layout` writes files into for `files` (so they can be made
 /// before the files): every parent of every path, shortest first.
 #[must_use]
@@ -309,18 +253,17 @@ mod tests {
             doc("gateway.example.com"),
         );
         let mut files = Vec::new();
-        let report = lay_out(
-            Layout::Kubeconform,
-            &documents,
-            Options::default(),
-            |_, _| {},
-            |f, _| {
-                files.push(f.to_owned());
-                Ok::<_, ()>(())
-            },
-        )
-        .unwrap()
-        .unwrap();
+        let mut laying = Laying::new(Layout::Kubeconform, Options::default()).unwrap();
+        for (key, bytes) in &documents {
+            laying
+                .document(key, bytes, |f, _| {
+                    files.push(f.to_owned());
+                    Ok::<_, ()>(())
+                })
+                .unwrap()
+                .unwrap();
+        }
+        let report = laying.finish();
         assert_eq!(files, ["gateway-gateway-v1.json"]);
         assert_eq!(report.collisions.len(), 1);
         assert_eq!(report.collisions[0].kept, "gateway.example.com/v1 Gateway");

@@ -32,12 +32,10 @@ use std::sync::{Arc, OnceLock};
 use actix_web::http::header::HeaderValue;
 use arc_swap::ArcSwap;
 
-use crate::body::rendered::{GzipJoin, Piece, Rendered, Segment};
+use crate::body::rendered::{Rendered, Segment};
 use crate::discovery::owners::Owners;
 use crate::discovery::{self, DownstreamDiscovery, RankedDiscovery, Rendering};
-use crate::json::tree::{Node, parse_within};
-use crate::openapi::v2::merge::{Provenance, Renames, Source};
-use crate::openapi::v2::{self as merge_v2, V2Error, skeleton};
+use crate::openapi::v2::assemble;
 use crate::publish::protobuf::{Protobuf, Version};
 use crate::publish::readiness::Readiness;
 use crate::wire::key::DocumentKey;
@@ -405,33 +403,6 @@ pub struct OpenApiV2Slot {
     cost: u64,
 }
 
-/// What making the merged `/openapi/v2` holds at its peak, estimated from
-/// its inputs (see [`merged`]): the room for its gzip (half as much again
-/// as the inputs hold gzipped: runs compress a little less well than
-/// whole documents), the stand-ins and the merge's own state (a sixth of
-/// the inputs' plain size), and one document at a time read, parsed and
-/// converted down (four times its plain size).
-fn making_cost(documents: impl Iterator<Item = Arc<Rendered>>) -> u64 {
-    /// Plain bytes per byte of stand-ins and merge state, at the least
-    /// (measured 6.2 at 5,000 CRDs: `examples/merge_v2.rs`).
-    const PLAIN_PER_STAND_IN_BYTE: usize = 6;
-    /// What reading one document holds, per byte of it: its plain bytes,
-    /// its tree, its tree converted down and its stand-ins.
-    const ONE_DOCUMENT_PER_BYTE: usize = 4;
-    let (mut pieces, mut stand_ins, mut largest) = (0usize, 0usize, 0usize);
-    for r in documents {
-        let gzip = r.gzip.as_ref().map_or(r.len(), bytes::Bytes::len);
-        // The answer's room: half as much again ([`put_together`]).
-        pieces = pieces.saturating_add(gzip.saturating_add(gzip / 2));
-        stand_ins = stand_ins.saturating_add(r.len() / PLAIN_PER_STAND_IN_BYTE);
-        largest = largest.max(r.len());
-    }
-    let peak = pieces
-        .saturating_add(stand_ins)
-        .saturating_add(largest.saturating_mul(ONE_DOCUMENT_PER_BYTE));
-    u64::try_from(peak).unwrap_or(u64::MAX)
-}
-
 /// The merged `/openapi/v2` is not made: making it would hold more than
 /// the bound it is made within.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -453,7 +424,7 @@ impl OpenApiV2Slot {
         if let Some(v2) = passed_through(&contributions, owners) {
             let _ = made.set(Some(v2));
         }
-        let cost = making_cost(contributions.iter().flat_map(|c| match &c.openapi_v2 {
+        let cost = assemble::making_cost(contributions.iter().flat_map(|c| match &c.openapi_v2 {
             Some(v2) => vec![Arc::clone(&v2.json)],
             None => c.openapi.values().cloned().collect(),
         }));
@@ -586,60 +557,11 @@ fn passed_through(contributions: &[Arc<Contribution>], owners: &Owners) -> Optio
     only.openapi_v2.clone()
 }
 
-/// The merge of what `ordered` bring (docs/wire.md, A-13), in JSON. A
-/// downstream whose documents cannot take part is left out, with a
-/// warning.
-///
-/// Made in two passes over the documents with one of them in memory at a
-/// time (at 5,000 CRDs they are 440 MiB plain): the merge of their
-/// stand-ins (`openapi::v2::skeleton`), then each kept path item and
-/// definition taken from its document again and compressed as a piece
-/// of the answer, which is held gzipped only when it is large.
+/// The merge of what `ordered` bring (docs/wire.md, A-13), in JSON
+/// ([`assemble`]). A downstream whose documents cannot take part
+/// is left out, with a warning.
 fn merged(ordered: &[Arc<Contribution>], owners: &Owners) -> Option<OpenApiV2> {
-    let mut inputs: Vec<(V2Input, Option<Provenance>)> = Vec::new();
-    let mut sources: Vec<Source<'static>> = Vec::new();
-    for c in ordered {
-        let Some(input) = V2Input::of(c) else { continue };
-        match input.source() {
-            Ok((source, inner)) => {
-                sources.push(source);
-                inputs.push((input, inner));
-            }
-            Err(e) => {
-                tracing::warn!(downstream = %c.name, error = %crate::error_chain(&e), "left out of /openapi/v2: its documents cannot be merged");
-            }
-        }
-    }
-    let merged = merge_v2::merge::merge(sources, owners.by_key())?;
-    for r in &merged.renamed {
-        tracing::info!(downstream = %r.downstream, section = r.section, from = %r.from, to = %r.to, "renamed in /openapi/v2: another downstream has a different definition of this name");
-    }
-    if merged.kinds_dropped > 0 {
-        tracing::info!(
-            kinds = merged.kinds_dropped,
-            "kinds listed by two definitions in /openapi/v2 kept on one"
-        );
-    }
-    match put_together(&merged, &inputs) {
-        Ok(json) => Some(OpenApiV2 { json: Arc::new(json) }),
-        Err(e) => {
-            tracing::error!(error = %crate::error_chain(&e), "/openapi/v2 not made: a document read again differs from its first reading");
-            None
-        }
-    }
-}
-
-/// What one downstream brings to `/openapi/v2`: its own, or its OpenAPI
-/// v3 documents, each converted down.
-struct V2Input {
-    name: String,
-    /// By key; the one `openapi/v2` when `is_v2`.
-    docs: Vec<(String, Arc<Rendered>)>,
-    is_v2: bool,
-}
-
-impl V2Input {
-    fn of(c: &Contribution) -> Option<Self> {
+    let inputs = ordered.iter().filter_map(|c| {
         let (docs, is_v2) = match &c.openapi_v2 {
             Some(v2) => (vec![(String::from("openapi/v2"), Arc::clone(&v2.json))], true),
             None if !c.openapi.is_empty() => {
@@ -647,274 +569,28 @@ impl V2Input {
             }
             None => return None,
         };
-        Some(Self { name: c.name.clone(), docs, is_v2 })
-    }
-
-    /// Document `j`'s key and plain bytes.
-    fn read(&self, j: usize) -> Result<(&str, bytes::Bytes), V2SourceError> {
-        let (key, rendered) = self.docs.get(j).ok_or(V2SourceError::Missing)?;
-        let bytes =
-            rendered.plain().map_err(|source| V2SourceError::Read { key: key.clone(), source })?;
-        Ok((key, bytes))
-    }
-
-    /// A document as a Swagger 2.0 tree borrowing `bytes`.
-    fn tree<'b>(&self, key: &str, bytes: &'b [u8]) -> Result<Node<'b>, V2SourceError> {
-        // Already read within the downstream's share by its poller.
-        let tree = parse_within(bytes, usize::MAX)
-            .map_err(|source| V2SourceError::Json { key: key.to_owned(), source })?;
-        if self.is_v2 {
-            return Ok(tree);
-        }
-        merge_v2::down::down_convert(tree)
-            .map_err(|source| V2SourceError::from(V2Error::Down { key: key.to_owned(), source }))
-    }
-
-    /// Its source for the merge, made of stand-ins, and where the
-    /// members of its documents went when it has several.
-    fn source(&self) -> Result<(Source<'static>, Option<Provenance>), V2SourceError> {
-        let mut skeletons = Vec::with_capacity(self.docs.len());
-        let mut strings = skeleton::Strings::default();
-        for j in 0..self.docs.len() {
-            let (key, bytes) = self.read(j)?;
-            skeletons.push(skeleton::skeleton(&self.tree(key, &bytes)?, &mut strings));
-        }
-        if self.is_v2 {
-            let doc = skeletons.pop().unwrap_or(Node::Null);
-            return Ok((Source::new(self.name.clone(), doc).map_err(V2Error::from)?, None));
-        }
-        let (source, inner) = merge_v2::joined(&self.name, skeletons).map_err(V2Error::from)?;
-        Ok((source, Some(inner)))
-    }
-}
-
-/// The merged document `merged` (made of stand-ins) as it would have been
-/// made of the documents: every real member taken from its document and
-/// given the renames and kinds of its stand-in, written in the merged
-/// document's order straight into its gzip. A document's members that are
-/// next to each other there are a *run*, compressed together; a
-/// document's runs of one section are made when it is read for the first
-/// of them, those not due yet kept compressed until their turn.
-fn put_together(
-    merged: &merge_v2::merge::Merged<'static>,
-    inputs: &[(V2Input, Option<Provenance>)],
-) -> Result<Rendered, V2SourceError> {
-    let Node::Object(top) = &merged.doc else { return Err(V2SourceError::Missing) };
-    let runs = runs(merged, inputs)?;
-    // A document is read once per section it has members in: holding the
-    // runs of a later section compressed until their turn (at 5,000 CRDs,
-    // every kind's schema while the paths are written) held as much again
-    // as the answer.
-    let mut by_document: BTreeMap<((usize, usize), Section), Vec<usize>> = BTreeMap::new();
-    for (r, run) in runs.iter().enumerate() {
-        by_document.entry((run.document, run.section)).or_default().push(r);
-    }
-    // Room for more than what the inputs hold gzipped (the parts compress
-    // a little less): reserved, and untouched pages cost nothing.
-    let estimate: usize = inputs
-        .iter()
-        .flat_map(|(input, _)| &input.docs)
-        .map(|(_, r)| r.gzip.as_ref().map_or(r.len(), bytes::Bytes::len))
-        .sum();
-    let mut join = GzipJoin::with_capacity(estimate.saturating_add(estimate / 2));
-    let mut ahead: BTreeMap<usize, Piece> = BTreeMap::new();
-    let mut next = 0;
-    let mut text = Vec::new();
-    join.push(b"{");
-    for (n, (key, value)) in top.iter().enumerate() {
-        text.clear();
-        if n > 0 {
-            text.push(b',');
-        }
-        let section = match key.as_str() {
-            "definitions" => Section::Definitions,
-            "paths" => Section::Paths,
-            _ => {
-                skeleton::member(key.as_str(), value, &mut text);
-                join.push(&text);
-                continue;
-            }
-        };
-        Node::String(key.clone()).render(&mut text);
-        text.extend_from_slice(b":{");
-        join.push(&text);
-        while runs.get(next).is_some_and(|run| run.section == section) {
-            match ahead.remove(&next) {
-                Some(piece) => join.push_piece(piece),
-                None => {
-                    let document = runs[next].document;
-                    let of_document =
-                        by_document.get(&(document, section)).map_or(&[][..], Vec::as_slice);
-                    let made = make_runs(merged, inputs, &runs, document, of_document)?;
-                    for (r, plain) in made {
-                        if r == next {
-                            join.push(&plain);
-                        } else {
-                            ahead.insert(r, Piece::new(&plain));
-                        }
-                    }
-                }
-            }
-            next += 1;
-        }
-        join.push(b"}");
-    }
-    join.push(b"}");
-    let json =
-        join.finish(HeaderValue::from_static("application/json")).ok_or(V2SourceError::TooLarge)?;
-    if json.inflates_while_written() {
-        return Ok(json);
-    }
-    // Small enough to be held as every other document is, hashed whole.
-    let plain = json
-        .plain()
-        .map_err(|source| V2SourceError::Read { key: "/openapi/v2".to_owned(), source })?;
-    Ok(Rendered::document(plain))
-}
-
-/// The sections of a Swagger 2.0 document whose members are stand-ins.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Section {
-    Definitions,
-    Paths,
-}
-
-impl Section {
-    fn key(self) -> &'static str {
-        match self {
-            Self::Definitions => "definitions",
-            Self::Paths => "paths",
-        }
-    }
-}
-
-/// Members of one section of the merged document, next to each other
-/// there, all from one document.
-struct Run<'m> {
-    section: Section,
-    /// (input, document of the input).
-    document: (usize, usize),
-    /// (name in the document, name in the merged one, place in the section).
-    members: Vec<(String, &'m str, usize)>,
-}
-
-/// Every run of the merged document, in its order.
-fn runs<'m>(
-    merged: &'m merge_v2::merge::Merged<'static>,
-    inputs: &[(V2Input, Option<Provenance>)],
-) -> Result<Vec<Run<'m>>, V2SourceError> {
-    let prov = &merged.provenance;
-    let inner_of = |i: usize| inputs.get(i).map(|(_, p)| p.as_ref()).ok_or(V2SourceError::Missing);
-    let mut runs: Vec<Run<'m>> = Vec::new();
-    let Node::Object(top) = &merged.doc else { return Err(V2SourceError::Missing) };
-    for (key, value) in top {
-        let (section, Node::Object(members)) = (key.as_str(), value) else { continue };
-        let section = match section {
-            "definitions" => Section::Definitions,
-            "paths" => Section::Paths,
-            _ => continue,
-        };
-        for (place, name) in members.keys().enumerate() {
-            let to = name.as_str();
-            let (document, from) = match section {
-                Section::Definitions => {
-                    let (i, from) = prov.definitions.get(to).ok_or(V2SourceError::Missing)?;
-                    match inner_of(*i)? {
-                        Some(inner) => {
-                            let (j, name) =
-                                inner.definitions.get(from).ok_or(V2SourceError::Missing)?;
-                            ((*i, *j), name.clone())
-                        }
-                        None => ((*i, 0), from.clone()),
-                    }
-                }
-                Section::Paths => {
-                    let i = *prov.paths.get(to).ok_or(V2SourceError::Missing)?;
-                    let j = match inner_of(i)? {
-                        Some(inner) => *inner.paths.get(to).ok_or(V2SourceError::Missing)?,
-                        None => 0,
-                    };
-                    ((i, j), to.to_owned())
-                }
-            };
-            match runs.last_mut() {
-                Some(run) if run.section == section && run.document == document => {
-                    run.members.push((from, to, place));
-                }
-                _ => runs.push(Run { section, document, members: vec![(from, to, place)] }),
-            }
-        }
-    }
-    Ok(runs)
-}
-
-/// Reads `document` once and renders its runs `of_document` (indexes into
-/// `runs`): each run's text, its members restored from their stand-ins.
-fn make_runs(
-    merged: &merge_v2::merge::Merged<'static>,
-    inputs: &[(V2Input, Option<Provenance>)],
-    runs: &[Run<'_>],
-    (i, j): (usize, usize),
-    of_document: &[usize],
-) -> Result<Vec<(usize, Vec<u8>)>, V2SourceError> {
-    let (input, inner) = inputs.get(i).ok_or(V2SourceError::Missing)?;
-    let (key, bytes) = input.read(j)?;
-    let Node::Object(mut doc) = input.tree(key, &bytes)? else {
-        return Err(V2SourceError::Missing);
+        Some(assemble::Input { name: c.name.clone(), docs, is_v2 })
+    });
+    let left_out = |name: &str, e: assemble::AssembleError| {
+        tracing::warn!(downstream = %name, error = %crate::error_chain(&e), "left out of /openapi/v2: its documents cannot be merged");
     };
-    let renames: Vec<&Renames> = inner
-        .iter()
-        .filter_map(|p| p.renames.get(j))
-        .chain(merged.provenance.renames.get(i))
-        .collect();
-    let stand_ins = merged.doc.get("definitions");
-    let mut made = Vec::with_capacity(of_document.len());
-    for &r in of_document {
-        let run = runs.get(r).ok_or(V2SourceError::Missing)?;
-        let mut text = Vec::new();
-        for (from, to, place) in &run.members {
-            let node = match doc.get_mut(run.section.key()) {
-                Some(Node::Object(o)) => o.remove(from),
-                _ => None,
-            }
-            .ok_or(V2SourceError::Missing)?;
-            let stand_in = match run.section {
-                Section::Definitions => stand_ins.and_then(|d| d.get(to)),
-                Section::Paths => None,
-            };
-            let node = skeleton::restore(node, stand_in, &renames);
-            if *place > 0 {
-                text.push(b',');
-            }
-            skeleton::member(to, &node, &mut text);
+    let made = match assemble::merged(inputs.collect(), owners.by_key(), left_out)? {
+        Ok(made) => made,
+        Err(e) => {
+            tracing::error!(error = %crate::error_chain(&e), "/openapi/v2 not made: a document read again differs from its first reading");
+            return None;
         }
-        made.push((r, text));
+    };
+    for r in &made.renamed {
+        tracing::info!(downstream = %r.downstream, section = r.section, from = %r.from, to = %r.to, "renamed in /openapi/v2: another downstream has a different definition of this name");
     }
-    Ok(made)
-}
-
-/// Why a downstream's documents were left out of `/openapi/v2`, or the
-/// merged document could not be put together.
-#[derive(Debug, thiserror::Error)]
-enum V2SourceError {
-    #[error("{key} could not be read")]
-    Read {
-        key: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("a member the merge kept is not in its document")]
-    Missing,
-    #[error("the merged document is over 4 GiB")]
-    TooLarge,
-    #[error("{key} is not JSON")]
-    Json {
-        key: String,
-        #[source]
-        source: crate::json::tree::SyntaxError,
-    },
-    #[error(transparent)]
-    Merge(#[from] V2Error),
+    if made.kinds_dropped > 0 {
+        tracing::info!(
+            kinds = made.kinds_dropped,
+            "kinds listed by two definitions in /openapi/v2 kept on one"
+        );
+    }
+    Some(OpenApiV2 { json: Arc::new(made.json) })
 }
 
 /// Each document's `KEY:{"serverRelativeURL":URL}` member of the root

@@ -8,6 +8,7 @@
 //! downstreams' bytes: at thousands of CRDs the inputs are hundreds of
 //! megabytes, and a tree of owned strings would cost several times that.
 
+pub mod assemble;
 pub mod down;
 pub mod merge;
 mod refs;
@@ -32,24 +33,6 @@ pub enum V2Error {
         #[source]
         source: down::DownError,
     },
-}
-
-/// The source a downstream that publishes only v3 brings to the merge:
-/// each of its documents (`(key, tree)`) converted down, then merged into
-/// one as its own (nothing to settle by owner; an identical definition
-/// is kept once).
-///
-/// # Errors
-/// [`V2Error::Down`] for a document that is not OpenAPI 3.0.
-pub fn from_v3<'a>(
-    name: &str,
-    documents: Vec<(String, Node<'a>)>,
-) -> Result<merge::Source<'a>, V2Error> {
-    let mut converted = Vec::with_capacity(documents.len());
-    for (key, doc) in documents {
-        converted.push(down::down_convert(doc).map_err(|source| V2Error::Down { key, source })?);
-    }
-    Ok(joined(name, converted)?.0)
 }
 
 /// The Swagger 2.0 documents of one downstream (already converted down)
@@ -96,12 +79,11 @@ mod tests {
             .collect();
         let values: Vec<serde_json::Value> =
             bytes.iter().map(|b| serde_json::from_slice(b).unwrap()).collect();
-        let trees = bytes
+        let converted = bytes
             .iter()
-            .zip(gvs)
-            .map(|(b, gv)| (gv.to_owned(), crate::json::tree::parse(b).unwrap()))
+            .map(|b| down::down_convert(crate::json::tree::parse(b).unwrap()).unwrap())
             .collect();
-        let source = from_v3("k", trees).unwrap();
+        let (source, _) = joined("k", converted).unwrap();
         let merged = merge::merge(vec![source], &BTreeMap::new()).unwrap();
         assert!(merged.renamed.is_empty(), "{:?}", merged.renamed);
         let doc = merged.doc.to_value();
