@@ -368,4 +368,3 @@ pub enum AssembleError {
     #[error(transparent)]
     Merge(#[from] V2Error),
 }
-
