@@ -121,8 +121,8 @@ pub struct Laying {
 }
 
 impl Laying {
-    /// `layout`, or `None` for [`Layout::OpenapiV2`], which needs every
-    /// document at once ([`lay_out`]).
+    /// `layout`, or `None` for [`Layout::OpenapiV2`], which merges every
+    /// document into one file (the command does, as `serve` merges them).
     #[must_use]
     pub fn new(layout: Layout, options: Options) -> Option<Self> {
         (layout != Layout::OpenapiV2).then(|| Self {
@@ -135,7 +135,7 @@ impl Laying {
 
     /// Lays out `key`'s document, handing each of its files (its path
     /// below the output, with `/`, and its bytes) to `each`. Documents
-    /// given in key order give the files of [`lay_out`], in its order.
+    /// given in key order give the files in a fixed order.
     ///
     /// # Errors
     /// [`LayoutError`] when the document cannot be laid out; the error

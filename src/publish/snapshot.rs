@@ -35,7 +35,7 @@ use arc_swap::ArcSwap;
 use crate::body::rendered::{Rendered, Segment};
 use crate::discovery::owners::Owners;
 use crate::discovery::{self, DownstreamDiscovery, RankedDiscovery, Rendering};
-use crate::openapi::v2::assemble;
+use crate::openapi::v2::assemble as merge_v2;
 use crate::publish::protobuf::{Protobuf, Version};
 use crate::publish::readiness::Readiness;
 use crate::wire::key::DocumentKey;
@@ -424,7 +424,7 @@ impl OpenApiV2Slot {
         if let Some(v2) = passed_through(&contributions, owners) {
             let _ = made.set(Some(v2));
         }
-        let cost = assemble::making_cost(contributions.iter().flat_map(|c| match &c.openapi_v2 {
+        let cost = merge_v2::making_cost(contributions.iter().flat_map(|c| match &c.openapi_v2 {
             Some(v2) => vec![Arc::clone(&v2.json)],
             None => c.openapi.values().cloned().collect(),
         }));
@@ -558,7 +558,7 @@ fn passed_through(contributions: &[Arc<Contribution>], owners: &Owners) -> Optio
 }
 
 /// The merge of what `ordered` bring (docs/wire.md, A-13), in JSON
-/// ([`assemble`]). A downstream whose documents cannot take part
+/// ([`merge_v2::merged`]). A downstream whose documents cannot take part
 /// is left out, with a warning.
 fn merged(ordered: &[Arc<Contribution>], owners: &Owners) -> Option<OpenApiV2> {
     let inputs = ordered.iter().filter_map(|c| {
@@ -569,12 +569,12 @@ fn merged(ordered: &[Arc<Contribution>], owners: &Owners) -> Option<OpenApiV2> {
             }
             None => return None,
         };
-        Some(assemble::Input { name: c.name.clone(), docs, is_v2 })
+        Some(merge_v2::Input { name: c.name.clone(), docs, is_v2 })
     });
-    let left_out = |name: &str, e: assemble::AssembleError| {
+    let left_out = |name: &str, e: merge_v2::AssembleError| {
         tracing::warn!(downstream = %name, error = %crate::error_chain(&e), "left out of /openapi/v2: its documents cannot be merged");
     };
-    let made = match assemble::merged(inputs.collect(), owners.by_key(), left_out)? {
+    let made = match merge_v2::merged(inputs.collect(), owners.by_key(), left_out)? {
         Ok(made) => made,
         Err(e) => {
             tracing::error!(error = %crate::error_chain(&e), "/openapi/v2 not made: a document read again differs from its first reading");
