@@ -278,9 +278,16 @@ async fn making_the_merged_openapi_v2_leaves_its_worker_free_for_other_clients()
 /// every input and the output at once (three times the inputs) would
 /// pass. A client that takes gzip gets the held bytes; one that does not
 /// gets them inflated as they are written, the same document, tag and
-/// length; a 304 repeats the tag.
+/// length; a 304 repeats the tag. Both transports: the direct writer and
+/// actix-http (which HTTPS and HTTP/2 use).
 #[actix_web::test]
 async fn a_large_merged_openapi_v2_is_made_one_document_at_a_time_and_served_in_both_encodings() {
+    for direct_writes in [true, false] {
+        large_merged_openapi_v2_served(direct_writes).await;
+    }
+}
+
+async fn large_merged_openapi_v2_served(direct_writes: bool) {
     let crds = crds_v3_only();
     let widgets = widgets_with_a_copy_of_batch();
     let mut config = crate::common::proxy::config(vec![
@@ -289,6 +296,7 @@ async fn a_large_merged_openapi_v2_is_made_one_document_at_a_time_and_served_in_
     ]);
     const BUDGET: usize = 24 * 1024 * 1024;
     config.memory_budget_bytes = BUDGET;
+    config.direct_writes = direct_writes;
     let proxy = TestProxy::start_config(&config);
     proxy
         .wait_for("both downstreams published", |s| {
