@@ -55,9 +55,10 @@ pub fn merged(
         }
     }
     let merged = merge::merge(sources, owners)?;
-    Some(put_together(&merged, &kept).map(|json| Assembled {
+    let json = put_together(&merged, &kept);
+    Some(json.map(|json| Assembled {
         json,
-        renamed: merged.renamed.clone(),
+        renamed: merged.renamed,
         kinds_dropped: merged.kinds_dropped,
     }))
 }
