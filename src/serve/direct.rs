@@ -254,6 +254,9 @@ impl DirectWriter {
                 tracing::error!(error = %e, "uncompressed answer cut: the gzip rendition does not inflate");
             })?;
             self.write_all(io, clock, &[], &chunk).await?;
+            // A fast reader would keep the worker inflating hundreds of
+            // megabytes while its other connections wait.
+            tokio::task::consume_budget().await;
         }
         Ok(())
     }
