@@ -149,9 +149,14 @@ impl Reply {
         if self.status == StatusCode::NOT_MODIFIED {
             // No body and no Content-Length (RFC 9110 15.4.5).
             resp.finish()
-        } else if let Some(inflating) = self.inflate.and_then(ToInflate::inflating) {
-            let len = u64::try_from(inflating.remaining()).unwrap_or(u64::MAX);
-            resp.body(actix_web::body::SizedStream::new(len, inflating))
+        } else if let Some(plain) = self.inflate {
+            match plain.inflating() {
+                Some(inflating) => {
+                    let len = u64::try_from(inflating.remaining()).unwrap_or(u64::MAX);
+                    resp.body(actix_web::body::SizedStream::new(len, inflating))
+                }
+                None => super::status::identity_corrupt().into_actix(),
+            }
         } else {
             resp.body(self.body)
         }
