@@ -190,8 +190,7 @@ impl Rendered {
     pub fn new(body: impl Into<Bytes>, content_type: HeaderValue) -> Self {
         let body = body.into();
         let hash = sha512_hex(&body);
-        let etag = HeaderValue::from_str(&quoted(&hash))
-            .expect("a quoted hex string is a valid header value");
+        let etag = etag_of(&hash);
         let gzip = (body.len() >= GZIP_MIN).then(|| gzip(&body)).flatten();
         Self { len: body.len(), plain: Some(body), gzip, hash, etag, content_type }
     }
@@ -332,8 +331,7 @@ impl Rendered {
         }
         let body = Bytes::from(body);
         let hash = hash(&body);
-        let etag = HeaderValue::from_str(&quoted(&hash))
-            .expect("a quoted hex string is a valid header value");
+        let etag = etag_of(&hash);
         let gzip = (body.len() >= GZIP_MIN).then(|| joined_gzip(&body, segments)).flatten();
         Self { len: body.len(), plain: Some(body), gzip, hash, etag, content_type }
     }
@@ -385,8 +383,7 @@ impl Rendered {
                 tree.update(s.digest);
             }
             let hash = upper_hex(&tree.finalize());
-            let etag = HeaderValue::from_str(&quoted(&hash))
-                .expect("a quoted hex string is a valid header value");
+            let etag = etag_of(&hash);
             let gzip = (body.len() >= GZIP_MIN)
                 .then(|| gzip_joined(body.len(), &crc, std::iter::once(head).chain(tail.clone())))
                 .flatten();
@@ -466,12 +463,9 @@ impl GzipJoin {
     #[must_use]
     pub fn finish(mut self, content_type: HeaderValue) -> Option<Rendered> {
         let size = u32::try_from(self.len).ok()?;
-        self.out.extend_from_slice(&DEFLATE_END);
-        self.out.extend_from_slice(&self.crc.sum().to_le_bytes());
-        self.out.extend_from_slice(&size.to_le_bytes());
+        end_member(&mut self.out, &self.crc, size);
         let hash = upper_hex(&self.tree.finalize());
-        let etag = HeaderValue::from_str(&quoted(&hash))
-            .expect("a quoted hex string is a valid header value");
+        let etag = etag_of(&hash);
         // Not shrunk: a shrink copies the whole member at once, doubling
         // it for a moment, and the reserve it would return was never
         // touched (not resident).
@@ -685,10 +679,21 @@ fn gzip_joined<'a>(
     for s in segments {
         out.extend_from_slice(&s.deflate);
     }
+    end_member(&mut out, crc, size);
+    (out.len() < len).then(|| kept(out))
+}
+
+/// Ends a gzip member of sync-flushed segments: the final empty block,
+/// then the checksum and length of the body (RFC 1952).
+fn end_member(out: &mut Vec<u8>, crc: &Crc, size: u32) {
     out.extend_from_slice(&DEFLATE_END);
     out.extend_from_slice(&crc.sum().to_le_bytes());
     out.extend_from_slice(&size.to_le_bytes());
-    (out.len() < len).then(|| kept(out))
+}
+
+/// `"<hash>"` as the ETag header.
+fn etag_of(hash: &str) -> HeaderValue {
+    HeaderValue::from_str(&quoted(hash)).expect("a quoted hex string is a valid header value")
 }
 
 /// `out` as `Bytes` without its spare capacity. `Bytes::from(Vec)` keeps
