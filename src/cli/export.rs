@@ -586,6 +586,7 @@ async fn lay_out_plan(
     let options = Options { strict: args.strict };
     let mut laying = Laying::new(args.layout.layout(), options);
     let mut whole: Vec<(String, Arc<Rendered>)> = Vec::new();
+    let mut merging = assemble::MakingCost::default();
     let mut clashes = Vec::new();
     let mut progress = Progress::new("laid out", keys.len());
     for (done, (key, pieces)) in keys.into_iter().enumerate() {
@@ -619,9 +620,10 @@ async fn lay_out_plan(
                 .map_err(ExportCommandError::Layout)??,
             None => {
                 let rendered = Arc::new(Rendered::document(bytes));
-                whole.push((key.to_string(), Arc::clone(&rendered)));
-                let cost = assemble::making_cost(whole.iter().map(|(_, r)| Arc::clone(r)));
-                within_budget(&key, last, usize::try_from(cost).unwrap_or(usize::MAX), budget / 2)?;
+                merging.add(&rendered);
+                let cost = usize::try_from(merging.peak()).unwrap_or(usize::MAX);
+                within_budget(&key, last, cost, budget / 2)?;
+                whole.push((key.to_string(), rendered));
             }
         }
         progress.at(done + 1);

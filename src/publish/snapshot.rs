@@ -424,10 +424,15 @@ impl OpenApiV2Slot {
         if let Some(v2) = passed_through(&contributions, owners) {
             let _ = made.set(Some(v2));
         }
-        let cost = merge_v2::making_cost(contributions.iter().flat_map(|c| match &c.openapi_v2 {
-            Some(v2) => vec![Arc::clone(&v2.json)],
-            None => c.openapi.values().cloned().collect(),
-        }));
+        // What `merged` reads: a downstream's own v2, else its v3 documents.
+        let mut making = merge_v2::MakingCost::default();
+        for c in &contributions {
+            match &c.openapi_v2 {
+                Some(v2) => making.add(&v2.json),
+                None => c.openapi.values().for_each(|r| making.add(r)),
+            }
+        }
+        let cost = making.peak();
         Self {
             owners: Arc::clone(owners),
             contributions,
@@ -465,7 +470,7 @@ impl OpenApiV2Slot {
     }
 
     /// What making the document would hold at its peak, estimated from
-    /// what it reads (see `making_cost`); 0 once made.
+    /// what it reads (`MakingCost`); 0 once made.
     #[must_use]
     pub fn making_cost(&self) -> u64 {
         if self.is_made() { 0 } else { self.cost }

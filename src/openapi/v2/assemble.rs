@@ -64,31 +64,59 @@ pub fn merged(
 }
 
 /// What making the merged `/openapi/v2` holds at its peak, estimated from
-/// its inputs (see [`merged`]): the room for its gzip (half as much again
-/// as the inputs hold gzipped: runs compress a little less well than
-/// whole documents), the stand-ins and the merge's own state (a sixth of
-/// the inputs' plain size), and one document at a time read, parsed and
-/// converted down (four times its plain size).
-#[must_use]
-pub fn making_cost(documents: impl Iterator<Item = Arc<Rendered>>) -> u64 {
+/// its inputs (see [`merged`]), added up one input document at a time:
+/// the room for its gzip (half as much again as the inputs hold gzipped:
+/// runs compress a little less well than whole documents), the stand-ins
+/// and the merge's own state (a sixth of the inputs' plain size), and one
+/// document at a time read, parsed and converted down (four times its
+/// plain size).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct MakingCost {
+    answer: usize,
+    stand_ins: usize,
+    largest: usize,
+}
+
+impl MakingCost {
     /// Plain bytes per byte of stand-ins and merge state, at the least
     /// (measured 6.2 at 5,000 CRDs: `examples/merge_v2.rs`).
     const PLAIN_PER_STAND_IN_BYTE: usize = 6;
     /// What reading one document holds, per byte of it: its plain bytes,
     /// its tree, its tree converted down and its stand-ins.
     const ONE_DOCUMENT_PER_BYTE: usize = 4;
-    let (mut pieces, mut stand_ins, mut largest) = (0usize, 0usize, 0usize);
-    for r in documents {
-        let gzip = r.gzip.as_ref().map_or(r.len(), bytes::Bytes::len);
-        // The answer's room: half as much again ([`put_together`]).
-        pieces = pieces.saturating_add(gzip.saturating_add(gzip / 2));
-        stand_ins = stand_ins.saturating_add(r.len() / PLAIN_PER_STAND_IN_BYTE);
-        largest = largest.max(r.len());
+
+    /// The cost of making it from `documents`.
+    #[must_use]
+    pub fn of<'a>(documents: impl IntoIterator<Item = &'a Rendered>) -> Self {
+        let mut cost = Self::default();
+        for r in documents {
+            cost.add(r);
+        }
+        cost
     }
-    let peak = pieces
-        .saturating_add(stand_ins)
-        .saturating_add(largest.saturating_mul(ONE_DOCUMENT_PER_BYTE));
-    u64::try_from(peak).unwrap_or(u64::MAX)
+
+    /// Counts one more input document.
+    pub fn add(&mut self, r: &Rendered) {
+        let gzip = r.gzip.as_ref().map_or(r.len(), bytes::Bytes::len);
+        self.answer = self.answer.saturating_add(gzip.saturating_add(gzip / 2));
+        self.stand_ins = self.stand_ins.saturating_add(r.len() / Self::PLAIN_PER_STAND_IN_BYTE);
+        self.largest = self.largest.max(r.len());
+    }
+
+    /// The room reserved for the answer's gzip ([`put_together`]).
+    fn answer_room(self) -> usize {
+        self.answer
+    }
+
+    /// The peak, in bytes.
+    #[must_use]
+    pub fn peak(self) -> u64 {
+        let peak = self
+            .answer
+            .saturating_add(self.stand_ins)
+            .saturating_add(self.largest.saturating_mul(Self::ONE_DOCUMENT_PER_BYTE));
+        u64::try_from(peak).unwrap_or(u64::MAX)
+    }
 }
 
 /// What one downstream brings to `/openapi/v2`: its own, or its OpenAPI
@@ -162,14 +190,10 @@ fn put_together(
     for (r, run) in runs.iter().enumerate() {
         by_document.entry((run.document, run.section)).or_default().push(r);
     }
-    // Room for more than what the inputs hold gzipped (the parts compress
-    // a little less): reserved, and untouched pages cost nothing.
-    let estimate: usize = inputs
-        .iter()
-        .flat_map(|(input, _)| &input.docs)
-        .map(|(_, r)| r.gzip.as_ref().map_or(r.len(), bytes::Bytes::len))
-        .sum();
-    let mut join = GzipJoin::with_capacity(estimate.saturating_add(estimate / 2));
+    // Reserved, not touched: pages never written cost nothing.
+    let room = MakingCost::of(inputs.iter().flat_map(|(input, _)| &input.docs).map(|(_, r)| &**r))
+        .answer_room();
+    let mut join = GzipJoin::with_capacity(room);
     let mut ahead: BTreeMap<usize, Piece> = BTreeMap::new();
     let mut next = 0;
     let mut text = Vec::new();
