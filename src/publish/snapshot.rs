@@ -1100,8 +1100,9 @@ pub(crate) mod tests {
         let cost = s.openapi_v2.making_cost();
         // Too small to be gzipped: what the inputs hold is their size.
         let sizes = [V2_A.len(), V3_B.len()];
-        let expected =
-            sizes.iter().map(|n| n + n / 2 + n / 6).sum::<usize>() + 4 * V2_A.len().max(V3_B.len());
+        // Small: each one's stand-ins may hold the 64 KiB every document may.
+        let expected = sizes.iter().map(|n| n + n / 2 + 64 * 1024).sum::<usize>()
+            + 4 * V2_A.len().max(V3_B.len());
         assert_eq!(cost, expected as u64);
         let refused = s.openapi_v2.get_within(cost - 1).unwrap_err();
         assert_eq!((refused.needed, refused.limit, refused.first), (cost, cost - 1, true));

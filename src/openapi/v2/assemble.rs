@@ -63,6 +63,13 @@ pub fn merged(
     }))
 }
 
+/// What an input's stand-ins may hold at most, per byte of its documents'
+/// plain size (Kubernetes 1.35's Swagger: 0.35 bytes a byte, its many
+/// path items naming shared parameters; CRDs converted down: about 0.12).
+/// An input past it is left out: a document of tiny path items full of
+/// `$ref`s makes stand-ins several times its size.
+const STAND_INS_AT_MOST: usize = 2;
+
 /// What making the merged `/openapi/v2` holds at its peak, estimated from
 /// its inputs (see [`merged`]), added up one input document at a time:
 /// the room for its gzip (half as much again as the inputs hold gzipped:
@@ -81,6 +88,9 @@ impl MakingCost {
     /// Plain bytes per byte of stand-ins and merge state, at the least
     /// (measured 6.2 at 5,000 CRDs: `examples/merge_v2.rs`).
     const PLAIN_PER_STAND_IN_BYTE: usize = 6;
+    /// What a small document's stand-ins may hold whatever its size: a
+    /// few dozen small definitions and path items.
+    const STAND_INS_AT_LEAST: usize = 64 * 1024;
     /// What reading one document holds, per byte of it: its plain bytes,
     /// its tree, its tree converted down and its stand-ins.
     const ONE_DOCUMENT_PER_BYTE: usize = 4;
@@ -99,7 +109,8 @@ impl MakingCost {
     pub fn add(&mut self, r: &Rendered) {
         let gzip = r.gzip.as_ref().map_or(r.len(), bytes::Bytes::len);
         self.answer = self.answer.saturating_add(gzip.saturating_add(gzip / 2));
-        self.stand_ins = self.stand_ins.saturating_add(r.len() / Self::PLAIN_PER_STAND_IN_BYTE);
+        let stand_ins = (r.len() / Self::PLAIN_PER_STAND_IN_BYTE).max(Self::STAND_INS_AT_LEAST);
+        self.stand_ins = self.stand_ins.saturating_add(stand_ins);
         self.largest = self.largest.max(r.len());
     }
 
@@ -156,9 +167,17 @@ impl Input {
     fn source(&self) -> Result<(Source<'static>, Option<Provenance>), AssembleError> {
         let mut skeletons = Vec::with_capacity(self.docs.len());
         let mut strings = skeleton::Strings::default();
+        let allowed = self.docs.iter().fold(0usize, |sum, (_, r)| {
+            sum.saturating_add((r.len() / STAND_INS_AT_MOST).max(MakingCost::STAND_INS_AT_LEAST))
+        });
         for j in 0..self.docs.len() {
             let (key, bytes) = self.read(j)?;
-            skeletons.push(skeleton::skeleton(&self.tree(key, &bytes)?, &mut strings));
+            let stand_ins = skeleton::skeleton(&self.tree(key, &bytes)?, &mut strings);
+            let held = strings.held();
+            if held > allowed {
+                return Err(AssembleError::StandIns { key: key.to_owned(), held, allowed });
+            }
+            skeletons.push(stand_ins);
         }
         if self.is_v2 {
             let doc = skeletons.pop().unwrap_or(Node::Null);
@@ -380,6 +399,10 @@ pub enum AssembleError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "its stand-ins would hold {held} bytes by {key}, more than the {allowed} its documents' size allows (documents of little but references)"
+    )]
+    StandIns { key: String, held: usize, allowed: usize },
     #[error("a member the merge kept is not in its document")]
     Missing,
     #[error("the merged document is over 4 GiB")]
@@ -392,4 +415,47 @@ pub enum AssembleError {
     },
     #[error(transparent)]
     Merge(#[from] V2Error),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(name: &str, doc: &serde_json::Value) -> Input {
+        let json = Arc::new(Rendered::document(serde_json::to_vec(doc).unwrap()));
+        Input { name: name.to_owned(), docs: vec![("openapi/v2".to_owned(), json)], is_v2: true }
+    }
+
+    /// A document of little but references (20,000 tiny path items, each
+    /// naming its own definition) would make stand-ins several times its
+    /// size, past what the merge's bound counts: it is left out, saying
+    /// why, and the others are merged.
+    #[test]
+    fn a_document_of_little_but_references_is_left_out() {
+        let paths: serde_json::Map<String, serde_json::Value> = (0..20_000)
+            .map(|i| {
+                let item = serde_json::json!({"get": {"responses": {"200": {"schema":
+                    {"$ref": format!("#/definitions/D{i}")}}}}});
+                (format!("/p{i}"), item)
+            })
+            .collect();
+        let hostile =
+            input("hostile", &serde_json::json!({"swagger": "2.0", "info": {}, "paths": paths}));
+        let honest = input(
+            "honest",
+            &serde_json::json!({"swagger": "2.0", "info": {}, "paths": {"/apis/a/v1/x": {}},
+                "definitions": {"A": {"type": "object"}}}),
+        );
+        let mut left = Vec::new();
+        let made = merged(vec![hostile, honest], &BTreeMap::new(), |name, e| {
+            left.push((name.to_owned(), e.to_string()));
+        });
+        let made = made.expect("the honest one").expect("made");
+        assert_eq!(left.len(), 1, "{left:?}");
+        assert_eq!(left[0].0, "hostile");
+        assert!(left[0].1.contains("stand-ins"), "{}", left[0].1);
+        let doc: serde_json::Value = serde_json::from_slice(&made.json.plain().unwrap()).unwrap();
+        assert_eq!(doc["paths"].as_object().unwrap().len(), 1);
+        assert!(doc["definitions"].get("A").is_some());
+    }
 }

@@ -47,7 +47,10 @@ const REFS: &str = "x-stand-in-refs";
 /// documents name the same `ObjectMeta` a thousand times.
 #[must_use]
 pub fn skeleton(doc: &Node<'_>, strings: &mut Strings) -> Node<'static> {
-    let Node::Object(o) = doc else { return owned(doc) };
+    let Node::Object(o) = doc else {
+        strings.held += 2 * doc.rendered_len();
+        return owned(doc);
+    };
     let mut out = Object::with_capacity(o.len());
     for (key, value) in o {
         let value = match (key.as_str(), value) {
@@ -55,27 +58,75 @@ pub fn skeleton(doc: &Node<'_>, strings: &mut Strings) -> Node<'static> {
                 defs.iter().map(|(k, v)| (strings.get(k), definition(v, strings))).collect(),
             ),
             ("paths", Node::Object(paths)) => Node::Object(
-                paths.iter().map(|(k, v)| (owned_text(k), path_item(v, strings))).collect(),
+                paths.iter().map(|(k, v)| (strings.own(k), path_item(v, strings))).collect(),
             ),
-            _ => owned(value),
+            _ => {
+                // Copied whole (`info`, `parameters`, …): about twice its text.
+                strings.held += 2 * value.rendered_len();
+                owned(value)
+            }
         };
-        out.push_new(owned_text(key), value);
+        let key = strings.own(key);
+        out.push_new(key, value);
     }
-    Node::Object(out)
+    let out = Node::Object(out);
+    strings.held += structure(&out);
+    out
 }
 
-/// Text shared between stand-ins: one allocation per distinct string.
+/// About what the structure of `node` holds: each node and member, a
+/// string counted as its handle only (its bytes are counted once, where
+/// they are allocated: [`Strings::held`]).
+fn structure(node: &Node<'_>) -> usize {
+    let own = std::mem::size_of::<Node<'_>>();
+    match node {
+        Node::Array(items) => own + items.iter().map(structure).sum::<usize>(),
+        Node::Object(o) => {
+            own + o
+                .iter()
+                .map(|(_, v)| std::mem::size_of::<Text<'_>>() + structure(v))
+                .sum::<usize>()
+        }
+        _ => own,
+    }
+}
+
+/// Text shared between stand-ins: one allocation per distinct string;
+/// and what the stand-ins made with it hold.
 #[derive(Debug, Default)]
-pub struct Strings(BTreeMap<Box<str>, Text<'static>>);
+pub struct Strings {
+    shared: BTreeMap<Box<str>, Text<'static>>,
+    held: usize,
+}
+
+/// What one allocated string costs beside its bytes.
+const STRING: usize = 32;
 
 impl Strings {
+    /// About what the stand-ins made so far hold, each string once.
+    /// Stand-ins are a small part of an honest document's size, but a
+    /// document of tiny path items full of `$ref`s makes them larger than
+    /// itself: what they hold is counted, not assumed (`assemble`).
+    #[must_use]
+    pub fn held(&self) -> usize {
+        self.held
+    }
+
     fn get(&mut self, s: &str) -> Text<'static> {
-        if let Some(t) = self.0.get(s) {
+        if let Some(t) = self.shared.get(s) {
             return t.clone();
         }
         let t = Text::from(s.to_owned());
-        self.0.insert(s.into(), t.clone());
+        self.shared.insert(s.into(), t.clone());
+        // The map's copy and the shared one.
+        self.held += 2 * (STRING + s.len());
         t
+    }
+
+    /// A string of its own (a path, a key), counted.
+    fn own(&mut self, text: &Text<'_>) -> Text<'static> {
+        self.held += STRING + text.len();
+        owned_text(text)
     }
 
     /// `node` owned, its strings shared.
