@@ -174,10 +174,9 @@ async fn once_read_the_merged_openapi_v2_is_made_again_after_a_change_without_a_
 }
 
 /// Merging what the downstreams bring may hold at most half the memory
-/// budget at its peak (3 bytes per byte read, estimated): past that,
-/// `/openapi/v2` is a 503 `Status` saying so, and nothing is
-/// made — at 5,000 CRDs a client's request took the proxy past a GiB. The
-/// rest is served as before.
+/// budget at its peak (estimated from the inputs, `MakingCost`): past
+/// that, `/openapi/v2` is a 503 `Status` saying so, and nothing is made.
+/// The rest is served as before.
 #[actix_web::test]
 async fn a_merge_larger_than_its_bound_is_refused_not_made() {
     let kube = kubernetes_v3_only();
