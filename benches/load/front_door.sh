@@ -177,6 +177,9 @@ for ((r = 0; r < REPEAT; r++)); do
             q=""; [[ $rate != 0 ]] && q="?rate=$rate"
             R[mbps$rate,$who]+="$(list_mbps "$(url_of "$who" "$LIST$q")") "
         done
+        # The same bytes asked as a watch: a long-running pass, which the
+        # front door reads off the downstream itself, a few KiB at a time.
+        R[watch,$who]+="$(list_mbps "$(url_of "$who" "$LIST?watch=1")") "
     done
     say "round $((r + 1)) of $REPEAT done"
 done
@@ -194,4 +197,6 @@ for rate in $LIST_RATES; do
     label="downstream at full speed"; [[ $rate != 0 ]] && label="downstream limited to ${rate%m} MiB/s"
     printf '| %s MB list, MB/s, %s | %.0f | %.0f | %.0f | %.0f | %s %% |\n' "$((LIST_BYTES / 1000000))" "$label" "$d" "$p" "$n" "$x" "$(pct "$p" "$d")"
 done
+d=$(median "${R[watch,direct]}"); p=$(median "${R[watch,proxy]}"); n=$(median "${R[watch,reference]}"); x=$(median "${R[watch,relay]}")
+printf '| the same as a watch (long-running), MB/s, downstream at full speed | %.0f | %.0f | %.0f | %.0f | %s %% |\n' "$d" "$p" "$n" "$x" "$(pct "$p" "$d")"
 printf '\nproxy peak RSS: %s KiB; rounds: %s (medians); load average: %s\n' "$RSS" "$REPEAT" "$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -12,8 +12,10 @@
 //!   polls only. The client's `Authorization` and `Impersonate-*` headers
 //!   cross unchanged ([`headers`]).
 //! - **Streaming both ways** ([`pass()`]): bodies are relayed as they come,
-//!   never held whole; a connection upgrade (exec, attach, port-forward)
-//!   is piped once both sides agreed ([`upgrade`]).
+//!   never held whole; a long-running answer is read off its own
+//!   connection to the owner into a few KiB ([`stream`]); a connection
+//!   upgrade (exec, attach, port-forward) is piped once both sides agreed
+//!   ([`upgrade`]).
 //! - **Bounds**: short requests in flight are bounded
 //!   (`maxRequestsInflight`, 429 with `Retry-After` past it); long-running
 //!   ones ([`class`]) by a total of their own (`maxLongRunningRequests`,
@@ -30,9 +32,11 @@
 
 mod class;
 mod headers;
+mod owner;
 mod pass;
 mod review;
 mod share;
+mod stream;
 mod upgrade;
 
 use std::collections::BTreeMap;

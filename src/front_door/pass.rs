@@ -20,12 +20,12 @@ use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpMessage as _, HttpRequest, HttpResponse, web};
 use awc::error::{ConnectError, SendRequestError};
 use bytes::Bytes;
-use futures_util::Stream;
+use futures_util::{Stream, TryStreamExt as _};
 use tokio::time::Sleep;
 
 use super::class::{RequestClass, classify};
 use super::headers::{self, X_FORWARDED_FOR};
-use super::{Clients, Permit, RESPONSE_HEAD_TIMEOUT, Refused};
+use super::{Clients, Permit, RESPONSE_HEAD_TIMEOUT, Refused, owner, stream};
 use crate::discovery::owners::group_version_of;
 use crate::http::connection::{
     AnswerHold, AnswerTurns, ClientGone, GoneWatch, LongExchange, LongExchangeMark, Progress,
@@ -80,6 +80,52 @@ pub(crate) async fn pass(
     };
     let long = req.conn_data::<LongExchange>().map(LongExchange::mark);
     let target_path = req.uri().path_and_query().map_or(req.path(), |pq| pq.as_str());
+    let body = request_body(&req);
+    // A client that closes while the owner has not answered yet ends the
+    // exchange (Go's server cancels the request's context then).
+    let gone = req.conn_data::<ClientGone>().map(ClientGone::watch);
+    let keep = |gone| Relaying {
+        _permit: permit,
+        _stream: stream,
+        _long: long,
+        gone,
+        idle: clients.door.idle,
+        class,
+    };
+    let log = |code: u16| {
+        metrics.front_door(&target.name, class.verb, code, Some(started.elapsed()));
+        tracing::debug!(downstream = %target.name, verb = class.verb, code,
+            path = %req.path(), took_ms = started.elapsed().as_millis(), "front door: passed on");
+    };
+    if class.long_running && body == RequestBody::None {
+        // Read here, into a few KiB, for as long as it lasts.
+        let head = owner::request_head(
+            req.method(),
+            target_path,
+            req.headers(),
+            req.peer_addr().map(|a| a.ip()),
+            target,
+            &[(b"connection", b"close")],
+        );
+        let answer = match answered(stream::exchange(target, req.method(), &head), &gone).await {
+            Waited::Answer(answer) => answer,
+            Waited::Failed(e) => {
+                let (reply, code) = if e.unreachable() {
+                    (status::owner_unreachable(), 503)
+                } else {
+                    (status::owner_failed(), 502)
+                };
+                tracing::warn!(downstream = %target.name, verb = class.verb, code,
+                    error = %crate::error_chain(&e),
+                    "front door: the owner of a request did not answer");
+                metrics.front_door(&target.name, class.verb, code, None);
+                return reply.into_actix();
+            }
+            waited => return waited.unanswered(target, class, metrics),
+        };
+        log(answer.code.as_u16());
+        return respond(&req, answer.code, &answer.headers, answer.body, keep(gone));
+    }
     let url = format!("{}{target_path}", target.base);
     let xff = headers::forwarded_for(req.headers(), req.peer_addr().map(|a| a.ip()));
     let build = |client: &awc::Client| {
@@ -92,7 +138,6 @@ pub(crate) async fn pass(
         }
         out
     };
-    let body = request_body(&req);
     let replay = replayable(req.method(), req.headers(), &body);
     let sent = async {
         let first = match body {
@@ -113,27 +158,9 @@ pub(crate) async fn pass(
             sent => sent,
         }
     };
-    // A client that closes while the owner has not answered yet ends the
-    // exchange (Go's server cancels the request's context then).
-    let gone = req.conn_data::<ClientGone>().map(ClientGone::watch);
-    let waiting = async {
-        match &gone {
-            Some(gone) => tokio::select! {
-                answer = tokio::time::timeout(RESPONSE_HEAD_TIMEOUT, sent) => Some(answer),
-                () = gone.gone() => None,
-            },
-            None => Some(tokio::time::timeout(RESPONSE_HEAD_TIMEOUT, sent).await),
-        }
-    };
-    let Some(answer) = waiting.await else {
-        tracing::debug!(downstream = %target.name, verb = class.verb,
-            "front door: the client closed before the owner answered; ended");
-        metrics.front_door(&target.name, class.verb, 499, None);
-        return status::owner_timeout().into_actix();
-    };
-    let answer = match answer {
-        Ok(Ok(answer)) => answer,
-        Ok(Err(e)) => {
+    let mut answer = match answered(sent, &gone).await {
+        Waited::Answer(answer) => answer,
+        Waited::Failed(e) => {
             let (reply, code) = match &e {
                 awc::error::SendRequestError::Connect(_) => (status::owner_unreachable(), 503),
                 awc::error::SendRequestError::Timeout => (status::owner_timeout(), 504),
@@ -144,31 +171,74 @@ pub(crate) async fn pass(
             metrics.front_door(&target.name, class.verb, code, None);
             return reply.into_actix();
         }
-        Err(_) => {
+        waited => return waited.unanswered(target, class, metrics),
+    };
+    let code = answer.status();
+    if let Err(e) = stream::framed(req.method(), code.as_u16(), answer.headers()) {
+        tracing::warn!(downstream = %target.name, verb = class.verb, code = 502, error = %e,
+            "front door: the owner of a request did not answer");
+        metrics.front_door(&target.name, class.verb, 502, None);
+        return status::owner_failed().into_actix();
+    }
+    log(code.as_u16());
+    // The body alone: the owner's head is dropped with `answer` (see `owned`).
+    let payload = answer.take_payload().map_err(|e| io::Error::other(e.to_string()));
+    respond(&req, code, answer.headers(), payload, keep(gone))
+}
+
+/// How waiting for an owner's answer ended.
+enum Waited<T, E> {
+    Answer(T),
+    Failed(E),
+    /// No answer head within [`RESPONSE_HEAD_TIMEOUT`].
+    TimedOut,
+    /// The client closed first.
+    ClientGone,
+}
+
+/// Waits for `sent` within [`RESPONSE_HEAD_TIMEOUT`], or until the client
+/// closes (when its connection tells, `gone`).
+async fn answered<T, E>(
+    sent: impl Future<Output = Result<T, E>>,
+    gone: &Option<GoneWatch>,
+) -> Waited<T, E> {
+    let timed = async {
+        match tokio::time::timeout(RESPONSE_HEAD_TIMEOUT, sent).await {
+            Ok(Ok(answer)) => Waited::Answer(answer),
+            Ok(Err(e)) => Waited::Failed(e),
+            Err(_) => Waited::TimedOut,
+        }
+    };
+    match gone {
+        Some(gone) => tokio::select! {
+            waited = timed => waited,
+            () = gone.gone() => Waited::ClientGone,
+        },
+        None => timed.await,
+    }
+}
+
+impl<T, E> Waited<T, E> {
+    /// The answer to a client whose request got none: the timeout's 504,
+    /// or, for a client gone, a 499 counted (written to nobody).
+    fn unanswered(
+        self,
+        target: &super::Target,
+        class: RequestClass,
+        metrics: &crate::metrics::Metrics,
+    ) -> HttpResponse {
+        if matches!(self, Self::ClientGone) {
+            tracing::debug!(downstream = %target.name, verb = class.verb,
+                "front door: the client closed before the owner answered; ended");
+            metrics.front_door(&target.name, class.verb, 499, None);
+        } else {
             tracing::warn!(downstream = %target.name, verb = class.verb,
                 timeout_s = RESPONSE_HEAD_TIMEOUT.as_secs(),
                 "front door: the owner of a request sent no answer in time");
             metrics.front_door(&target.name, class.verb, 504, None);
-            return status::owner_timeout().into_actix();
         }
-    };
-    let code = answer.status();
-    metrics.front_door(&target.name, class.verb, code.as_u16(), Some(started.elapsed()));
-    tracing::debug!(downstream = %target.name, verb = class.verb, code = code.as_u16(),
-        path = %req.path(), took_ms = started.elapsed().as_millis(), "front door: passed on");
-    respond(
-        &req,
-        answer,
-        code,
-        Relaying {
-            _permit: permit,
-            _stream: stream,
-            _long: long,
-            gone,
-            idle: clients.door.idle,
-            class,
-        },
-    )
+        status::owner_timeout().into_actix()
+    }
 }
 
 /// How a request's body is framed.
@@ -257,18 +327,19 @@ struct Relaying {
 /// body relayed as it arrives.
 fn respond<S>(
     req: &HttpRequest,
-    mut answer: awc::ClientResponse<S>,
     code: StatusCode,
+    answer_headers: &HeaderMap,
+    body: S,
     keep: Relaying,
 ) -> HttpResponse
 where
-    S: Stream<Item = Result<Bytes, awc::error::PayloadError>> + Unpin + 'static,
+    S: Stream<Item = io::Result<Bytes>> + Unpin + 'static,
 {
     let mut builder = HttpResponse::build(code);
-    for (name, value) in headers::end_to_end(answer.headers()) {
+    for (name, value) in headers::end_to_end(answer_headers) {
         builder.append_header((name.clone(), owned(value)));
     }
-    let length = content_length(answer.headers());
+    let length = content_length(answer_headers);
     if headers::bodiless(req.method(), code.as_u16()) {
         return match length {
             // HEAD keeps the length a GET would have had.
@@ -284,9 +355,10 @@ where
     // back (see `AnswerTurns::hold`).
     let hold = req.conn_data::<AnswerTurns>().map(AnswerTurns::hold);
     let written = req.conn_data::<Written>().cloned();
+    let ahead = if keep.class.long_running { LONG_WRITE_AHEAD } else { WRITE_AHEAD };
     let body = Relay {
-        // The body alone: the owner's head is dropped here (see `owned`).
-        inner: answer.take_payload(),
+        inner: body,
+        ahead,
         start: written.as_ref().map_or(0, Written::bytes),
         written,
         handed: 0,
@@ -324,6 +396,14 @@ where
 /// costs throughput: 12 KiB took a 34 MB list from 67 % of direct to 50 %.
 const WRITE_AHEAD: u64 = 30 * 1024;
 
+/// [`WRITE_AHEAD`] for a long-running pass, read off the owner a few KiB
+/// at a time ([`stream`]): with this little ahead, actix-http's write
+/// buffer keeps the 8 KiB it starts with (the head, this, and chunk
+/// framing fit), where 30 KiB grows it to 32 or 64 KiB per open watch.
+/// A watch's events are small and its rate the owner's, not the
+/// network's.
+const LONG_WRITE_AHEAD: u64 = 4 * 1024;
+
 /// How far an HTTP/2 answer's body may be handed on ahead of what its
 /// connection writes (`Progress`): h2 would buffer up to 400 KiB a stream
 /// for a client that opens its windows and stops reading.
@@ -339,7 +419,9 @@ const H2_WRITE_AHEAD: u64 = 32 * 1024;
 /// chunk notes the time, and when the timer fires early it is set again
 /// from the last chunk.
 struct Relay<S> {
-    inner: actix_http::Payload<S>,
+    inner: S,
+    /// How far it may be handed on ahead of the bytes written (HTTP/1).
+    ahead: u64,
     sleep: Pin<Box<Sleep>>,
     idle: Duration,
     last: tokio::time::Instant,
@@ -360,7 +442,7 @@ struct Relay<S> {
 
 impl<S> Stream for Relay<S>
 where
-    S: Stream<Item = Result<Bytes, awc::error::PayloadError>> + Unpin,
+    S: Stream<Item = io::Result<Bytes>> + Unpin,
 {
     type Item = Result<Bytes, io::Error>;
 
@@ -383,14 +465,14 @@ where
             Some(written) => {
                 let out = written.bytes().saturating_sub(this.start);
                 let ahead = this.handed.saturating_sub(out);
-                if ahead >= WRITE_AHEAD {
+                if ahead >= this.ahead {
                     // Not the downstream's silence: its idle time starts anew.
                     this.last = tokio::time::Instant::now();
                     written.wake_at_next(cx);
                     return Poll::Pending;
                 }
-                // Below WRITE_AHEAD, so it fits a usize.
-                usize::try_from(WRITE_AHEAD - ahead).unwrap_or(usize::MAX)
+                // Below `this.ahead`, so it fits a usize.
+                usize::try_from(this.ahead - ahead).unwrap_or(usize::MAX)
             }
             None => match &mut this.h2_ahead {
                 Some(ahead) => match ahead.poll_room(H2_WRITE_AHEAD, cx) {
@@ -424,7 +506,7 @@ where
                 }
                 Poll::Ready(Some(Ok(chunk)))
             }
-            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(io::Error::other(e.to_string())))),
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e))),
             Poll::Ready(None) => Poll::Ready(None),
             Poll::Pending => loop {
                 if this.sleep.as_mut().poll(cx).is_pending() {

@@ -30,9 +30,7 @@
 use std::cell::Cell;
 use std::io;
 use std::net::IpAddr;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use actix_codec::Framed;
@@ -42,21 +40,18 @@ use actix_service::{ServiceFactory, fn_service};
 use actix_web::HttpMessage;
 use actix_web::http::Method;
 use actix_web::http::header::{self, HeaderMap};
-use bytes::{Bytes, BytesMut};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
-use tokio::net::TcpStream;
+use bytes::BytesMut;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::class::classify;
 use super::headers;
+use super::owner::{self, Answer, connect, read_head};
 use super::{FrontDoor, RESPONSE_HEAD_TIMEOUT, Target};
 use crate::discovery::owners::group_version_of;
 use crate::http::connection::LongExchange;
 use crate::http::head::Checked;
 use crate::http::reply::{Reply, Request as Asked, write_head};
 use crate::http::{AppState, access, router, status};
-
-/// The largest response head read from a downstream.
-const HEAD_LIMIT: usize = 64 * 1024;
 
 /// The largest upgrade request head passed on: the raw first-request
 /// readers' limit (`serve::direct::HEAD_LIMIT`), applied to the heads
@@ -292,22 +287,22 @@ where
     let head = request_head(upgrade, &target);
     // Only the head: what follows it is not the owner's before a `101`.
     downstream.write_all(&head).await?;
-    let answer = match tokio::time::timeout(RESPONSE_HEAD_TIMEOUT, read_head(&mut downstream)).await
-    {
-        Ok(Ok(answer)) => answer,
-        Ok(Err(e)) => {
-            tracing::warn!(downstream = %target.name, error = %e,
+    let answer =
+        match tokio::time::timeout(RESPONSE_HEAD_TIMEOUT, read_head(&mut downstream, 4096)).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(e)) => {
+                tracing::warn!(downstream = %target.name, error = %e,
                 "front door: no valid answer to an upgrade");
-            state.metrics.front_door(&target.name, class.verb, 502, None);
-            write_reply(&mut client, status::owner_failed(), false).await?;
-            return Ok(());
-        }
-        Err(_) => {
-            state.metrics.front_door(&target.name, class.verb, 504, None);
-            write_reply(&mut client, status::owner_timeout(), false).await?;
-            return Ok(());
-        }
-    };
+                state.metrics.front_door(&target.name, class.verb, 502, None);
+                write_reply(&mut client, status::owner_failed(), false).await?;
+                return Ok(());
+            }
+            Err(_) => {
+                state.metrics.front_door(&target.name, class.verb, 504, None);
+                write_reply(&mut client, status::owner_timeout(), false).await?;
+                return Ok(());
+            }
+        };
     state.metrics.front_door(&target.name, class.verb, answer.code, Some(started.elapsed()));
     tracing::debug!(downstream = %target.name, code = answer.code, path = %upgrade.path(),
         "front door: upgrade answered");
@@ -346,53 +341,26 @@ where
     Ok(())
 }
 
-/// The request head as the owner gets it: method and target as sent, the
-/// owner's `Host`, end-to-end headers, the upgrade asked for, and
-/// `X-Forwarded-For`.
+/// The request head as the owner gets it ([`owner::request_head`]), asking
+/// for the upgrade the client asked for.
 fn request_head(upgrade: &UpgradeRequest, target: &Target) -> Vec<u8> {
-    let mut head = Vec::with_capacity(1024);
-    head.extend_from_slice(upgrade.method.as_str().as_bytes());
-    head.push(b' ');
-    head.extend_from_slice(target.prefix.as_bytes());
-    head.extend_from_slice(upgrade.target.as_bytes());
-    head.extend_from_slice(b" HTTP/1.1\r\nHost: ");
-    head.extend_from_slice(target.authority.as_bytes());
-    head.extend_from_slice(b"\r\n");
-    let line = |head: &mut Vec<u8>, name: &[u8], value: &[u8]| {
-        head.extend_from_slice(name);
-        head.extend_from_slice(b": ");
-        head.extend_from_slice(value);
-        head.extend_from_slice(b"\r\n");
-    };
-    for (name, value) in headers::to_downstream(&upgrade.headers) {
-        line(&mut head, name.as_str().as_bytes(), value.as_bytes());
-    }
-    for value in upgrade.headers.get_all(header::UPGRADE) {
-        line(&mut head, b"upgrade", value.as_bytes());
-    }
-    line(&mut head, b"connection", b"Upgrade");
+    let mut extra: Vec<(&[u8], &[u8])> = upgrade
+        .headers
+        .get_all(header::UPGRADE)
+        .map(|value| (&b"upgrade"[..], value.as_bytes()))
+        .collect();
+    extra.push((b"connection", b"Upgrade"));
     if let Some(length) = upgrade.headers.get(header::CONTENT_LENGTH) {
-        line(&mut head, b"content-length", length.as_bytes());
+        extra.push((b"content-length", length.as_bytes()));
     }
-    if let Some(xff) = headers::forwarded_for(&upgrade.headers, upgrade.peer) {
-        line(&mut head, b"x-forwarded-for", xff.as_bytes());
-    }
-    head.extend_from_slice(b"\r\n");
-    head
-}
-
-/// A downstream's response head, as read.
-struct Answer {
-    code: u16,
-    /// The head, and whatever came after it in the same reads.
-    bytes: Bytes,
-    head_len: usize,
-    /// Its headers, for a refusal rebuilt to close.
-    headers: Vec<(String, Vec<u8>)>,
-    reason: String,
-    content_length: Option<u64>,
-    /// `Transfer-Encoding: chunked`.
-    chunked: bool,
+    owner::request_head(
+        &upgrade.method,
+        &upgrade.target,
+        &upgrade.headers,
+        upgrade.peer,
+        target,
+        &extra,
+    )
 }
 
 impl Answer {
@@ -485,51 +453,6 @@ fn dechunked(raw: &[u8]) -> io::Result<Option<Vec<u8>>> {
     }
 }
 
-async fn read_head<S: AsyncRead + Unpin>(io: &mut S) -> io::Result<Answer> {
-    let mut buf = BytesMut::with_capacity(4096);
-    loop {
-        if io.read_buf(&mut buf).await? == 0 {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "closed before an answer"));
-        }
-        let mut lines = [httparse::EMPTY_HEADER; 96];
-        let mut parsed = httparse::Response::new(&mut lines);
-        match parsed.parse(&buf) {
-            Ok(httparse::Status::Complete(head_len)) => {
-                let code = parsed.code.unwrap_or(502);
-                let headers: Vec<(String, Vec<u8>)> = parsed
-                    .headers
-                    .iter()
-                    .map(|h| (h.name.to_ascii_lowercase(), h.value.to_vec()))
-                    .collect();
-                let content_length = headers
-                    .iter()
-                    .find(|(n, _)| n == "content-length")
-                    .and_then(|(_, v)| std::str::from_utf8(v).ok()?.trim().parse().ok());
-                let chunked = headers.iter().any(|(n, v)| {
-                    n == "transfer-encoding"
-                        && std::str::from_utf8(v)
-                            .is_ok_and(|v| v.to_ascii_lowercase().contains("chunked"))
-                });
-                let reason = parsed.reason.unwrap_or("").to_owned();
-                return Ok(Answer {
-                    code,
-                    bytes: buf.freeze(),
-                    head_len,
-                    headers,
-                    reason,
-                    content_length,
-                    chunked,
-                });
-            }
-            Ok(httparse::Status::Partial) if buf.len() < HEAD_LIMIT => {}
-            Ok(httparse::Status::Partial) => {
-                return Err(io::Error::other("response head over 64 KiB"));
-            }
-            Err(e) => return Err(io::Error::other(format!("malformed response head: {e}"))),
-        }
-    }
-}
-
 /// Answers an upgrade taken from actix-http with `reply` (a refusal, or a
 /// metadata answer; its head only for HEAD), and closes.
 async fn refuse<T>(
@@ -557,69 +480,6 @@ async fn write_reply<T: AsyncWrite + Unpin>(
         io.write_all(&reply.body).await?;
     }
     io.shutdown().await
-}
-
-/// A connection to a downstream: plain or TLS.
-enum Upstream {
-    Plain(TcpStream),
-    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
-}
-
-async fn connect(target: &Target) -> io::Result<Upstream> {
-    let timeout = target.connect_timeout;
-    let tcp =
-        tokio::time::timeout(timeout, TcpStream::connect((target.host.as_str(), target.port)))
-            .await
-            .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "connect timed out"))??;
-    let _ = tcp.set_nodelay(true);
-    let Some(tls) = &target.tls else { return Ok(Upstream::Plain(tcp)) };
-    let name = rustls_pki_types::ServerName::try_from(target.host.clone())
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-    let connector = tokio_rustls::TlsConnector::from(Arc::clone(tls));
-    let stream = tokio::time::timeout(timeout, connector.connect(name, tcp))
-        .await
-        .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "TLS handshake timed out"))??;
-    Ok(Upstream::Tls(Box::new(stream)))
-}
-
-impl AsyncRead for Upstream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Self::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            Self::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for Upstream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Self::Plain(s) => Pin::new(s).poll_write(cx, buf),
-            Self::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Self::Plain(s) => Pin::new(s).poll_flush(cx),
-            Self::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Self::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            Self::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
-        }
-    }
 }
 
 /// Copies bytes both ways until both directions have ended, or neither
@@ -688,6 +548,7 @@ where
 mod tests {
     use super::*;
     use crate::http::head;
+    use bytes::Bytes;
 
     fn upgrade_of(raw: &str) -> Option<UpgradeRequest> {
         let mut lines = [httparse::EMPTY_HEADER; 16];

@@ -453,6 +453,15 @@ pub(super) fn raw_downstream(
                         let _ = heads.send("closed /api/v1/quiet".to_owned());
                         return;
                     }
+                    if path == "/api/v1/ambiguous" {
+                        // Both framings at once, the shape of a smuggled
+                        // answer: which one ends the body is a guess.
+                        let answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\
+                                      Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n\
+                                      5\r\nhello\r\n0\r\n\r\n";
+                        let _ = s.write_all(answer.as_bytes());
+                        return;
+                    }
                     if path == "/api/v1/burst" {
                         // A watch's 900 KB burst at once, then quiet until
                         // the proxy closes.
@@ -935,6 +944,31 @@ async fn a_client_that_stops_reading_holds_the_downstream_back() {
     served.stop();
 }
 
+/// An answer its owner frames both ways (`Content-Length` and
+/// `Transfer-Encoding`) is the owner's failure, never a body cut where one
+/// of the two says: for a watch (read by the front door itself) and for
+/// a short request (read by the pooled client) alike.
+#[actix_web::test]
+async fn an_answer_with_two_framings_is_the_owners_failure() {
+    let (tx, _heads) = std::sync::mpsc::channel();
+    let owner = raw_downstream(tx, std::sync::Arc::default());
+    let served =
+        crate::front_door::kubectl::serve_front_door("framing", &format!("http://{owner}"));
+    let base = served.base().await;
+    let addr: std::net::SocketAddr = base.trim_start_matches("http://").parse().expect("address");
+    raw_downstream_routed(addr).await;
+    for target in ["/api/v1/ambiguous?watch=1", "/api/v1/ambiguous"] {
+        let mut s = std::net::TcpStream::connect(addr).expect("connect");
+        let head = format!("GET {target} HTTP/1.1\r\nHost: p\r\nConnection: close\r\n\r\n");
+        s.write_all(head.as_bytes()).expect("request");
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).expect("answer");
+        assert!(answer.starts_with("HTTP/1.1 502"), "{target}: {answer}");
+        assert!(answer.contains(r#""kind":"Status""#) && !answer.contains("hello"), "{answer}");
+    }
+    served.stop();
+}
+
 /// A watch that bursts 900 KB at once to clients that do not read holds
 /// at most [`BURST_BOUND_KIB`] of the proxy's memory per connection: the
 /// answer is handed to the connection only as fast as it is written, the
@@ -984,7 +1018,7 @@ async fn a_burst_to_clients_that_do_not_read_holds_little_per_connection() {
 
 /// The memory per watch whose client does not read, whatever the burst
 /// (docs/operations.md, "Streaming").
-const BURST_BOUND_KIB: u64 = 125;
+const BURST_BOUND_KIB: u64 = 56;
 
 /// A passed-on request is not cut by the request timeout, which is for
 /// clients sending their heads: a downstream that takes longer than it to
