@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use actix_http::error::ParseError;
 use actix_web::body::{BodyStream, SizedStream};
 use actix_web::http::header::{self, HeaderMap, HeaderValue};
-use actix_web::http::{Method, StatusCode};
+use actix_web::http::{Method, StatusCode, Version};
 use actix_web::{HttpMessage as _, HttpRequest, HttpResponse, web};
 use awc::error::{ConnectError, SendRequestError};
 use bytes::Bytes;
@@ -81,6 +81,14 @@ pub(crate) async fn pass(
     let long = req.conn_data::<LongExchange>().map(LongExchange::mark);
     let target_path = req.uri().path_and_query().map_or(req.path(), |pq| pq.as_str());
     let body = request_body(&req);
+    // A body-less HTTP/2 request keeps its request stream, which tells when
+    // the client resets it ([`ResetWatch`]); a body goes to the owner.
+    let (upload, reset) = match body {
+        RequestBody::None => {
+            (None, (req.version() == Version::HTTP_2).then(|| ResetWatch::new(payload)))
+        }
+        _ => (Some(payload), None),
+    };
     // A client that closes while the owner has not answered yet ends the
     // exchange (Go's server cancels the request's context then).
     let gone = req.conn_data::<ClientGone>().map(ClientGone::watch);
@@ -89,6 +97,7 @@ pub(crate) async fn pass(
         _stream: stream,
         _long: long,
         gone,
+        reset,
         idle: clients.door.idle,
         class,
     };
@@ -140,12 +149,12 @@ pub(crate) async fn pass(
     };
     let replay = replayable(req.method(), req.headers(), &body);
     let sent = async {
-        let first = match body {
-            RequestBody::Sized(n) => {
-                build(&owner.pooled).send_body(SizedStream::new(n, payload)).await
+        let first = match (body, upload) {
+            (RequestBody::Sized(n), Some(upload)) => {
+                build(&owner.pooled).send_body(SizedStream::new(n, upload)).await
             }
-            RequestBody::Streamed => build(&owner.pooled).send_stream(payload).await,
-            RequestBody::None => build(&owner.pooled).send().await,
+            (RequestBody::Streamed, Some(upload)) => build(&owner.pooled).send_stream(upload).await,
+            _ => build(&owner.pooled).send().await,
         };
         match first {
             // A kept-alive connection the owner closed meanwhile: once
@@ -319,8 +328,42 @@ struct Relaying {
     _long: Option<LongExchangeMark>,
     /// Tells when the client closed.
     gone: Option<GoneWatch>,
+    /// HTTP/2: tells when the client reset the request's stream.
+    reset: Option<ResetWatch>,
     idle: Duration,
     class: RequestClass,
+}
+
+/// How often a quiet HTTP/2 answer looks whether its stream was reset.
+const RESET_CHECK: Duration = Duration::from_secs(1);
+
+/// Tells when an HTTP/2 client reset the stream of a body-less request
+/// whose answer is still relayed (a watch cancelled, its connection kept
+/// for others). actix-http answers each stream in a task that waits on
+/// the body and never looks at the stream's state, and h2 wakes nobody
+/// for a reset of a stream whose request has ended. The ended request
+/// stream, read again, fails once the stream was reset: it is read every
+/// [`RESET_CHECK`] while the answer is relayed.
+struct ResetWatch {
+    request: web::Payload,
+    tick: Pin<Box<Sleep>>,
+}
+
+impl ResetWatch {
+    fn new(request: web::Payload) -> Self {
+        Self { request, tick: Box::pin(tokio::time::sleep(RESET_CHECK)) }
+    }
+
+    /// Ready once the stream was found reset.
+    fn poll_reset(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        while self.tick.as_mut().poll(cx).is_ready() {
+            self.tick.as_mut().reset(tokio::time::Instant::now() + RESET_CHECK);
+            if let Poll::Ready(Some(Err(_))) = Pin::new(&mut self.request).poll_next(cx) {
+                return Poll::Ready(());
+            }
+        }
+        Poll::Pending
+    }
 }
 
 /// The client's answer: the owner's status and end-to-end headers, its
@@ -459,6 +502,16 @@ where
             return Poll::Ready(Some(Err(io::Error::new(
                 io::ErrorKind::ConnectionAborted,
                 "the client closed the connection",
+            ))));
+        }
+        if this._keep.reset.as_mut().is_some_and(|r| r.poll_reset(cx).is_ready()) {
+            tracing::debug!(
+                verb = this._keep.class.verb,
+                "front door: the client reset the stream; the passed-on answer ended"
+            );
+            return Poll::Ready(Some(Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "the client reset the stream",
             ))));
         }
         let room = match &this.written {

@@ -411,6 +411,55 @@ async fn an_http2_client_closing_during_a_quiet_watch_ends_the_downstream_exchan
     eventually("the watch's place is free", || inflight() == Some(0.0)).await;
 }
 
+/// An HTTP/2 client that resets one quiet watch's stream (what client-go
+/// does when a watch's context is cancelled), keeping its connection for
+/// others, ends that exchange too: the downstream's connection is closed
+/// and the place freed within a second or two, while the connection
+/// still carries another request.
+#[actix_web::test]
+async fn an_http2_client_resetting_a_quiet_watch_ends_the_downstream_exchange() {
+    let (proxy, heads, io) = h2_front_door_to_raw("h2-quiet-reset").await;
+    let long = r#"openapi_proxy_front_door_inflight{class="long_running"}"#;
+    let inflight = || {
+        let text = proxy.running.state.metrics.render();
+        text.lines().find_map(|l| l.strip_prefix(long)?.trim().parse::<f64>().ok())
+    };
+    let (send, connection) = h2::client::handshake(io).await.expect("HTTP/2 handshake");
+    let driving = actix_web::rt::spawn(async move {
+        let _ = connection.await;
+    });
+    let mut send = send.ready().await.expect("ready");
+    let req = http::Request::get("https://127.0.0.1/api/v1/quiet?watch=1").body(()).expect("req");
+    let (answer, _) = send.send_request(req, true).expect("send");
+    let answer = answer.await.expect("an answer");
+    assert_eq!(answer.status().as_u16(), 200);
+    let mut body = answer.into_body();
+    let mut seen = Vec::new();
+    while !seen.windows(5).any(|w| w == b"ADDED") {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), body.data())
+            .await
+            .expect("the event in time")
+            .expect("the watch ended early")
+            .expect("body");
+        seen.extend_from_slice(&chunk);
+    }
+    assert_eq!(inflight(), Some(1.0));
+    // The watch's stream alone goes: h2 resets a stream (CANCEL) whose
+    // last handle is dropped before its end.
+    drop(body);
+    assert!(
+        super::requests::seen_within(heads, "closed /api/v1/quiet", Duration::from_secs(3)).await,
+        "the downstream's connection stayed open after the client reset the stream"
+    );
+    eventually("the watch's place is free", || inflight() == Some(0.0)).await;
+    let mut send = send.ready().await.expect("the connection still takes requests");
+    let req = http::Request::get("https://127.0.0.1/api/v1").body(()).expect("req");
+    let (answer, _) = send.send_request(req, true).expect("send");
+    let answer = answer.await.expect("an answer on the same connection");
+    assert_eq!(answer.status().as_u16(), 200);
+    driving.abort();
+}
+
 /// A stream that stops reading once told to, as a client that does not
 /// read its connection any more.
 struct Pausable<T> {
