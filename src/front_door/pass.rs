@@ -494,25 +494,20 @@ where
         // The client closed while the answer was quiet: end it, so the
         // downstream exchange, its connection and its place go now, not
         // when the downstream next sends a byte.
-        if this._keep.gone.as_ref().is_some_and(|g| g.poll_gone(cx).is_ready()) {
+        let left = if this._keep.gone.as_ref().is_some_and(|g| g.poll_gone(cx).is_ready()) {
+            Some("the client closed the connection")
+        } else if this._keep.reset.as_mut().is_some_and(|r| r.poll_reset(cx).is_ready()) {
+            Some("the client reset the stream")
+        } else {
+            None
+        };
+        if let Some(how) = left {
             tracing::debug!(
                 verb = this._keep.class.verb,
-                "front door: the client closed; the passed-on answer ended"
+                how,
+                "front door: the client went away; the passed-on answer ended"
             );
-            return Poll::Ready(Some(Err(io::Error::new(
-                io::ErrorKind::ConnectionAborted,
-                "the client closed the connection",
-            ))));
-        }
-        if this._keep.reset.as_mut().is_some_and(|r| r.poll_reset(cx).is_ready()) {
-            tracing::debug!(
-                verb = this._keep.class.verb,
-                "front door: the client reset the stream; the passed-on answer ended"
-            );
-            return Poll::Ready(Some(Err(io::Error::new(
-                io::ErrorKind::ConnectionAborted,
-                "the client reset the stream",
-            ))));
+            return Poll::Ready(Some(Err(io::Error::new(io::ErrorKind::ConnectionAborted, how))));
         }
         let room = match &this.written {
             Some(written) => {

@@ -369,38 +369,60 @@ async fn watches_from_one_client_take_its_share_and_another_is_served() {
     assert_eq!(metric(&proxy, by_share), 1);
 }
 
+/// A quiet watch open over one HTTP/2 connection to a front door in front
+/// of the raw downstream, its first event read.
+struct QuietH2Watch {
+    proxy: TestProxy,
+    heads: std::sync::mpsc::Receiver<String>,
+    send: h2::client::SendRequest<bytes::Bytes>,
+    /// Drives the connection; aborted, the connection closes.
+    driving: actix_web::rt::task::JoinHandle<()>,
+    body: h2::RecvStream,
+}
+
+impl QuietH2Watch {
+    async fn open(name: &str) -> Self {
+        let (proxy, heads, io) = h2_front_door_to_raw(name).await;
+        let (send, connection) = h2::client::handshake(io).await.expect("HTTP/2 handshake");
+        let driving = actix_web::rt::spawn(async move {
+            let _ = connection.await;
+        });
+        let mut send = send.ready().await.expect("ready");
+        let req =
+            http::Request::get("https://127.0.0.1/api/v1/quiet?watch=1").body(()).expect("req");
+        let (answer, _) = send.send_request(req, true).expect("send");
+        let answer = answer.await.expect("an answer");
+        assert_eq!(answer.status().as_u16(), 200);
+        let mut body = answer.into_body();
+        let mut seen = Vec::new();
+        while !seen.windows(5).any(|w| w == b"ADDED") {
+            let chunk = tokio::time::timeout(Duration::from_secs(10), body.data())
+                .await
+                .expect("the event in time")
+                .expect("the watch ended early")
+                .expect("body");
+            seen.extend_from_slice(&chunk);
+        }
+        assert_eq!(long_running(&proxy), Some(1.0));
+        Self { proxy, heads, send, driving, body }
+    }
+}
+
+/// The long-running passes in flight at `proxy`.
+fn long_running(proxy: &TestProxy) -> Option<f64> {
+    let long = r#"openapi_proxy_front_door_inflight{class="long_running"}"#;
+    let text = proxy.running.state.metrics.render();
+    text.lines().find_map(|l| l.strip_prefix(long)?.trim().parse::<f64>().ok())
+}
+
 /// An HTTP/2 client whose connection closes during a quiet watch ends the
 /// exchange as an HTTP/1 client does: the downstream's connection is
 /// closed and the watch's place in flight is free within a second or two,
 /// not when the downstream next sends an event.
 #[actix_web::test]
 async fn an_http2_client_closing_during_a_quiet_watch_ends_the_downstream_exchange() {
-    let (proxy, heads, io) = h2_front_door_to_raw("h2-quiet-close").await;
-    let long = r#"openapi_proxy_front_door_inflight{class="long_running"}"#;
-    let inflight = || {
-        let text = proxy.running.state.metrics.render();
-        text.lines().find_map(|l| l.strip_prefix(long)?.trim().parse::<f64>().ok())
-    };
-    let (send, connection) = h2::client::handshake(io).await.expect("HTTP/2 handshake");
-    let driving = actix_web::rt::spawn(async move {
-        let _ = connection.await;
-    });
-    let mut send = send.ready().await.expect("ready");
-    let req = http::Request::get("https://127.0.0.1/api/v1/quiet?watch=1").body(()).expect("req");
-    let (answer, _) = send.send_request(req, true).expect("send");
-    let answer = answer.await.expect("an answer");
-    assert_eq!(answer.status().as_u16(), 200);
-    let mut body = answer.into_body();
-    let mut seen = Vec::new();
-    while !seen.windows(5).any(|w| w == b"ADDED") {
-        let chunk = tokio::time::timeout(Duration::from_secs(10), body.data())
-            .await
-            .expect("the event in time")
-            .expect("the watch ended early")
-            .expect("body");
-        seen.extend_from_slice(&chunk);
-    }
-    assert_eq!(inflight(), Some(1.0));
+    let QuietH2Watch { proxy, heads, send, driving, body } =
+        QuietH2Watch::open("h2-quiet-close").await;
     // The client goes: its connection (and with it every stream) closes.
     driving.abort();
     drop((body, send));
@@ -408,7 +430,7 @@ async fn an_http2_client_closing_during_a_quiet_watch_ends_the_downstream_exchan
         super::requests::seen_within(heads, "closed /api/v1/quiet", Duration::from_secs(2)).await,
         "the downstream's connection stayed open after the HTTP/2 client left"
     );
-    eventually("the watch's place is free", || inflight() == Some(0.0)).await;
+    eventually("the watch's place is free", || long_running(&proxy) == Some(0.0)).await;
 }
 
 /// An HTTP/2 client that resets one quiet watch's stream (what client-go
@@ -418,32 +440,8 @@ async fn an_http2_client_closing_during_a_quiet_watch_ends_the_downstream_exchan
 /// still carries another request.
 #[actix_web::test]
 async fn an_http2_client_resetting_a_quiet_watch_ends_the_downstream_exchange() {
-    let (proxy, heads, io) = h2_front_door_to_raw("h2-quiet-reset").await;
-    let long = r#"openapi_proxy_front_door_inflight{class="long_running"}"#;
-    let inflight = || {
-        let text = proxy.running.state.metrics.render();
-        text.lines().find_map(|l| l.strip_prefix(long)?.trim().parse::<f64>().ok())
-    };
-    let (send, connection) = h2::client::handshake(io).await.expect("HTTP/2 handshake");
-    let driving = actix_web::rt::spawn(async move {
-        let _ = connection.await;
-    });
-    let mut send = send.ready().await.expect("ready");
-    let req = http::Request::get("https://127.0.0.1/api/v1/quiet?watch=1").body(()).expect("req");
-    let (answer, _) = send.send_request(req, true).expect("send");
-    let answer = answer.await.expect("an answer");
-    assert_eq!(answer.status().as_u16(), 200);
-    let mut body = answer.into_body();
-    let mut seen = Vec::new();
-    while !seen.windows(5).any(|w| w == b"ADDED") {
-        let chunk = tokio::time::timeout(Duration::from_secs(10), body.data())
-            .await
-            .expect("the event in time")
-            .expect("the watch ended early")
-            .expect("body");
-        seen.extend_from_slice(&chunk);
-    }
-    assert_eq!(inflight(), Some(1.0));
+    let QuietH2Watch { proxy, heads, send, driving, body } =
+        QuietH2Watch::open("h2-quiet-reset").await;
     // The watch's stream alone goes: h2 resets a stream (CANCEL) whose
     // last handle is dropped before its end.
     drop(body);
@@ -451,7 +449,7 @@ async fn an_http2_client_resetting_a_quiet_watch_ends_the_downstream_exchange() 
         super::requests::seen_within(heads, "closed /api/v1/quiet", Duration::from_secs(3)).await,
         "the downstream's connection stayed open after the client reset the stream"
     );
-    eventually("the watch's place is free", || inflight() == Some(0.0)).await;
+    eventually("the watch's place is free", || long_running(&proxy) == Some(0.0)).await;
     let mut send = send.ready().await.expect("the connection still takes requests");
     let req = http::Request::get("https://127.0.0.1/api/v1").body(()).expect("req");
     let (answer, _) = send.send_request(req, true).expect("send");
