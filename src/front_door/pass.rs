@@ -81,11 +81,13 @@ pub(crate) async fn pass(
     let long = req.conn_data::<LongExchange>().map(LongExchange::mark);
     let target_path = req.uri().path_and_query().map_or(req.path(), |pq| pq.as_str());
     let body = request_body(&req);
-    // A body-less HTTP/2 request keeps its request stream, which tells when
-    // the client resets it ([`ResetWatch`]); a body goes to the owner.
+    // A body-less long-running HTTP/2 request keeps its request stream,
+    // which tells when the client resets it ([`ResetWatch`]); a short
+    // answer notices that at its next write. A body goes to the owner.
     let (upload, reset) = match body {
         RequestBody::None => {
-            (None, (req.version() == Version::HTTP_2).then(|| ResetWatch::new(payload)))
+            let h2_long = class.long_running && req.version() == Version::HTTP_2;
+            (None, h2_long.then(|| ResetWatch::new(payload)))
         }
         _ => (Some(payload), None),
     };
