@@ -16,7 +16,7 @@
 use std::collections::BTreeSet;
 
 use crate::json::pointer::{JsonPointer, Location, fragment_pointer, unescape_token};
-use crate::json::tree::{Node, Object};
+use crate::json::tree::{Node, Object, Text};
 
 use super::refs::ref_object_value;
 use super::{Context, ConvertError, NoteKind, as_object};
@@ -249,42 +249,39 @@ impl<'a> Context<'a> {
         location: &str,
         at: &Location<'_>,
     ) -> Result<Node<'a>, ConvertError> {
-        let mut out = Object::new();
+        // Sized for the members kept and `schema` (`style` and `explode`,
+        // for array parameters only, grow it): a document has thousands of
+        // query parameters, and a list regrown for each left its smaller
+        // copy behind. The members are the input's, whose keys are unique,
+        // and three names none of them can be: nothing to search for.
+        let kept = p.keys().filter(|k| kept_in_parameter(k, location)).count();
+        let mut out = Object::with_capacity(kept + 1);
         for (key, value) in p {
             match key.as_str() {
-                "name" | "in" | "description" | "required" | "deprecated" => {
-                    out.insert(key.clone(), value.clone());
+                k if kept_in_parameter(k, location) && !k.starts_with("x-") => {
+                    out.push_new(key.clone(), value.clone());
                 }
                 "allowEmptyValue" => {
-                    if location == "query" {
-                        out.insert(key.clone(), value.clone());
-                    } else {
-                        self.note(&at.key(key), NoteKind::AllowEmptyValueOutsideQuery);
-                    }
-                }
-                // v3 parameters have `example`; v2 ones do not, but
-                // documents write it (swagger2openapi's issue79).
-                "example" => {
-                    out.insert(key.clone(), value.clone());
+                    self.note(&at.key(key), NoteKind::AllowEmptyValueOutsideQuery);
                 }
                 k if k.starts_with("x-") && k != "x-nullable" => {
                     let converted = self.extension(value, &at.key(key));
-                    out.insert(key.clone(), converted);
+                    out.push_new(key.clone(), converted);
                 }
                 k if moves_into_schema(k) => {}
                 _ => self.dropped_field(key, at),
             }
         }
         if let Some((style, explode)) = self.collection_style(p, location, at)? {
-            out.insert("style", Node::String(style.into()));
-            out.insert("explode", Node::Bool(explode));
+            out.push_new(Text::plain("style"), Node::String(Text::plain(style)));
+            out.push_new(Text::plain("explode"), Node::Bool(explode));
         }
         let schema = match p.get("schema") {
             // Not valid v2 outside a body, but seen in the wild.
             Some(s) => self.schema(s, &at.key("schema"))?,
             None => self.simple_schema(p, at)?,
         };
-        out.insert("schema", schema);
+        out.push_new(Text::plain("schema"), schema);
         Ok(Node::Object(out))
     }
 
@@ -449,6 +446,19 @@ impl<'a> Context<'a> {
             }
         }
         Ok((parameters, bodies))
+    }
+}
+
+/// True for the members of a v2 query, header or path parameter (at
+/// `location`) that its v3 form keeps as they are (`x-` extensions with
+/// their references followed).
+fn kept_in_parameter(key: &str, location: &str) -> bool {
+    match key {
+        // v3 parameters have `example`; v2 ones do not, but documents
+        // write it (swagger2openapi's issue79).
+        "name" | "in" | "description" | "required" | "deprecated" | "example" => true,
+        "allowEmptyValue" => location == "query",
+        k => k.starts_with("x-") && k != "x-nullable",
     }
 }
 
