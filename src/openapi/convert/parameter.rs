@@ -350,19 +350,24 @@ impl<'a> Context<'a> {
             .count();
         // `type: file` becomes a type and a format.
         let file = p.get("type").and_then(Node::as_str) == Some("file");
+        // Appended, not searched for: what `type` gives first, then the
+        // parameter's own fields (unique keys, none of them `type`,
+        // `nullable` or `items`; `format` skipped when `type` gave one),
+        // then `items`. Only `x-nullable` may meet a `nullable` already
+        // there.
         let mut out = Object::with_capacity(room + usize::from(file));
         match p.get("type") {
             Some(Node::String(t)) if t == "file" => {
-                out.insert("type", Node::String("string".into()));
-                out.insert("format", Node::String("binary".into()));
+                out.push_new(Text::plain("type"), Node::String(Text::plain("string")));
+                out.push_new(Text::plain("format"), Node::String(Text::plain("binary")));
             }
             // As in a schema: OpenAPI 3.0 has no null type.
             Some(Node::String(t)) if t == "null" => {
                 self.note(&at.key("type"), NoteKind::NullType);
-                out.insert("nullable", Node::Bool(true));
+                out.push_new(Text::plain("nullable"), Node::Bool(true));
             }
             Some(t @ Node::String(_)) => {
-                out.insert("type", t.clone());
+                out.push_new(Text::plain("type"), t.clone());
             }
             Some(_) => {
                 return Err(ConvertError::WrongType {
@@ -383,7 +388,7 @@ impl<'a> Context<'a> {
                 // `type: file` already set `format: binary`.
                 "format" if out.contains_key("format") => {}
                 f if SIMPLE_SCHEMA_FIELDS.contains(&f) => {
-                    out.insert(field.clone(), v.clone());
+                    out.push_new(field.clone(), v.clone());
                 }
                 _ => {}
             }
@@ -409,7 +414,7 @@ impl<'a> Context<'a> {
             } else {
                 self.simple_schema(items, &items_at)?
             };
-            out.insert("items", converted);
+            out.push_new(Text::plain("items"), converted);
         }
         Ok(Node::Object(out))
     }
