@@ -199,9 +199,8 @@ impl<'a> Location<'a> {
                     push_escaped(&mut p, k);
                 }
                 Token::Index(i) => {
-                    use std::fmt::Write as _;
-                    // Writing into a `String` cannot fail.
-                    let _ = write!(p, "/{i}");
+                    p.push('/');
+                    p.push_str(itoa::Buffer::new().format(*i));
                 }
                 Token::Base(_) => {}
             }
@@ -221,14 +220,19 @@ fn decimal_len(n: usize) -> usize {
 }
 
 /// Appends `token` escaped as RFC 6901 says (`~` as `~0`, `/` as `~1`).
+///
+/// Scans bytes, not characters: both are ASCII, so every place found is
+/// a character boundary, and a note's pointer (a path with a `/` every few
+/// characters) is written without decoding each character of it.
 fn push_escaped(out: &mut String, token: &str) {
-    let mut last = 0;
-    for (at, found) in token.match_indices(['~', '/']) {
-        out.push_str(token.get(last..at).unwrap_or_default());
-        out.push_str(if found == "~" { "~0" } else { "~1" });
-        last = at + found.len();
+    let mut rest = token;
+    while let Some(at) = rest.bytes().position(|b| b == b'~' || b == b'/') {
+        let (before, from) = rest.split_at(at);
+        out.push_str(before);
+        out.push_str(if from.starts_with('~') { "~0" } else { "~1" });
+        rest = from.get(1..).unwrap_or_default();
     }
-    out.push_str(token.get(last..).unwrap_or_default());
+    out.push_str(rest);
 }
 
 impl fmt::Display for JsonPointer {

@@ -226,16 +226,23 @@ pub fn split_rendered_each_hinted<'a>(
     max_output: usize,
     mut each: impl FnMut(&DocumentKey, &[u8]),
 ) -> Result<Vec<String>, SplitError> {
-    let mut fragments = Fragments { arena: Vec::with_capacity(size_hint), ..Fragments::default() };
-    // The largest output of a split is a part of the whole; half of it
-    // covers every Kubernetes group-version, and a bigger one grows once.
-    let mut scratch = Vec::with_capacity(size_hint / 2);
+    // Both buffers are taken when first written to, after the split's
+    // bookkeeping: its many small allocations then fill the pages the
+    // converted tree began, instead of fresh ones beyond the buffers.
+    let mut fragments = Fragments { reserve: size_hint, ..Fragments::default() };
+    let mut scratch = Vec::new();
     let (_, unplaced) = split_with(
         doc,
         hints,
         max_output,
         &mut fragments,
         |key, index, paths, indices, reach, fragments| {
+            if scratch.capacity() == 0 {
+                // The largest output of a split is a part of the whole;
+                // half of it covers every Kubernetes group-version, and a
+                // bigger one grows once.
+                scratch.reserve(size_hint / 2);
+            }
             scratch.clear();
             index.render(paths, indices, reach, fragments, &mut scratch);
             each(key, &scratch);
@@ -454,6 +461,32 @@ impl<'a> Index<'a> {
         Self { doc, root, format, sections, components, lookup, path_ids }
     }
 
+    /// The component a pointer names whole (`/definitions/<name>`,
+    /// `/components/schemas/<name>`), when `lookup` has it; `tokens` are
+    /// its first three, unescaped.
+    ///
+    /// Nearly every reference is one; finding it by name here spares
+    /// [`Node::pointer`] a walk through the section's members (600
+    /// definitions for Kubernetes) for each reference resolved.
+    fn whole_component(&self, pointer: &str, tokens: &[Cow<'_, str>]) -> Option<usize> {
+        let depth = match self.format {
+            Format::Swagger2 => 2,
+            Format::OpenApi3 => 3,
+        };
+        if tokens.len() != depth || pointer.split('/').count() != depth + 1 {
+            return None;
+        }
+        let (section, name) = match (self.format, tokens) {
+            (Format::Swagger2, [section, name]) => (section, name),
+            (Format::OpenApi3, [components, section, name]) if components == "components" => {
+                (section, name)
+            }
+            _ => return None,
+        };
+        let section = self.section(section)?;
+        self.lookup.get(&(section, &**name)).copied()
+    }
+
     fn section(&self, name: &str) -> Option<usize> {
         self.sections.iter().position(|s| s.name == name)
     }
@@ -479,12 +512,16 @@ impl<'a> Index<'a> {
         let Some(pointer) = reference.strip_prefix('#').and_then(fragment_pointer) else {
             return Target::Missing;
         };
-        if self.doc.pointer(&pointer).is_none() {
-            return Target::Missing;
-        }
         // Only the first three tokens decide.
         let tokens: Vec<Cow<'_, str>> =
             pointer.split('/').skip(1).take(3).map(unescape_token).collect();
+        if let Some(component) = self.whole_component(&pointer, &tokens) {
+            // In `lookup`, so it is there: no walk of its section by name.
+            return Target::Component(component);
+        }
+        if self.doc.pointer(&pointer).is_none() {
+            return Target::Missing;
+        }
         let first = tokens.first().map(|t| &**t);
         if first == Some("paths") {
             return match tokens.get(1) {
@@ -584,6 +621,8 @@ impl<'a> Index<'a> {
 struct Fragments {
     /// Every piece's bytes.
     arena: Vec<u8>,
+    /// The room `arena` takes when the first piece is written.
+    reserve: usize,
     /// Component id → its piece, once serialized.
     components: BTreeMap<usize, Range<usize>>,
     /// Members kept whole (top level, and v3 `components` members that are
@@ -597,50 +636,47 @@ impl Fragments {
     /// arena under `range` first if that was not done yet.
     fn copy(
         arena: &mut Vec<u8>,
+        reserve: usize,
         range: &mut Option<Range<usize>>,
         value: &Node<'_>,
         out: &mut Vec<u8>,
     ) {
-        let range = range.get_or_insert_with(|| {
-            let start = arena.len();
-            value.render(arena);
-            start..arena.len()
-        });
+        let range = range.get_or_insert_with(|| Self::piece(arena, reserve, value));
         out.extend_from_slice(arena.get(range.clone()).unwrap_or_default());
+    }
+
+    /// Serializes `value` at the end of the arena, which takes its
+    /// `reserve` first if it has no room yet.
+    fn piece(arena: &mut Vec<u8>, reserve: usize, value: &Node<'_>) -> Range<usize> {
+        if arena.capacity() == 0 {
+            arena.reserve(reserve);
+        }
+        let start = arena.len();
+        value.render(arena);
+        start..arena.len()
     }
 
     /// Serializes component `id` into the arena (once) and gives its
     /// length.
     fn component_len(&mut self, id: usize, value: &Node<'_>) -> usize {
-        let arena = &mut self.arena;
-        self.components
-            .entry(id)
-            .or_insert_with(|| {
-                let start = arena.len();
-                value.render(arena);
-                start..arena.len()
-            })
-            .len()
+        let (arena, reserve) = (&mut self.arena, self.reserve);
+        self.components.entry(id).or_insert_with(|| Self::piece(arena, reserve, value)).len()
     }
 
     /// Serializes a member kept whole into the arena (once) and gives its
     /// length.
     fn member_len(&mut self, key: (bool, &str), value: &Node<'_>) -> usize {
-        let arena = &mut self.arena;
+        let (arena, reserve) = (&mut self.arena, self.reserve);
         self.members
             .entry((key.0, key.1.to_owned()))
-            .or_insert_with(|| {
-                let start = arena.len();
-                value.render(arena);
-                start..arena.len()
-            })
+            .or_insert_with(|| Self::piece(arena, reserve, value))
             .len()
     }
 
     fn component(&mut self, id: usize, value: &Node<'_>, out: &mut Vec<u8>) {
         let mut range = self.components.get(&id).cloned();
         let fresh = range.is_none();
-        Self::copy(&mut self.arena, &mut range, value, out);
+        Self::copy(&mut self.arena, self.reserve, &mut range, value, out);
         if let (true, Some(r)) = (fresh, range) {
             self.components.insert(id, r);
         }
@@ -649,7 +685,7 @@ impl Fragments {
     fn member(&mut self, key: (bool, &str), value: &Node<'_>, out: &mut Vec<u8>) {
         let mut range = self.members.get(&(key.0, key.1.to_owned())).cloned();
         let fresh = range.is_none();
-        Self::copy(&mut self.arena, &mut range, value, out);
+        Self::copy(&mut self.arena, self.reserve, &mut range, value, out);
         if let (true, Some(r)) = (fresh, range) {
             self.members.insert((key.0, key.1.to_owned()), r);
         }

@@ -156,7 +156,20 @@ impl<'a> Parser<'a> {
 
     /// The same whitespace as `serde_json`: space, tab, line feed,
     /// carriage return.
+    ///
+    /// Inlined up to its first byte: the parser asks five times per object
+    /// member and mostly finds none (before a `:`, after a string), where
+    /// a call cost more than the look.
+    #[inline(always)]
     fn skip_whitespace(&mut self) {
+        // Every byte above the space is something other than whitespace.
+        if self.peek().is_some_and(|b| b > b' ') {
+            return;
+        }
+        self.skip_whitespace_run();
+    }
+
+    fn skip_whitespace_run(&mut self) {
         loop {
             match self.peek() {
                 Some(b' ' | b'\t' | b'\r') => self.pos += 1,

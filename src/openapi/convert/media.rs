@@ -1,7 +1,7 @@
 //! Media types of converted content: which ones a request body or a
 //! response is written under, and the v3 media type object.
 
-use crate::json::tree::{Node, Object};
+use crate::json::tree::{Node, Object, Text};
 use crate::wire::media::ANY_MEDIA_TYPE;
 
 /// The media types a body or response is written under: those declared,
@@ -19,15 +19,16 @@ pub(super) fn media_base(mt: &str) -> &str {
 /// A v3 media type object, with its `schema` and `encoding` where given.
 /// Allocated at its size: a response is written once per media type the
 /// operation produces (thousands of these objects for Kubernetes), and an
-/// object grown from empty takes room for four members.
+/// object grown from empty takes room for four members. Its two keys are
+/// appended as they are, neither searched for nor checked for escapes.
 pub(super) fn media_type<'a>(schema: Option<Node<'a>>, encoding: Option<Object<'a>>) -> Node<'a> {
     let mut m =
         Object::with_capacity(usize::from(schema.is_some()) + usize::from(encoding.is_some()));
     if let Some(s) = schema {
-        m.insert("schema", s);
+        m.push_new(Text::plain("schema"), s);
     }
     if let Some(e) = encoding {
-        m.insert("encoding", Node::Object(e));
+        m.push_new(Text::plain("encoding"), Node::Object(e));
     }
     Node::Object(m)
 }

@@ -16,7 +16,7 @@
 //!   known.
 
 use crate::json::pointer::{JsonPointer, Location};
-use crate::json::tree::{Node, Object};
+use crate::json::tree::{Node, Object, Text};
 
 use super::parameter::Param;
 use super::{Context, ConvertError, NoteKind, as_object, media_types};
@@ -178,7 +178,10 @@ impl<'a> Context<'a> {
             }
         }
 
-        // At most the operation's members and a `requestBody`.
+        // At most the operation's members and a `requestBody`. Each key is
+        // appended, not searched for: the input's own keys are unique, and
+        // `parameters`, `requestBody`, `responses` and `servers` are each
+        // put in once (the input's own go elsewhere or are dropped).
         let mut out = Object::with_capacity(op.len() + 1);
         let mut responses_seen = false;
         for (key, value) in op {
@@ -190,18 +193,18 @@ impl<'a> Context<'a> {
                     responses_seen = true;
                     // v3 puts the request before the responses.
                     insert_parameters_and_body(&mut out, &mut plain, &mut body);
-                    out.insert(key.clone(), self.responses(value, &produces, &at.key(key))?);
+                    out.push_new(key.clone(), self.responses(value, &produces, &at.key(key))?);
                 }
                 "security" => {
-                    out.insert(key.clone(), self.security_requirements(value));
+                    out.push_new(key.clone(), self.security_requirements(value));
                 }
                 k if k.starts_with("x-") => {
                     let converted = self.extension(value, &at.key(key));
-                    out.insert(key.clone(), converted);
+                    out.push_new(key.clone(), converted);
                 }
                 "tags" | "summary" | "description" | "externalDocs" | "operationId"
                 | "deprecated" => {
-                    out.insert(key.clone(), value.clone());
+                    out.push_new(key.clone(), value.clone());
                 }
                 // v3 forbids other members, so copying one would make the
                 // document invalid.
@@ -211,7 +214,7 @@ impl<'a> Context<'a> {
         insert_parameters_and_body(&mut out, &mut plain, &mut body);
         if !responses_seen {
             self.note(at, NoteKind::MissingResponses);
-            out.insert("responses", Node::Object(Object::new()));
+            out.push_new(Text::plain("responses"), Node::Object(Object::new()));
         }
         Ok(Node::Object(out))
     }
@@ -244,7 +247,7 @@ impl<'a> Context<'a> {
                 Node::Object(m)
             })
             .collect();
-        out.insert("servers", Node::Array(servers));
+        out.push_new(Text::plain("servers"), Node::Array(servers));
         Ok(())
     }
 }
@@ -255,9 +258,9 @@ fn insert_parameters_and_body<'a>(
     body: &mut Option<Node<'a>>,
 ) {
     if !plain.is_empty() {
-        out.insert("parameters", Node::Array(std::mem::take(plain)));
+        out.push_new(Text::plain("parameters"), Node::Array(std::mem::take(plain)));
     }
     if let Some(b) = body.take() {
-        out.insert("requestBody", b);
+        out.push_new(Text::plain("requestBody"), b);
     }
 }

@@ -16,7 +16,7 @@
 use std::collections::BTreeSet;
 
 use crate::json::pointer::{JsonPointer, Location, fragment_pointer, unescape_token};
-use crate::json::tree::{Node, Object};
+use crate::json::tree::{Node, Object, Text};
 
 use super::refs::ref_object_value;
 use super::{Context, ConvertError, NoteKind, as_object};
@@ -249,42 +249,39 @@ impl<'a> Context<'a> {
         location: &str,
         at: &Location<'_>,
     ) -> Result<Node<'a>, ConvertError> {
-        let mut out = Object::new();
+        // Sized for the members kept and `schema` (`style` and `explode`,
+        // for array parameters only, grow it): a document has thousands of
+        // query parameters, and a list regrown for each left its smaller
+        // copy behind. The members are the input's, whose keys are unique,
+        // and three names none of them can be: nothing to search for.
+        let kept = p.keys().filter(|k| kept_in_parameter(k, location)).count();
+        let mut out = Object::with_capacity(kept + 1);
         for (key, value) in p {
             match key.as_str() {
-                "name" | "in" | "description" | "required" | "deprecated" => {
-                    out.insert(key.clone(), value.clone());
+                k if kept_in_parameter(k, location) && !k.starts_with("x-") => {
+                    out.push_new(key.clone(), value.clone());
                 }
                 "allowEmptyValue" => {
-                    if location == "query" {
-                        out.insert(key.clone(), value.clone());
-                    } else {
-                        self.note(&at.key(key), NoteKind::AllowEmptyValueOutsideQuery);
-                    }
-                }
-                // v3 parameters have `example`; v2 ones do not, but
-                // documents write it (swagger2openapi's issue79).
-                "example" => {
-                    out.insert(key.clone(), value.clone());
+                    self.note(&at.key(key), NoteKind::AllowEmptyValueOutsideQuery);
                 }
                 k if k.starts_with("x-") && k != "x-nullable" => {
                     let converted = self.extension(value, &at.key(key));
-                    out.insert(key.clone(), converted);
+                    out.push_new(key.clone(), converted);
                 }
                 k if moves_into_schema(k) => {}
                 _ => self.dropped_field(key, at),
             }
         }
         if let Some((style, explode)) = self.collection_style(p, location, at)? {
-            out.insert("style", Node::String(style.into()));
-            out.insert("explode", Node::Bool(explode));
+            out.push_new(Text::plain("style"), Node::String(Text::plain(style)));
+            out.push_new(Text::plain("explode"), Node::Bool(explode));
         }
         let schema = match p.get("schema") {
             // Not valid v2 outside a body, but seen in the wild.
             Some(s) => self.schema(s, &at.key("schema"))?,
             None => self.simple_schema(p, at)?,
         };
-        out.insert("schema", schema);
+        out.push_new(Text::plain("schema"), schema);
         Ok(Node::Object(out))
     }
 
@@ -353,19 +350,24 @@ impl<'a> Context<'a> {
             .count();
         // `type: file` becomes a type and a format.
         let file = p.get("type").and_then(Node::as_str) == Some("file");
+        // Appended, not searched for: what `type` gives first, then the
+        // parameter's own fields (unique keys, none of them `type`,
+        // `nullable` or `items`; `format` skipped when `type` gave one),
+        // then `items`. Only `x-nullable` may meet a `nullable` already
+        // there.
         let mut out = Object::with_capacity(room + usize::from(file));
         match p.get("type") {
             Some(Node::String(t)) if t == "file" => {
-                out.insert("type", Node::String("string".into()));
-                out.insert("format", Node::String("binary".into()));
+                out.push_new(Text::plain("type"), Node::String(Text::plain("string")));
+                out.push_new(Text::plain("format"), Node::String(Text::plain("binary")));
             }
             // As in a schema: OpenAPI 3.0 has no null type.
             Some(Node::String(t)) if t == "null" => {
                 self.note(&at.key("type"), NoteKind::NullType);
-                out.insert("nullable", Node::Bool(true));
+                out.push_new(Text::plain("nullable"), Node::Bool(true));
             }
             Some(t @ Node::String(_)) => {
-                out.insert("type", t.clone());
+                out.push_new(Text::plain("type"), t.clone());
             }
             Some(_) => {
                 return Err(ConvertError::WrongType {
@@ -386,7 +388,7 @@ impl<'a> Context<'a> {
                 // `type: file` already set `format: binary`.
                 "format" if out.contains_key("format") => {}
                 f if SIMPLE_SCHEMA_FIELDS.contains(&f) => {
-                    out.insert(field.clone(), v.clone());
+                    out.push_new(field.clone(), v.clone());
                 }
                 _ => {}
             }
@@ -412,7 +414,7 @@ impl<'a> Context<'a> {
             } else {
                 self.simple_schema(items, &items_at)?
             };
-            out.insert("items", converted);
+            out.push_new(Text::plain("items"), converted);
         }
         Ok(Node::Object(out))
     }
@@ -449,6 +451,19 @@ impl<'a> Context<'a> {
             }
         }
         Ok((parameters, bodies))
+    }
+}
+
+/// True for the members of a v2 query, header or path parameter (at
+/// `location`) that its v3 form keeps as they are (`x-` extensions with
+/// their references followed).
+fn kept_in_parameter(key: &str, location: &str) -> bool {
+    match key {
+        // v3 parameters have `example`; v2 ones do not, but documents
+        // write it (swagger2openapi's issue79).
+        "name" | "in" | "description" | "required" | "deprecated" | "example" => true,
+        "allowEmptyValue" => location == "query",
+        k => k.starts_with("x-") && k != "x-nullable",
     }
 }
 

@@ -6,7 +6,7 @@
 //! fields move into its `schema`, as a simple parameter's do.
 
 use crate::json::pointer::Location;
-use crate::json::tree::{Node, Object};
+use crate::json::tree::{Node, Object, Text};
 
 use super::media::{media_or_default, media_type};
 use super::parameter::moves_into_schema;
@@ -53,15 +53,17 @@ impl<'a> Context<'a> {
             Some(e) => Some(as_object(e, &at.key("examples"), "an object of examples")?),
             None => None,
         };
-        // Its members, and a description if it lacks one.
+        // Its members, and a description if it lacks one. Every key is
+        // appended, not searched for: `description`, `headers` and
+        // `content` once each, then the input's own `x-` keys.
         let mut out = Object::with_capacity(r.len() + 1);
         match r.get("description") {
             Some(d) => {
-                out.insert("description", d.clone());
+                out.push_new(Text::plain("description"), d.clone());
             }
             None => {
                 self.note(at, NoteKind::MissingDescription);
-                out.insert("description", Node::string(""));
+                out.push_new(Text::plain("description"), Node::string(""));
             }
         }
         if let Some(headers) = r.get("headers") {
@@ -71,7 +73,7 @@ impl<'a> Context<'a> {
             for (name, h) in headers {
                 converted.insert(name.clone(), self.header(h, &at.key(name))?);
             }
-            out.insert("headers", Node::Object(converted));
+            out.push_new(Text::plain("headers"), Node::Object(converted));
         }
         let types = if schema.is_some() { media_or_default(produces) } else { Vec::new() };
         let mut content = Object::with_capacity(types.len() + examples.map_or(0, Object::len));
@@ -98,13 +100,13 @@ impl<'a> Context<'a> {
             }
         }
         if !content.is_empty() {
-            out.insert("content", Node::Object(content));
+            out.push_new(Text::plain("content"), Node::Object(content));
         }
         for (k, v) in r {
             match k.as_str() {
                 x if x.starts_with("x-") => {
                     let converted = self.extension(v, &at.key(k));
-                    out.insert(k.clone(), converted);
+                    out.push_new(k.clone(), converted);
                 }
                 "description" | "schema" | "examples" | "headers" => {}
                 _ => self.dropped_field(k, at),

@@ -234,6 +234,35 @@ fn ref_deep_into_a_component_pulls_the_whole_component() {
 }
 
 #[test]
+fn ref_deep_into_a_component_that_lacks_the_member_is_unresolved() {
+    let v2 = json!({
+        "swagger": "2.0",
+        "paths": { "/api/v1/a": { "get": { "responses": { "200": {
+            "schema": { "$ref": "#/definitions/A/properties/x" },
+        } } } } },
+        "definitions": { "A": {} },
+    });
+    let v3 = json!({
+        "openapi": "3.0.0",
+        "paths": { "/api/v1/a": { "get": { "responses": { "200": {
+            "description": "",
+            "content": { "application/json": {
+                "schema": { "$ref": "#/components/schemas/A/properties/x" },
+            } },
+        } } } } },
+        "components": { "schemas": { "A": {} } },
+    });
+    for (doc, expected) in
+        [(v2, "#/definitions/A/properties/x"), (v3, "#/components/schemas/A/properties/x")]
+    {
+        match split(&doc) {
+            Err(SplitError::UnresolvedRef { reference, .. }) => assert_eq!(reference, expected),
+            other => panic!("expected UnresolvedRef for {expected}, got {other:?}"),
+        }
+    }
+}
+
+#[test]
 fn escaped_tokens_in_refs_are_unescaped() {
     let doc = json!({
         "swagger": "2.0",
