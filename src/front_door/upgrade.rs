@@ -468,6 +468,7 @@ where
 }
 
 /// Writes `reply` as the direct writer does, and closes the connection.
+/// A gzip-only body answered plain is inflated as it is written, as there.
 async fn write_reply<T: AsyncWrite + Unpin>(
     io: &mut T,
     reply: Reply,
@@ -478,6 +479,15 @@ async fn write_reply<T: AsyncWrite + Unpin>(
     io.write_all(&head).await?;
     if !head_only {
         io.write_all(&reply.body).await?;
+        if let Some(plain) = reply.inflate {
+            let mut inflating = plain.inflating().ok_or_else(|| {
+                io::Error::new(io::ErrorKind::InvalidData, "not a gzip rendition of ours")
+            })?;
+            while let Some(chunk) = inflating.next_chunk() {
+                io.write_all(&chunk?).await?;
+                tokio::task::consume_budget().await;
+            }
+        }
     }
     io.shutdown().await
 }

@@ -296,6 +296,9 @@ async fn large_merged_openapi_v2_served(direct_writes: bool) {
     const BUDGET: usize = 24 * 1024 * 1024;
     config.memory_budget_bytes = BUDGET;
     config.direct_writes = direct_writes;
+    // On, so that an upgrade asked of it is taken by the front door's
+    // reader, which answers metadata as without one.
+    config.front_door = true;
     let proxy = TestProxy::start_config(&config);
     proxy
         .wait_for("both downstreams published", |s| {
@@ -322,6 +325,9 @@ async fn large_merged_openapi_v2_served(direct_writes: bool) {
     assert_eq!(plain.header("content-length"), v2.len().to_string());
     assert!(plain.body == inflated, "the plain answer is the gzip answer inflated");
     assert_eq!(plain.header("etag"), gz.header("etag"));
+    let upgraded = upgrade_asked(proxy.running.addr, "/openapi/v2");
+    assert!(upgraded.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&upgraded));
+    assert!(upgraded.ends_with(&inflated), "asked with an upgrade, the same plain body whole");
     let doc: Value = serde_json::from_slice(&plain.body).expect("JSON");
     let definitions = doc["definitions"].as_object().expect("definitions");
     let kinds = kinds(definitions);
@@ -331,4 +337,18 @@ async fn large_merged_openapi_v2_served(direct_writes: bool) {
     let again = proxy.get("/openapi/v2", &[("If-None-Match", &etag)]).await;
     assert_eq!(again.status, StatusCode::NOT_MODIFIED);
     assert_eq!(again.header("etag"), etag);
+}
+
+/// The whole answer to `GET path` asked with a WebSocket upgrade, read to
+/// the connection's end (such an answer closes it).
+fn upgrade_asked(addr: std::net::SocketAddr, path: &str) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    let head = format!(
+        "GET {path} HTTP/1.1\r\nHost: p\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
+    );
+    s.write_all(head.as_bytes()).expect("request");
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer).expect("answer");
+    answer
 }
