@@ -222,14 +222,10 @@ fn put_together(
         if n > 0 {
             text.push(b',');
         }
-        let section = match key.as_str() {
-            "definitions" => Section::Definitions,
-            "paths" => Section::Paths,
-            _ => {
-                skeleton::member(key.as_str(), value, &mut text);
-                join.push(&text);
-                continue;
-            }
+        let Some(section) = Section::of(key.as_str()) else {
+            skeleton::member(key.as_str(), value, &mut text);
+            join.push(&text);
+            continue;
         };
         Node::String(key.clone()).render(&mut text);
         text.extend_from_slice(b":{");
@@ -276,6 +272,11 @@ enum Section {
 }
 
 impl Section {
+    /// The section a top-level key names, if it is one.
+    fn of(key: &str) -> Option<Self> {
+        [Self::Definitions, Self::Paths].into_iter().find(|s| s.key() == key)
+    }
+
     fn key(self) -> &'static str {
         match self {
             Self::Definitions => "definitions",
@@ -304,11 +305,8 @@ fn runs<'m>(
     let mut runs: Vec<Run<'m>> = Vec::new();
     let Node::Object(top) = &merged.doc else { return Err(AssembleError::Missing) };
     for (key, value) in top {
-        let (section, Node::Object(members)) = (key.as_str(), value) else { continue };
-        let section = match section {
-            "definitions" => Section::Definitions,
-            "paths" => Section::Paths,
-            _ => continue,
+        let (Some(section), Node::Object(members)) = (Section::of(key.as_str()), value) else {
+            continue;
         };
         for (place, name) in members.keys().enumerate() {
             let to = name.as_str();
