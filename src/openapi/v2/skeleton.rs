@@ -25,6 +25,7 @@ use sha2::{Digest, Sha256};
 
 use super::merge::Renames;
 use super::refs;
+use crate::body::digest::upper_hex;
 use crate::json::tree::{Node, Number, Object, Text};
 
 /// The vendor extension Kubernetes lists a definition's kinds in.
@@ -151,7 +152,7 @@ fn definition(def: &Node<'_>, strings: &mut Strings) -> Node<'static> {
     if let Some(kinds) = def.get(GVK) {
         o.push_new(Text::from(GVK), strings.owned(kinds));
     }
-    o.push_new(Text::from(DIGEST), Node::String(strings.get(&hex(&hash.finalize()))));
+    o.push_new(Text::from(DIGEST), Node::String(strings.get(&upper_hex(&hash.finalize()))));
     o.push_new(Text::from(REFS), references(found.iter().map(String::as_str), strings));
     Node::Object(o)
 }
@@ -277,14 +278,6 @@ pub fn owned(node: &Node<'_>) -> Node<'static> {
 
 fn owned_text(text: &Text<'_>) -> Text<'static> {
     Text::from(text.as_str().to_owned())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
 }
 
 #[cfg(test)]
