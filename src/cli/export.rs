@@ -642,22 +642,17 @@ async fn lay_out_plan(
 /// .yaml and .yml file below it, in path order (so a re-run reads them in
 /// the same order, and the first of two clashing files is the same).
 fn files_of(path: &Path) -> Result<Vec<PathBuf>, ExportCommandError> {
-    let io = |path: &Path, source| ExportCommandError::Io {
-        action: "reading",
-        path: path.display().to_string(),
-        source,
-    };
-    let meta = std::fs::metadata(path).map_err(|e| io(path, e))?;
+    let meta = std::fs::metadata(path).map_err(|e| io("reading", path, e))?;
     if !meta.is_dir() {
         return Ok(vec![path.to_owned()]);
     }
     let mut out = Vec::new();
     let mut folders = vec![path.to_owned()];
     while let Some(dir) = folders.pop() {
-        for entry in std::fs::read_dir(&dir).map_err(|e| io(&dir, e))? {
-            let entry = entry.map_err(|e| io(&dir, e))?;
+        for entry in std::fs::read_dir(&dir).map_err(|e| io("reading", &dir, e))? {
+            let entry = entry.map_err(|e| io("reading", &dir, e))?;
             let p = entry.path();
-            let kind = entry.file_type().map_err(|e| io(&p, e))?;
+            let kind = entry.file_type().map_err(|e| io("reading", &p, e))?;
             // Hidden files and folders (.git) are no one's schemas.
             if entry.file_name().to_string_lossy().starts_with('.') {
                 continue;
@@ -678,13 +673,12 @@ fn files_of(path: &Path) -> Result<Vec<PathBuf>, ExportCommandError> {
 }
 
 fn read_file(path: &Path, limit: usize) -> Result<Vec<u8>, ExportCommandError> {
-    let name = || path.display().to_string();
-    let io = |source| ExportCommandError::Io { action: "reading", path: name(), source };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let len = file.metadata().map_err(io)?.len();
+    let reading = |e| io("reading", path, e);
+    let file = std::fs::File::open(path).map_err(reading)?;
+    let len = file.metadata().map_err(reading)?.len();
     read_sized(file, len, limit as u64)
-        .map_err(io)?
-        .ok_or_else(|| ExportCommandError::TooLarge { path: name(), limit })
+        .map_err(reading)?
+        .ok_or_else(|| ExportCommandError::TooLarge { path: path.display().to_string(), limit })
 }
 
 /// How many documents are asked for at once.
@@ -892,26 +886,7 @@ impl Sink {
             Self::Archive { path, .. } => std::fs::remove_file(path),
         };
     }
-}
 
-/// A header that says nothing of who ran the export or when (owner 0,
-/// time 0), so that the same files give the same archive.
-fn archive_header(kind: tar::EntryType, mode: u32, size: usize) -> tar::Header {
-    let mut header = tar::Header::new_ustar();
-    header.set_entry_type(kind);
-    header.set_mode(mode);
-    header.set_size(size as u64);
-    header.set_mtime(0);
-    header.set_uid(0);
-    header.set_gid(0);
-    header
-}
-
-fn io(action: &'static str, path: &Path, source: std::io::Error) -> ExportCommandError {
-    ExportCommandError::Io { action, path: path.display().to_string(), source }
-}
-
-impl Sink {
     /// A folder (or an archive) beside `out` for the files as they are
     /// laid out; [`Sink::commit`] puts it in place: a reader of --out sees
     /// the old files or the new ones, never a mix, and a failed export
@@ -968,6 +943,23 @@ impl Sink {
         }
         Ok(())
     }
+}
+
+/// A header that says nothing of who ran the export or when (owner 0,
+/// time 0), so that the same files give the same archive.
+fn archive_header(kind: tar::EntryType, mode: u32, size: usize) -> tar::Header {
+    let mut header = tar::Header::new_ustar();
+    header.set_entry_type(kind);
+    header.set_mode(mode);
+    header.set_size(size as u64);
+    header.set_mtime(0);
+    header.set_uid(0);
+    header.set_gid(0);
+    header
+}
+
+fn io(action: &'static str, path: &Path, source: std::io::Error) -> ExportCommandError {
+    ExportCommandError::Io { action, path: path.display().to_string(), source }
 }
 
 /// A progress line on stderr, for exports that take a while: nothing for
