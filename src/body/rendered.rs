@@ -488,6 +488,29 @@ impl Rendered {
     pub fn inflates_while_written(&self) -> bool {
         self.plain.is_none() && self.len > GZIP_ONLY_MAX
     }
+
+    /// What a plain answer inflates as it writes, for a body that
+    /// [`Self::inflates_while_written`].
+    #[must_use]
+    pub fn to_inflate(&self) -> Option<ToInflate> {
+        let gz = self.gzip.clone()?;
+        self.inflates_while_written().then_some(ToInflate { gz, len: self.len })
+    }
+
+    /// Its plain bytes as a reader, inflated as they are read when only
+    /// the gzip is held (an `export` of the merged `/openapi/v2` writes
+    /// hundreds of megabytes without holding them).
+    ///
+    /// # Errors
+    /// When only a gzip this module did not make is held.
+    pub fn plain_reader(&self) -> std::io::Result<PlainReader> {
+        if let Some(plain) = &self.plain {
+            return Ok(PlainReader::Held(std::io::Cursor::new(plain.clone())));
+        }
+        let gz = self.gzip.clone().unwrap_or_default();
+        let inflating = ToInflate { gz, len: self.len }.inflating()?;
+        Ok(PlainReader::Inflating(Box::new(inflating), Bytes::new()))
+    }
 }
 
 /// A gzip-only body to be answered plain: its gzip and plain length
@@ -511,26 +534,19 @@ impl ToInflate {
         self.len == 0
     }
 
-    /// Starts inflating; `None` when the gzip is not one this module made.
-    #[must_use]
-    pub fn inflating(self) -> Option<Inflating> {
+    /// Starts inflating.
+    ///
+    /// # Errors
+    /// When the gzip is not one this module made.
+    pub fn inflating(self) -> std::io::Result<Inflating> {
         let at = GZIP_HEADER.len();
-        (self.gz.get(..at) == Some(&GZIP_HEADER[..])).then(|| Inflating {
-            gz: self.gz,
-            at,
-            inflate: flate2::Decompress::new(false),
-            left: self.len,
-        })
-    }
-}
-
-impl Rendered {
-    /// What a plain answer inflates as it writes, for a body that
-    /// [`Self::inflates_while_written`].
-    #[must_use]
-    pub fn to_inflate(&self) -> Option<ToInflate> {
-        let gz = self.gzip.clone()?;
-        self.inflates_while_written().then_some(ToInflate { gz, len: self.len })
+        if self.gz.get(..at) != Some(&GZIP_HEADER[..]) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "not a gzip rendition of ours",
+            ));
+        }
+        Ok(Inflating { gz: self.gz, at, inflate: flate2::Decompress::new(false), left: self.len })
     }
 }
 
@@ -608,25 +624,6 @@ pub enum PlainReader {
     Held(std::io::Cursor<Bytes>),
     /// Inflating, with what is left of the last chunk.
     Inflating(Box<Inflating>, Bytes),
-}
-
-impl Rendered {
-    /// Its plain bytes as a reader, inflated as they are read when only
-    /// the gzip is held (an `export` of the merged `/openapi/v2` writes
-    /// hundreds of megabytes without holding them).
-    ///
-    /// # Errors
-    /// When only a gzip this module did not make is held.
-    pub fn plain_reader(&self) -> std::io::Result<PlainReader> {
-        if let Some(plain) = &self.plain {
-            return Ok(PlainReader::Held(std::io::Cursor::new(plain.clone())));
-        }
-        let gz = self.gzip.clone().unwrap_or_default();
-        let inflating = ToInflate { gz, len: self.len }.inflating().ok_or_else(|| {
-            std::io::Error::new(std::io::ErrorKind::InvalidData, "not a gzip rendition of ours")
-        })?;
-        Ok(PlainReader::Inflating(Box::new(inflating), Bytes::new()))
-    }
 }
 
 impl std::io::Read for PlainReader {

@@ -480,9 +480,7 @@ async fn write_reply<T: AsyncWrite + Unpin>(
     if !head_only {
         io.write_all(&reply.body).await?;
         if let Some(plain) = reply.inflate {
-            let mut inflating = plain.inflating().ok_or_else(|| {
-                io::Error::new(io::ErrorKind::InvalidData, "not a gzip rendition of ours")
-            })?;
+            let mut inflating = plain.inflating()?;
             while let Some(chunk) = inflating.next_chunk() {
                 io.write_all(&chunk?).await?;
                 tokio::task::consume_budget().await;

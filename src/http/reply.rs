@@ -151,11 +151,11 @@ impl Reply {
             resp.finish()
         } else if let Some(plain) = self.inflate {
             match plain.inflating() {
-                Some(inflating) => {
+                Ok(inflating) => {
                     let len = u64::try_from(inflating.remaining()).unwrap_or(u64::MAX);
                     resp.body(actix_web::body::SizedStream::new(len, inflating))
                 }
-                None => super::status::identity_corrupt().into_actix(),
+                Err(_) => super::status::identity_corrupt().into_actix(),
             }
         } else {
             resp.body(self.body)

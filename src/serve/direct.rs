@@ -246,9 +246,8 @@ impl DirectWriter {
         clock: &mut Clock,
         reply: Reply,
     ) -> io::Result<()> {
-        let Some(mut inflating) = reply.inflate.and_then(|plain| plain.inflating()) else {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "not a gzip of ours"));
-        };
+        let Some(plain) = reply.inflate else { return Ok(()) };
+        let mut inflating = plain.inflating()?;
         while let Some(chunk) = inflating.next_chunk() {
             let chunk = chunk.inspect_err(|e| {
                 tracing::error!(error = %e, "uncompressed answer cut: the gzip rendition does not inflate");
