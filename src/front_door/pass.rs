@@ -108,6 +108,14 @@ pub(crate) async fn pass(
         tracing::debug!(downstream = %target.name, verb = class.verb, code,
             path = %req.path(), took_ms = started.elapsed().as_millis(), "front door: passed on");
     };
+    // The owner gave no answer to pass back: `reply` instead, logged and
+    // counted with its `code`.
+    let failed = |reply: crate::http::reply::Reply, code: u16, error: &dyn std::fmt::Display| {
+        tracing::warn!(downstream = %target.name, verb = class.verb, code, error = %error,
+            "front door: the owner of a request did not answer");
+        metrics.front_door(&target.name, class.verb, code, None);
+        reply.into_actix()
+    };
     if class.long_running && body == RequestBody::None {
         // Read here, into a few KiB, for as long as it lasts.
         let head = owner::request_head(
@@ -121,16 +129,12 @@ pub(crate) async fn pass(
         let answer = match answered(stream::exchange(target, req.method(), &head), &gone).await {
             Waited::Answer(answer) => answer,
             Waited::Failed(e) => {
-                let (reply, code) = if e.unreachable() {
-                    (status::owner_unreachable(), 503)
+                let error = crate::error_chain(&e);
+                return if e.unreachable() {
+                    failed(status::owner_unreachable(), 503, &error)
                 } else {
-                    (status::owner_failed(), 502)
+                    failed(status::owner_failed(), 502, &error)
                 };
-                tracing::warn!(downstream = %target.name, verb = class.verb, code,
-                    error = %crate::error_chain(&e),
-                    "front door: the owner of a request did not answer");
-                metrics.front_door(&target.name, class.verb, code, None);
-                return reply.into_actix();
             }
             waited => return waited.unanswered(target, class, metrics),
         };
@@ -172,24 +176,17 @@ pub(crate) async fn pass(
     let mut answer = match answered(sent, &gone).await {
         Waited::Answer(answer) => answer,
         Waited::Failed(e) => {
-            let (reply, code) = match &e {
-                awc::error::SendRequestError::Connect(_) => (status::owner_unreachable(), 503),
-                awc::error::SendRequestError::Timeout => (status::owner_timeout(), 504),
-                _ => (status::owner_failed(), 502),
+            return match &e {
+                SendRequestError::Connect(_) => failed(status::owner_unreachable(), 503, &e),
+                SendRequestError::Timeout => failed(status::owner_timeout(), 504, &e),
+                _ => failed(status::owner_failed(), 502, &e),
             };
-            tracing::warn!(downstream = %target.name, verb = class.verb, code, error = %e,
-                "front door: the owner of a request did not answer");
-            metrics.front_door(&target.name, class.verb, code, None);
-            return reply.into_actix();
         }
         waited => return waited.unanswered(target, class, metrics),
     };
     let code = answer.status();
     if let Err(e) = stream::framed(req.method(), code.as_u16(), answer.headers()) {
-        tracing::warn!(downstream = %target.name, verb = class.verb, code = 502, error = %e,
-            "front door: the owner of a request did not answer");
-        metrics.front_door(&target.name, class.verb, 502, None);
-        return status::owner_failed().into_actix();
+        return failed(status::owner_failed(), 502, &e);
     }
     log(code.as_u16());
     // The body alone: the owner's head is dropped with `answer` (see `owned`).
