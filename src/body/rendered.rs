@@ -524,14 +524,8 @@ pub struct ToInflate {
 impl ToInflate {
     /// The plain length: the answer's `Content-Length`.
     #[must_use]
-    pub fn len(&self) -> usize {
+    pub fn plain_len(&self) -> usize {
         self.len
-    }
-
-    /// Whether the plain body is empty.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 
     /// Starts inflating.

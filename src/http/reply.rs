@@ -137,7 +137,7 @@ impl Reply {
 
     /// What `Content-Length` says.
     pub(crate) fn content_length(&self) -> usize {
-        self.inflate.as_ref().map_or(self.body.len(), ToInflate::len)
+        self.inflate.as_ref().map_or(self.body.len(), ToInflate::plain_len)
     }
 
     /// The same answer for actix-http to write.
