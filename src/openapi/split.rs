@@ -21,7 +21,6 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::hash::BuildHasherDefault;
 use std::ops::Range;
 
 use serde_json::Value;
@@ -1063,57 +1062,17 @@ impl<'i, 'a> Graph<'i, 'a> {
 pub(crate) type Hashed<K, V> = std::collections::HashMap<K, V>;
 
 /// A set looked up, never iterated (see [`Hashed`]), of keys the input
-/// cannot choose (component numbers): hashed by [`WordHasher`].
+/// cannot choose (component numbers): hashed by foldhash's fixed-seed
+/// hasher, a multiply per word. SipHash, which keeps an adversary from
+/// making strings collide, cost a tenth of a microsecond for each of the
+/// split's tens of thousands of lookups.
 #[allow(clippy::disallowed_types)]
-type WordSet<T> = std::collections::HashSet<T, BuildHasherDefault<WordHasher>>;
+type WordSet<T> = std::collections::HashSet<T, foldhash::fast::FixedState>;
 
 /// A map looked up, never iterated (see [`Hashed`]), keyed by places in
-/// memory, which the input cannot choose: hashed by [`WordHasher`].
+/// memory, which the input cannot choose: hashed as [`WordSet`].
 #[allow(clippy::disallowed_types)]
-type WordMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<WordHasher>>;
-
-/// A multiply and a rotation per word, for keys that are machine words no
-/// input chooses (addresses, component numbers): SipHash, which keeps an
-/// adversary from making strings collide, cost a tenth of a microsecond
-/// for each of the split's tens of thousands of lookups.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct WordHasher(u64);
-
-impl WordHasher {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0 ^ word).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(23);
-    }
-}
-
-impl std::hash::Hasher for WordHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word.get_mut(..chunk.len()).unwrap_or_default().copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.add(u64::from(n));
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.add(u64::from(n));
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.add(n);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+type WordMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
 
 /// Collects direct references, resolving each distinct reference string
 /// once (Kubernetes 1.27 has 2152 `$ref`s to 492 targets, `WatchEvent`
