@@ -5,8 +5,9 @@
 //! downstream. Prints, for the median of `REPEAT` runs: the snapshot
 //! build without the merge (what the cold start pays), the merge made by
 //! the first `/openapi/v2` request (down-converting the fleet, merging,
-//! compressing), the merged document's size plain and gzipped, and the
-//! peak RSS after each.
+//! compressing), the merged document's size plain and gzipped, its
+//! protobuf rendition (made a piece at a time), and the peak RSS after
+//! each.
 //!
 //! `cargo run --release --example merge_v2 -- [KINDS GVS KIND_BYTES REPEAT]`
 //! (defaults: 5000 1000 40000 3).
@@ -59,16 +60,20 @@ fn main() {
         ..Contribution::default()
     });
     let inputs: usize = crds.openapi.values().map(|r| r.len()).sum();
+    let inputs_gzip: usize =
+        crds.openapi.values().map(|r| r.gzip.as_ref().map_or(r.len(), |g| g.len())).sum();
     println!(
-        "fleet: {} kinds, {} group-versions, {} MB of v3 documents",
+        "fleet: {} kinds, {} group-versions, {} MB of v3 documents, {} MB gzipped",
         fleet.kinds,
         fleet.group_versions,
-        inputs / 1_000_000
+        inputs / 1_000_000,
+        inputs_gzip / 1_000_000
     );
     println!("after making the inputs: peak RSS {} MiB", peak_rss_mib());
     let (mut builds, mut merges) = (Vec::new(), Vec::new());
     let (mut size, mut gzip, mut gzip_only) = (0, 0, false);
     let (mut held_peak, mut held_after, mut estimate) = (0, 0, 0);
+    let (mut protobufs, mut pb_size, mut pb_gzip, mut pb_peak) = (Vec::new(), 0, 0, 0);
     for _ in 0..repeat {
         let start = Instant::now();
         let (snap, _) =
@@ -86,6 +91,16 @@ fn main() {
         size = v2.json.len();
         gzip = v2.json.gzip.as_ref().map_or(0, |g| g.len());
         gzip_only = v2.json.held().is_none();
+        // Its protobuf, as kubectl 1.27 asks for it, within no bound.
+        let before = HEAP.current_usage();
+        HEAP.reset_peak_usage();
+        let start = Instant::now();
+        let made = snap.openapi_v2.protobuf_within(u64::MAX).expect("made").expect("a document");
+        let pb = made.cell.get(&made.account).expect("encoded");
+        protobufs.push(start.elapsed());
+        pb_peak = HEAP.peak_usage().saturating_sub(before);
+        pb_size = pb.len();
+        pb_gzip = pb.gzip.as_ref().map_or(0, |g| g.len());
     }
     println!("snapshot build (no merge): median {:?}", median(builds));
     println!(
@@ -100,6 +115,13 @@ fn main() {
         held_peak >> 20,
         held_after >> 20,
         estimate >> 20
+    );
+    println!(
+        "its protobuf: median {:?}, {} MB, {} MB gzipped; heap held while making it: peak +{} MiB",
+        median(protobufs),
+        pb_size / 1_000_000,
+        pb_gzip / 1_000_000,
+        pb_peak >> 20
     );
     println!("peak RSS {} MiB", peak_rss_mib());
 }

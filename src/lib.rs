@@ -80,8 +80,8 @@ pub use outbound::credentials::Environment;
 pub use outbound::error::{ClientError, FetchError};
 pub use publish::readiness::{Readiness, Standing};
 pub use publish::snapshot::{
-    Contribution, OpenApiV2, OpenApiV2Slot, Snapshot, TooLarge, build as build_snapshot,
-    rebuild as rebuild_snapshot,
+    Contribution, OpenApiV2, OpenApiV2Slot, Snapshot, TooLarge, V2Protobuf,
+    build as build_snapshot, rebuild as rebuild_snapshot,
 };
 pub use wiring::{Running, StartError, start};
 

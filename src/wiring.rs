@@ -15,7 +15,7 @@ use tracing::{info, warn};
 
 use crate::body::rendered::Rendered;
 use crate::config::Config;
-use crate::config::memory::{MERGED_V2_PART, PROTOBUF_RENDITIONS_PART};
+use crate::config::memory::{PROTOBUF_RENDITIONS_PART, merged_v2_limit};
 use crate::downstream::ledger::Ledger;
 use crate::downstream::poll::Poller;
 use crate::front_door::{FrontDoor, FrontDoorError, Reviewer};
@@ -111,8 +111,7 @@ pub fn start(config: &Config) -> Result<Running, StartError> {
     }
 
     let authentication = Reviewer::of(config, &metrics).map_err(StartError::FrontDoor)?;
-    let v2_merge_limit =
-        u64::try_from(config.memory_budget_bytes / MERGED_V2_PART).unwrap_or(u64::MAX);
+    let v2_merge_limit = merged_v2_limit(config.memory_budget_bytes);
     let state = AppState {
         store: Arc::clone(&store),
         metrics: Arc::clone(&metrics),

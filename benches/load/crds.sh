@@ -28,6 +28,9 @@
 # With WITH_135=1 a second downstream serves Kubernetes 1.35's Swagger 2.0
 # (converted by the proxy) beside the fleet; every round then checks both
 # are whole.
+# With V2=1 the first round then asks for the merged /openapi/v2 as
+# kubectl 1.27 does (protobuf, gzip) and as JSON, then each without gzip,
+# and prints the status, bytes, time and RSS after each.
 # The churn phase also times three one-document changes from the fleet's
 # root changing to the proxy's root changing (polling every POLL, 2s).
 set -euo pipefail
@@ -158,6 +161,16 @@ for entry in root["paths"].values():
 print(f"  documents: {len(root['paths'])}, {plain} bytes plain ({plain/2**20:.1f} MiB), {gz} gzip ({gz/2**20:.1f} MiB)")
 EOF
       echo "  after reading every document without gzip: $(status "$proxy")"
+      if [ "${V2:-0}" = 1 ]; then
+        pb=application/com.github.proto-openapi.spec.v2@v1.0+protobuf
+        for ask in "protobuf, gzip|Accept: $pb|Accept-Encoding: gzip" "JSON, gzip|Accept: application/json|Accept-Encoding: gzip" \
+          "protobuf|Accept: $pb|X-None: 1" "JSON|Accept: application/json|X-None: 1"; do
+          IFS='|' read -r label h1 h2 <<<"$ask"
+          r=$(curl -s -o /dev/null -m 600 -H "$h1" -H "$h2" -w '%{http_code} %{size_download} bytes in %{time_total} s' "$base/openapi/v2")
+          echo "  /openapi/v2 $label: $r; then $(status "$proxy")"
+        done
+        grep -E 'openapi/v2|protobuf' "$work/proxy.log" | tail -3 | sed 's/^/  log: /'
+      fi
     fi
     kill "$proxy"; wait "$proxy" 2>/dev/null || true
   done

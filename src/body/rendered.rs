@@ -427,7 +427,8 @@ pub struct GzipJoin {
     out: Vec<u8>,
     crc: Crc,
     len: usize,
-    tree: Sha512,
+    /// `None` for another form of a document hashed already.
+    tree: Option<Sha512>,
 }
 
 impl GzipJoin {
@@ -436,7 +437,20 @@ impl GzipJoin {
     pub fn with_capacity(bytes: usize) -> Self {
         let mut out = Vec::with_capacity(bytes.max(64));
         out.extend_from_slice(&GZIP_HEADER);
-        Self { out, crc: Crc::new(), len: 0, tree: Sha512::new() }
+        Self { out, crc: Crc::new(), len: 0, tree: Some(Sha512::new()) }
+    }
+
+    /// An empty body for another form of a document ([`Self::finish_form_of`]):
+    /// named by that document's hash, so its parts are not hashed.
+    #[must_use]
+    pub fn form_with_capacity(bytes: usize) -> Self {
+        Self { tree: None, ..Self::with_capacity(bytes) }
+    }
+
+    /// The gzip bytes so far.
+    #[must_use]
+    pub fn gzip_len(&self) -> usize {
+        self.out.len()
     }
 
     /// Appends `plain`.
@@ -447,7 +461,9 @@ impl GzipJoin {
         deflate_into(plain, &mut self.out);
         self.crc.update(plain);
         self.len += plain.len();
-        self.tree.update(Sha512::digest(plain));
+        if let Some(tree) = &mut self.tree {
+            tree.update(Sha512::digest(plain));
+        }
     }
 
     /// Appends a part compressed earlier: the same as pushing its text.
@@ -455,17 +471,36 @@ impl GzipJoin {
         self.out.extend_from_slice(&piece.deflate);
         self.crc.combine(&piece.crc);
         self.len += piece.len;
-        self.tree.update(piece.digest);
+        if let Some(tree) = &mut self.tree {
+            tree.update(piece.digest);
+        }
     }
 
     /// The body, served with `content_type`; `None` when it is over 4
     /// GiB, which gzip's length field cannot say.
     #[must_use]
     pub fn finish(mut self, content_type: HeaderValue) -> Option<Rendered> {
+        let hash = upper_hex(&self.tree.take().unwrap_or_default().finalize());
+        let etag = etag_of(&hash);
+        self.end(content_type, hash, etag)
+    }
+
+    /// The body, another form of `json`'s document served with
+    /// `content_type` and named by its hash and ETag (as
+    /// [`Rendered::form_of`]); `None` when it is over 4 GiB.
+    #[must_use]
+    pub fn finish_form_of(self, content_type: HeaderValue, json: &Rendered) -> Option<Rendered> {
+        self.end(content_type, json.hash.clone(), json.etag.clone())
+    }
+
+    fn end(
+        mut self,
+        content_type: HeaderValue,
+        hash: String,
+        etag: HeaderValue,
+    ) -> Option<Rendered> {
         let size = u32::try_from(self.len).ok()?;
         end_member(&mut self.out, &self.crc, size);
-        let hash = upper_hex(&self.tree.finalize());
-        let etag = etag_of(&hash);
         // Not shrunk: a shrink copies the whole member at once, doubling
         // it for a moment, and the reserve it would return was never
         // touched (not resident).

@@ -13,7 +13,7 @@ use actix_web::http::header::{self, HeaderValue, VARY};
 use super::reply::{DateCache, Reply, Request, http_date};
 use super::{ACCEPT, AppState, NO_CACHE, body_reply};
 use crate::body::rendered::Rendered;
-use crate::publish::protobuf::{Protobuf, Unavailable};
+use crate::publish::protobuf::{Protobuf, Renditions, Unavailable};
 use crate::publish::snapshot::{OpenApiV2Slot, TooLarge};
 use crate::wire::negotiate::{self, OpenApiChoice, OpenApiV2Choice};
 
@@ -64,7 +64,7 @@ pub(super) fn document(req: &Request<'_>, key: &str, state: &AppState) -> Reply 
         return super::status::openapi_v3_not_published().header(VARY, ACCEPT);
     };
     let protobuf = match choice {
-        OpenApiChoice::Protobuf => match rendition(state, &entry.protobuf) {
+        OpenApiChoice::Protobuf => match rendition(state, &entry.protobuf, &state.protobuf) {
             Some(protobuf) => Some(protobuf),
             // Negotiated again as if protobuf were not offered.
             None => match negotiate::negotiate_openapi_document(accept, false) {
@@ -101,15 +101,20 @@ pub(super) fn document(req: &Request<'_>, key: &str, state: &AppState) -> Reply 
 /// The protobuf rendition in `cell`, made now if this is the first
 /// request for it; `None` when there is none to serve (logged and
 /// counted when that is news).
-fn rendition(state: &AppState, cell: &Protobuf) -> Option<Arc<Rendered>> {
+fn rendition(
+    state: &AppState,
+    cell: &Protobuf,
+    account: &Arc<Renditions>,
+) -> Option<Arc<Rendered>> {
     if cell.is_settled() {
-        return cell.get(&state.protobuf).ok();
+        return cell.get(account).ok();
     }
-    reported(state, cell.get(&state.protobuf))
+    reported(state, cell.get(account))
 }
 
 /// The rendition this request made, or why there is none, logged and
-/// counted.
+/// counted. The gauge says what the documents' renditions hold; the
+/// merged `/openapi/v2`'s is within that document's own bound.
 fn reported(state: &AppState, made: Result<Arc<Rendered>, Unavailable>) -> Option<Arc<Rendered>> {
     let account = &state.protobuf;
     match made {
@@ -169,14 +174,14 @@ async fn make_off_worker(
     if !pending(slot) {
         return None;
     }
-    let (slot, account) = (Arc::clone(slot), Arc::clone(&state.protobuf));
+    let slot = Arc::clone(slot);
     let made = tokio::task::spawn_blocking(move || {
         if !protobuf {
             let _ = slot.get_within(limit);
             return None;
         }
-        let cell = slot.protobuf_within(limit).ok().flatten()?;
-        Some(cell.get(&account))
+        let made = slot.protobuf_within(limit).ok().flatten()?;
+        Some(made.cell.get(&made.account))
     })
     .await;
     made.unwrap_or_else(|e| {
@@ -206,7 +211,8 @@ pub(super) async fn v2(req: &Request<'_>, state: &AppState) -> Reply {
                     needed,
                     limit,
                     "/openapi/v2 not made: merging the downstreams' documents would hold more \
-                     than half the memory budget; answering 503 until they or the budget change"
+                     than three quarters of the memory budget; answering 503 until they or the \
+                     budget change"
                 );
             }
             return super::status::openapi_v2_too_large();
@@ -219,7 +225,7 @@ pub(super) async fn v2(req: &Request<'_>, state: &AppState) -> Reply {
         OpenApiV2Choice::Protobuf => {
             protobuf = match made_now {
                 Some(outcome) => reported(state, outcome),
-                None => rendition(state, cell),
+                None => rendition(state, &cell.cell, &cell.account),
             };
             match &protobuf {
                 Some(r) => Some(&**r),

@@ -36,7 +36,7 @@ use crate::body::rendered::{Rendered, Segment};
 use crate::discovery::owners::Owners;
 use crate::discovery::{self, DownstreamDiscovery, RankedDiscovery, Rendering};
 use crate::openapi::v2::assemble as merge_v2;
-use crate::publish::protobuf::{Protobuf, Version};
+use crate::publish::protobuf::{Protobuf, Renditions, Version};
 use crate::publish::readiness::Readiness;
 use crate::wire::key::DocumentKey;
 
@@ -391,7 +391,7 @@ pub struct OpenApiV2Slot {
     contributions: Vec<Arc<Contribution>>,
     made: OnceLock<Option<OpenApiV2>>,
     /// The protobuf rendition of the document, itself made on first use.
-    protobuf: OnceLock<Option<Arc<Protobuf>>>,
+    protobuf: OnceLock<Option<V2Protobuf>>,
     /// Set by the first request refused for [`TooLarge`] (logged once).
     refused: OnceLock<()>,
     /// Taken by a request before it makes the document (or its protobuf)
@@ -401,6 +401,19 @@ pub struct OpenApiV2Slot {
     /// What making it holds at its peak, estimated once from its inputs:
     /// a refused request pays no walk over a thousand documents.
     cost: u64,
+}
+
+/// The protobuf rendition of the merged `/openapi/v2`, and what it is
+/// charged to: the bound the document was made within, less the document
+/// (docs/operations.md, "Memory"). Not the documents' renditions'
+/// account: at thousands of CRDs this one rendition is larger than all of
+/// theirs may be.
+#[derive(Debug)]
+pub struct V2Protobuf {
+    /// The rendition, made on first use.
+    pub cell: Arc<Protobuf>,
+    /// Its account.
+    pub account: Arc<Renditions>,
 }
 
 /// The merged `/openapi/v2` is not made: making it would hold more than
@@ -484,14 +497,24 @@ impl OpenApiV2Slot {
     ///
     /// # Errors
     /// As [`Self::get_within`].
-    pub fn protobuf_within(&self, limit: u64) -> Result<Option<&Arc<Protobuf>>, TooLarge> {
+    pub fn protobuf_within(&self, limit: u64) -> Result<Option<&V2Protobuf>, TooLarge> {
         if let Some(made) = self.protobuf.get() {
             return Ok(made.as_ref());
         }
         let json = self.get_within(limit)?.map(|v2| Arc::clone(&v2.json));
         Ok(self
             .protobuf
-            .get_or_init(|| json.map(|json| Arc::new(Protobuf::new(json, Version::V2))))
+            .get_or_init(|| {
+                json.map(|json| {
+                    // Within the bound the document was made in, beside it.
+                    let room = usize::try_from(limit).unwrap_or(usize::MAX);
+                    let account = Renditions::new(room.saturating_sub(json.weight()));
+                    V2Protobuf {
+                        cell: Arc::new(Protobuf::new(json, Version::V2)),
+                        account: Arc::new(account),
+                    }
+                })
+            })
             .as_ref())
     }
 
@@ -504,7 +527,7 @@ impl OpenApiV2Slot {
     /// Whether its protobuf rendition has been made, or found unmakeable.
     #[must_use]
     pub fn is_protobuf_settled(&self) -> bool {
-        self.protobuf.get().is_some_and(|cell| cell.as_ref().is_none_or(|p| p.is_settled()))
+        self.protobuf.get().is_some_and(|made| made.as_ref().is_none_or(|p| p.cell.is_settled()))
     }
 
     /// The turn to make it (see the field): held while one request makes
@@ -1101,8 +1124,8 @@ pub(crate) mod tests {
         // Too small to be gzipped: what the inputs hold is their size.
         let sizes = [V2_A.len(), V3_B.len()];
         // Small: each one's stand-ins may hold the 64 KiB every document may.
-        let expected = sizes.iter().map(|n| n + n / 2 + 64 * 1024).sum::<usize>()
-            + 4 * V2_A.len().max(V3_B.len());
+        let total: usize = sizes.iter().sum();
+        let expected = total + total / 4 + sizes.len() * 64 * 1024 + 4 * V2_A.len().max(V3_B.len());
         assert_eq!(cost, expected as u64);
         let refused = s.openapi_v2.get_within(cost - 1).unwrap_err();
         assert_eq!((refused.needed, refused.limit, refused.first), (cost, cost - 1, true));

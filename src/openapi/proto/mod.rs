@@ -17,11 +17,13 @@
 //! than one that says less than the JSON.
 
 mod encode;
+mod pieces;
 mod table;
 mod v2;
 mod v3;
 
 pub use encode::Problem;
+pub use pieces::{PiecesError, openapi_v2_pieces};
 
 use crate::json::pointer::JsonPointer;
 use crate::json::tree::{SyntaxError, parse_within};

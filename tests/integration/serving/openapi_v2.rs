@@ -337,6 +337,43 @@ async fn large_merged_openapi_v2_served(direct_writes: bool) {
     let again = proxy.get("/openapi/v2", &[("If-None-Match", &etag)]).await;
     assert_eq!(again.status, StatusCode::NOT_MODIFIED);
     assert_eq!(again.header("etag"), etag);
+    protobuf_of_the_large_merged_openapi_v2(&proxy, &plain.body, &etag, direct_writes).await;
+}
+
+/// Its protobuf, made a piece at a time from the gzip-only JSON: served
+/// gzipped and plain, named by the JSON's ETag, and decoded by protoc as
+/// the whole document's encoding decodes (`check_decoding`: once).
+async fn protobuf_of_the_large_merged_openapi_v2(
+    proxy: &TestProxy,
+    json: &[u8],
+    etag: &str,
+    check_decoding: bool,
+) {
+    const V2_PB: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+    let gz = proxy.get("/openapi/v2", &[("Accept", V2_PB), ("Accept-Encoding", "gzip")]).await;
+    assert_eq!(gz.status, StatusCode::OK, "{}", String::from_utf8_lossy(&gz.body));
+    assert_eq!(gz.header("content-type"), V2_PB.replace('@', "."));
+    assert_eq!(gz.header("content-encoding"), "gzip");
+    assert_eq!(gz.header("etag"), etag, "the JSON's ETag");
+    let mut pb = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz.body[..]), &mut pb)
+        .expect("gzip");
+    let plain = proxy.get("/openapi/v2", &[("Accept", V2_PB)]).await;
+    assert_eq!(plain.status, StatusCode::OK);
+    assert_eq!(plain.header("content-encoding"), "");
+    assert_eq!(plain.header("content-length"), pb.len().to_string());
+    assert!(plain.body == pb, "the plain answer is the gzip answer inflated");
+    let again = proxy.get("/openapi/v2", &[("Accept", V2_PB), ("If-None-Match", etag)]).await;
+    assert_eq!(again.status, StatusCode::NOT_MODIFIED);
+    if check_decoding {
+        use crate::common::protoc::{self, Message};
+        let whole = openapi_proxy::proto::openapi_v2(json).expect("encodable");
+        assert!(whole != pb, "written in pieces, not as one message");
+        let decoded = protoc::decode(Message::OpenApiV2, &pb);
+        assert!(decoded == protoc::decode(Message::OpenApiV2, &whole), "decoded as the whole");
+        let definitions = decoded.matches("additional_properties {").count();
+        assert!(definitions > 200, "{definitions} definitions decoded");
+    }
 }
 
 /// The whole answer to `GET path` asked with a WebSocket upgrade, read to
