@@ -28,6 +28,8 @@
 # With WITH_135=1 a second downstream serves Kubernetes 1.35's Swagger 2.0
 # (converted by the proxy) beside the fleet; every round then checks both
 # are whole.
+# PROXY names another build of the proxy to run (default: the release
+# build this script makes).
 # With V2=1 the first round then asks for the merged /openapi/v2 as
 # kubectl 1.27 does (protobuf, gzip) and as JSON, then each without gzip,
 # and prints the status, bytes, time and RSS after each.
@@ -103,7 +105,7 @@ start_proxy() { # $1: poll interval
   t0=$(date +%s.%N)
   # In the cgroup when LIMIT is set: the shell joins it, then becomes the proxy.
   RUST_LOG=info sh -c '[ -z "$1" ] || echo $$ >"$1/cgroup.procs"; shift; exec "$@"' sh "$cgroup" \
-    target/release/openapi-proxy serve --listen "127.0.0.1:$PORT" --poll-interval "$1" \
+    "${PROXY:-target/release/openapi-proxy}" serve --listen "127.0.0.1:$PORT" --poll-interval "$1" \
     ${BUDGET:+--memory-budget-bytes "$BUDGET"} --downstream "crds=$fleet_url" $second 2>>"$work/proxy.log" &
   proxy=$!
   pids+=($proxy)

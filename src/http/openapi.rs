@@ -196,6 +196,7 @@ async fn make_off_worker(
 /// it (see `OpenApiV2Slot`).
 pub(super) async fn v2(req: &Request<'_>, state: &AppState) -> Reply {
     let slot = Arc::clone(&state.store.load().openapi_v2);
+    slot.mark_asked();
     let accept = req.accept.as_deref();
     let asks_protobuf = negotiate::negotiate_openapi_v2(accept, true) == OpenApiV2Choice::Protobuf;
     let made_now = make_off_worker(state, &slot, asks_protobuf).await;

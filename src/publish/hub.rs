@@ -208,9 +208,12 @@ pub async fn build_loop(hub: Arc<Hub>, store: Arc<Store>, metrics: Arc<Metrics>,
         let documents = snap.openapi.len();
         let rendered_groups = snap.discovery.rendered_groups;
         let compared_groups = snap.discovery.compared_groups;
-        // Clients read `/openapi/v2` (it was made for the last snapshot):
+        // Clients read `/openapi/v2` (they asked for the last snapshot's):
         // make the new one now, aside, rather than on their next request.
-        let v2_wanted = store.load().openapi_v2.is_made() && !snap.openapi_v2.is_made();
+        let v2_wanted = store.load().openapi_v2.was_asked() && !snap.openapi_v2.is_made();
+        if v2_wanted {
+            snap.openapi_v2.mark_asked();
+        }
         store.publish(snap);
         if v2_wanted && v2_maker.as_ref().is_none_or(tokio::task::JoinHandle::is_finished) {
             let store = Arc::clone(&store);

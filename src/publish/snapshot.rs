@@ -27,6 +27,7 @@
 //! downstream answered first.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use actix_web::http::header::HeaderValue;
@@ -394,6 +395,11 @@ pub struct OpenApiV2Slot {
     protobuf: OnceLock<Option<V2Protobuf>>,
     /// Set by the first request refused for [`TooLarge`] (logged once).
     refused: OnceLock<()>,
+    /// A client asked for it: the next snapshot's is then made aside
+    /// after a change. Not merely made: one downstream's own document is
+    /// made without anyone asking, and making the merge of thousands of
+    /// CRDs that nobody reads holds a hundred MiB for seconds.
+    asked: AtomicBool,
     /// Taken by a request before it makes the document (or its protobuf)
     /// on a blocking thread: the requests at the same time wait here, not
     /// each on a thread of its own.
@@ -452,6 +458,7 @@ impl OpenApiV2Slot {
             made,
             protobuf: OnceLock::new(),
             refused: OnceLock::new(),
+            asked: AtomicBool::new(false),
             turn: tokio::sync::Mutex::new(()),
             cost,
         }
@@ -516,6 +523,20 @@ impl OpenApiV2Slot {
                 })
             })
             .as_ref())
+    }
+
+    /// Whether a client asked for it.
+    #[must_use]
+    pub fn was_asked(&self) -> bool {
+        self.asked.load(Ordering::Relaxed)
+    }
+
+    /// Notes that a client asked for it (or that clients read the one it
+    /// follows).
+    pub fn mark_asked(&self) {
+        if !self.was_asked() {
+            self.asked.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Whether it has been made.

@@ -20,6 +20,13 @@ const K8S_1_24: &str = "kube-openapi/pkg/openapiconv/testdata_generated_from_k8s
 /// A downstream publishing only Kubernetes 1.24's v3 documents of `api/v1`
 /// and `apis/batch/v1` (its `/openapi/v2` is a 404).
 fn kubernetes_v3_only() -> Site {
+    let ds = site();
+    ds.routes.replace(kubernetes_v3_routes());
+    ds
+}
+
+/// The routes of [`kubernetes_v3_only`].
+fn kubernetes_v3_routes() -> Vec<(String, Route)> {
     let dir = shared_testdata(K8S_1_24);
     let docs: BTreeMap<DocumentKey, Bytes> = [("api/v1", "api.v1"), ("apis/batch/v1", "batch.v1")]
         .iter()
@@ -28,9 +35,7 @@ fn kubernetes_v3_only() -> Site {
             (DocumentKey::parse(key).expect("key"), Bytes::from(body))
         })
         .collect();
-    let ds = site();
-    ds.routes.replace(v3_routes(&docs));
-    ds
+    v3_routes(&docs)
 }
 
 /// The widgets Swagger 2.0 sample (its own `ObjectMeta`, unlike
@@ -132,6 +137,33 @@ async fn openapi_v2_merges_a_swagger_only_and_a_v3_only_downstream() {
     let etag = r.header("etag");
     let again = proxy.get("/openapi/v2", &[("If-None-Match", &etag)]).await;
     assert_eq!(again.status, StatusCode::NOT_MODIFIED);
+}
+
+/// One downstream's own `/openapi/v2` is served without being made, so it
+/// says nothing of clients reading it: when a second downstream arrives,
+/// the merge (at 5,000 CRDs, seconds and a hundred MiB) is not made aside
+/// until a client asks.
+#[actix_web::test]
+async fn the_merge_is_not_made_aside_when_no_client_asked() {
+    let kube = site();
+    let widgets = widgets_with_a_copy_of_batch();
+    let proxy = TestProxy::start(vec![
+        downstream("kube", &kube.url(), 10),
+        downstream("widgets", &widgets.url(), 1),
+    ]);
+    proxy
+        .wait_for("the widgets' own /openapi/v2", |s| {
+            s.openapi.contains_key("apis/widgets.example.com/v1beta1") && s.openapi_v2.is_made()
+        })
+        .await;
+    kube.routes.replace(kubernetes_v3_routes());
+    proxy.wait_for("both downstreams", |s| s.openapi.contains_key("api/v1")).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let slot = std::sync::Arc::clone(&proxy.running.state.store.load().openapi_v2);
+    assert!(!slot.is_made(), "made aside with no client asking");
+    let asked = proxy.get("/openapi/v2", &[]).await;
+    assert_eq!(asked.status, StatusCode::OK);
+    assert!(slot.is_made() && slot.was_asked());
 }
 
 /// Made by the first request, not by the build; once clients read it,
