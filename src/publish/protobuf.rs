@@ -243,9 +243,32 @@ impl Protobuf {
         let json = self.json.plain_reader().map_err(Unavailable::Unreadable)?;
         // Reserved, not touched: room enough never to move what is made.
         let mut join = GzipJoin::form_with_capacity(room.min(json_gzip.saturating_mul(2)));
-        let made = proto::openapi_v2_pieces(json, PIECE_BYTES, |piece| {
-            join.push(piece);
-            if join.gzip_len() > room { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        // Encoded on a thread of its own while this one compresses: a third
+        // of the time is deflating, and the pieces in between are few.
+        let (pieces, taken) = std::sync::mpsc::sync_channel::<Vec<u8>>(PIECES_AHEAD);
+        let made = std::thread::scope(|scope| {
+            let encoder = scope.spawn(move || {
+                proto::openapi_v2_pieces(json, PIECE_BYTES, |piece| {
+                    match pieces.send(piece.to_vec()) {
+                        Ok(()) => ControlFlow::Continue(()),
+                        Err(_) => ControlFlow::Break(()),
+                    }
+                })
+            });
+            let mut past_room = false;
+            for piece in taken.iter() {
+                join.push(&piece);
+                past_room = join.gzip_len() > room;
+                if past_room {
+                    break;
+                }
+            }
+            // The encoder's next piece finds nobody to take it and stops.
+            drop(taken);
+            let encoded = encoder.join().unwrap_or_else(|_| {
+                Err(PiecesError::Read(std::io::Error::other("the protobuf encoder panicked")))
+            });
+            if past_room { Err(PiecesError::Stopped) } else { encoded }
         });
         match made {
             Ok(()) => {}
@@ -281,6 +304,9 @@ impl Protobuf {
 /// The JSON of a rendition made in pieces encoded at a time: a few
 /// hundred members of `paths` or `definitions`.
 const PIECE_BYTES: usize = 256 * 1024;
+
+/// Pieces encoded and not yet compressed, at most.
+const PIECES_AHEAD: usize = 4;
 
 fn settled(made: &Made) -> Result<Arc<Rendered>, Unavailable> {
     match made {
