@@ -818,8 +818,17 @@ fn merged_v2(
 /// Where the files go while they are laid out: a folder, or a gzipped tar
 /// archive, beside --out.
 enum Sink {
-    Folder { path: PathBuf, made: BTreeSet<String> },
-    Archive { path: PathBuf, tar: tar::Builder<GzEncoder<std::fs::File>>, made: BTreeSet<String> },
+    Folder {
+        path: PathBuf,
+        made: BTreeSet<String>,
+    },
+    Archive {
+        path: PathBuf,
+        /// Boxed: the compressor's state is a few hundred bytes, and a
+        /// folder carries none.
+        tar: Box<tar::Builder<GzEncoder<std::fs::File>>>,
+        made: BTreeSet<String>,
+    },
 }
 
 impl Sink {
@@ -873,7 +882,7 @@ impl Sink {
     fn finish(self) -> Result<(), ExportCommandError> {
         if let Self::Archive { path, tar, .. } = self {
             let err = |e| io("writing", &path, e);
-            let gz = tar.into_inner().map_err(err)?;
+            let gz = (*tar).into_inner().map_err(err)?;
             let file = gz.finish().map_err(err)?;
             file.sync_all().map_err(err)?;
         }
@@ -902,7 +911,11 @@ impl Sink {
             let file = std::fs::File::create(&temp).map_err(|e| io("creating", &temp, e))?;
             // Header time 0, so that the same files give the same bytes.
             let gz = flate2::GzBuilder::new().mtime(0).write(file, flate2::Compression::default());
-            Self::Archive { path: temp, tar: tar::Builder::new(gz), made: BTreeSet::new() }
+            Self::Archive {
+                path: temp,
+                tar: Box::new(tar::Builder::new(gz)),
+                made: BTreeSet::new(),
+            }
         } else {
             std::fs::create_dir(&temp).map_err(|e| io("creating", &temp, e))?;
             Self::Folder { path: temp, made: BTreeSet::new() }
