@@ -216,9 +216,7 @@ impl Protobuf {
         }
         settled(self.made.get().expect("set above, or by the request that won the race"))
     }
-}
 
-impl Protobuf {
     /// The rendition of a Swagger 2.0 document held gzipped only because
     /// it is hundreds of megabytes (the merged `/openapi/v2` at thousands
     /// of CRDs), made as the JSON is inflated, a piece at a time, straight
@@ -301,8 +299,8 @@ impl Protobuf {
     }
 }
 
-/// The JSON of a rendition made in pieces encoded at a time: a few
-/// hundred members of `paths` or `definitions`.
+/// The JSON a piece of a rendition made in pieces holds: a few hundred
+/// members of `paths` or `definitions`.
 const PIECE_BYTES: usize = 256 * 1024;
 
 /// Pieces encoded and not yet compressed, at most.
