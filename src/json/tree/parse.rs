@@ -248,7 +248,7 @@ impl<'a> Parser<'a> {
             }
         }
         self.depth -= 1;
-        Ok(Node::Array(self.items.drain(base..).collect()))
+        Ok(Node::Array(self.items.split_off(base)))
     }
 
     /// After an array item or an object member: `,` (another follows,
@@ -307,7 +307,7 @@ impl<'a> Parser<'a> {
             }
         }
         self.depth -= 1;
-        let mut members: Vec<_> = self.members.drain(base..).collect();
+        let mut members = self.members.split_off(base);
         if has_repeated_keys(&members) {
             members = last_value_wins(members);
         }
