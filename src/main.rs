@@ -3,7 +3,6 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use openapi_proxy::cli::{Cli, Command, LogFormat};
 
 /// The converter and the splitter build and free trees of about a million
@@ -13,11 +12,11 @@ use openapi_proxy::cli::{Cli, Command, LogFormat};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_args();
     if matches!(cli.command, Command::Serve(_)) {
         without_transparent_huge_pages();
     }
-    init_tracing(cli.log_format, cli.verbosity);
+    init_tracing(cli.global.log_format, cli.global.verbosity);
     match &cli.command {
         Command::Serve(args) => {
             // The configuration is checked before anything starts.

@@ -17,7 +17,25 @@ use crate::openapi::convert::{self, ConvertedTree};
 use crate::openapi::pipeline::{self, PipelineError};
 use crate::wire::key::DocumentKey;
 
-/// Arguments of `convert`.
+/// Convert a Swagger 2.0 document to OpenAPI 3.0, split per group-version.
+///
+/// Writes one self-contained OpenAPI 3.0 document per URL key Kubernetes
+/// publishes under /openapi/v3/ — DIR/api/v1.json,
+/// DIR/apis/apps/v1.json, DIR/version.json, … — each holding only the
+/// schemas it references. Lossy spots are summarised on stderr.
+///
+/// References to other files (`$ref: ./responses.yaml#/responses/Bad`)
+/// are followed: what they point at is copied into the document, so
+/// the output stands alone. Files are read only under the input's
+/// directory (--refs-root widens it) and only .json, .yaml and .yml.
+///
+/// --verbose and -v differ: --verbose lists each conversion note (what
+/// OpenAPI 3.0 could not carry exactly, with its JSON pointer); -v N
+/// sets the log level, as for every subcommand.
+///
+/// Exit status: 0 converted; 3 the input is not a usable Swagger 2.0
+/// document (not JSON/YAML, not Swagger 2.0, a $ref to nothing); 4
+/// reading or writing a file failed; 2 bad command line.
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("output").required(true).multiple(true).args(["out", "whole"])))]
 pub struct ConvertArgs {
