@@ -1,3 +1,5 @@
+use proptest::prelude::Just;
+
 use super::*;
 use crate::openapi::proto::openapi_v2;
 
@@ -204,4 +206,30 @@ fn values_are_found_whatever_the_reads() {
     })
     .unwrap();
     assert_eq!(merged(&all), openapi_v2(AWKWARD.as_bytes()).unwrap());
+}
+
+proptest::proptest! {
+    /// Whatever a byte of the text becomes, the pieces never panic, and
+    /// when they and the whole encoding both succeed they say the same
+    /// (a member may then be any JSON value the whole encoding takes).
+    #[test]
+    fn a_changed_byte_is_refused_or_encoded_as_the_whole(
+        at in 0usize..AWKWARD.len(),
+        byte in proptest::prop_oneof![
+            Just(b'{'), Just(b'}'), Just(b'['), Just(b']'), Just(b'"'), Just(b'\\'),
+            Just(b','), Just(b':'), Just(b' '), Just(b'x'), Just(b'1'),
+        ],
+        piece_bytes in 1usize..400,
+    ) {
+        let mut json = AWKWARD.as_bytes().to_vec();
+        json[at] = byte;
+        let mut all = Vec::new();
+        let pieces = openapi_v2_pieces(&json[..], piece_bytes, |p| {
+            all.extend_from_slice(p);
+            ControlFlow::Continue(())
+        });
+        if let (Ok(()), Ok(whole)) = (pieces, openapi_v2(&json)) {
+            proptest::prop_assert_eq!(merged(&all), whole);
+        }
+    }
 }
