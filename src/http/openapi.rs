@@ -13,7 +13,7 @@ use actix_web::http::header::{self, HeaderValue, VARY};
 use super::reply::{DateCache, Reply, Request, http_date};
 use super::{ACCEPT, AppState, NO_CACHE, body_reply};
 use crate::body::rendered::Rendered;
-use crate::publish::protobuf::{Protobuf, Renditions, Unavailable};
+use crate::publish::protobuf::{Protobuf, Unavailable};
 use crate::publish::snapshot::{OpenApiV2Slot, TooLarge};
 use crate::wire::negotiate::{self, OpenApiChoice, OpenApiV2Choice};
 
@@ -64,7 +64,7 @@ pub(super) fn document(req: &Request<'_>, key: &str, state: &AppState) -> Reply 
         return super::status::openapi_v3_not_published().header(VARY, ACCEPT);
     };
     let protobuf = match choice {
-        OpenApiChoice::Protobuf => match rendition(state, &entry.protobuf, &state.protobuf) {
+        OpenApiChoice::Protobuf => match rendition(state, &entry.protobuf) {
             Some(protobuf) => Some(protobuf),
             // Negotiated again as if protobuf were not offered.
             None => match negotiate::negotiate_openapi_document(accept, false) {
@@ -101,15 +101,11 @@ pub(super) fn document(req: &Request<'_>, key: &str, state: &AppState) -> Reply 
 /// The protobuf rendition in `cell`, made now if this is the first
 /// request for it; `None` when there is none to serve (logged and
 /// counted when that is news).
-fn rendition(
-    state: &AppState,
-    cell: &Protobuf,
-    account: &Arc<Renditions>,
-) -> Option<Arc<Rendered>> {
+fn rendition(state: &AppState, cell: &Protobuf) -> Option<Arc<Rendered>> {
     if cell.is_settled() {
-        return cell.get(account).ok();
+        return cell.get(&state.protobuf).ok();
     }
-    reported(state, cell.get(account))
+    reported(state, cell.get(&state.protobuf))
 }
 
 /// The rendition this request made, or why there is none, logged and
@@ -226,7 +222,9 @@ pub(super) async fn v2(req: &Request<'_>, state: &AppState) -> Reply {
         OpenApiV2Choice::Protobuf => {
             protobuf = match made_now {
                 Some(outcome) => reported(state, outcome),
-                None => rendition(state, &cell.cell, &cell.account),
+                // Made, or tried, off the worker (by this request or one
+                // it waited for): never encoded here, on the worker.
+                None => cell.cell.is_settled().then(|| cell.cell.get(&cell.account).ok()).flatten(),
             };
             match &protobuf {
                 Some(r) => Some(&**r),
