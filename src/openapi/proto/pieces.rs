@@ -6,9 +6,10 @@
 //! A protobuf parser merges a message field that occurs more than once
 //! and joins the occurrences of a repeated field in order, so a
 //! `Document` may be written as several: one per top-level member, and
-//! the members of `paths` and `definitions` (maps, which gnostic writes
-//! as repeated `Named…` pairs) split over as many occurrences as it
-//! takes. Each piece is the encoding of a small document holding only
+//! the members of its maps (`paths`, `definitions` and the other three,
+//! which gnostic writes as repeated `Named…` pairs) split over as many
+//! occurrences as it takes. A piece then holds at most one member past
+//! its size, and a member comes from one downstream's document. Each piece is the encoding of a small document holding only
 //! that part, made by the same walk as the whole one ([`super::encode`]);
 //! decoded, the pieces are the whole document's encoding.
 
@@ -18,8 +19,16 @@ use std::ops::ControlFlow;
 use super::{ProtoError, encode_document, v2};
 
 /// The top-level members whose own members are split over pieces: the
-/// two that grow with the cluster.
-const SPLIT: [&[u8]; 2] = [b"\"paths\"", b"\"definitions\""];
+/// maps, whose messages hold nothing but repeated fields. `paths` and
+/// `definitions` grow with the cluster; any of them may be as large as
+/// the downstreams make it.
+const SPLIT: [&[u8]; 5] = [
+    b"\"paths\"",
+    b"\"definitions\"",
+    b"\"parameters\"",
+    b"\"responses\"",
+    b"\"securityDefinitions\"",
+];
 
 /// Why the pieces could not all be made.
 #[derive(Debug, thiserror::Error)]

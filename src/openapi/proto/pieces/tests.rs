@@ -51,22 +51,26 @@ fn write(fields: &[Field]) -> Vec<u8> {
 
 /// What a protobuf parser makes of a `Document` written in pieces, as
 /// gnostic's Go code writes it: fields in number order, the occurrences
-/// of `paths` (8) and `definitions` (9) merged. Their messages hold only
+/// of its maps merged (`paths` 8, `definitions` 9, `parameters` 10,
+/// `responses` 11, `securityDefinitions` 13). Their messages hold only
 /// repeated fields, so merging is joining their contents, each field's
 /// occurrences kept in order.
+/// The field numbers of a `Document`'s maps.
+const MAPS: [u32; 5] = [8, 9, 10, 11, 13];
+
 fn merged(pieces: &[u8]) -> Vec<u8> {
     let mut top = fields(pieces);
     top.sort_by_key(|f| f.0);
     let mut out: Vec<Field> = Vec::new();
     for (number, wire, value) in top {
         match out.last_mut() {
-            Some(last) if last.0 == number && matches!(number, 8 | 9) => {
+            Some(last) if last.0 == number && MAPS.contains(&number) => {
                 last.2.extend_from_slice(&value);
             }
             _ => out.push((number, wire, value)),
         }
     }
-    for f in out.iter_mut().filter(|f| matches!(f.0, 8 | 9)) {
+    for f in out.iter_mut().filter(|f| MAPS.contains(&f.0)) {
         let mut inner = fields(&f.2);
         inner.sort_by_key(|f| f.0);
         f.2 = write(&inner);
@@ -113,6 +117,9 @@ const AWKWARD: &str = r##" {
     "C" : { "enum" : [ "x" , 1 , false ] }
   } ,
   "parameters" : { } ,
+  "responses" : { "NotFound" : { "description" : "} gone" } , "Ok" : { "description" : "ok" } } ,
+  "securityDefinitions" : { "k" : { "type" : "apiKey" , "name" : "authorization" , "in" : "header" } ,
+    "b" : { "type" : "basic" } } ,
   "x-last" : false
 } "##;
 
@@ -232,4 +239,24 @@ proptest::proptest! {
             proptest::prop_assert_eq!(merged(&all), whole);
         }
     }
+}
+
+/// Every map is split, not only `paths` and `definitions`: a downstream's
+/// large `parameters` is not one piece.
+#[test]
+fn every_map_is_split_into_pieces() {
+    let parameters: Vec<String> = (0..2_000)
+        .map(|i| format!(r#""p{i}":{{"name":"p{i}","in":"query","type":"string"}}"#))
+        .collect();
+    let json = format!(r#"{{"swagger":"2.0","parameters":{{{}}}}}"#, parameters.join(","));
+    let mut largest = 0;
+    let (pieces, count) = in_pieces(json.as_bytes(), 1024);
+    openapi_v2_pieces(json.as_bytes(), 1024, |piece| {
+        largest = largest.max(piece.len());
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    assert!(count > 50, "{count} pieces");
+    assert!(largest < 2048, "largest piece {largest} bytes");
+    assert_eq!(merged(&pieces), openapi_v2(json.as_bytes()).unwrap());
 }
