@@ -480,6 +480,7 @@ impl GzipJoin {
     /// GiB, which gzip's length field cannot say.
     #[must_use]
     pub fn finish(mut self, content_type: HeaderValue) -> Option<Rendered> {
+        debug_assert!(self.tree.is_some(), "a form is finished by finish_form_of");
         let hash = upper_hex(&self.tree.take().unwrap_or_default().finalize());
         let etag = etag_of(&hash);
         self.end(content_type, hash, etag)

@@ -212,6 +212,24 @@ mod tests {
         assert_eq!(outline.schemas, ["Z", "A"]);
     }
 
+    /// openapi-proxy writes a large `/openapi/v2` as several `paths` and
+    /// `definitions` fields, which a parser merges: read as one.
+    #[test]
+    fn a_document_in_pieces_is_read_as_its_parts_merged() {
+        let doc = [
+            field(8, &field(2, &named("/b"))),
+            field(9, &field(1, &named("Z"))),
+            field(1, b"2.0"),
+            field(8, &field(2, &named("/a"))),
+            field(9, &field(1, &named("A"))),
+        ]
+        .concat();
+        let outline = v2_outline(&doc).expect("decodes");
+        assert_eq!(outline.version, "2.0");
+        assert_eq!(outline.paths, ["/b", "/a"]);
+        assert_eq!(outline.schemas, ["Z", "A"]);
+    }
+
     #[test]
     fn reads_openapi_and_the_names_of_paths_and_component_schemas_in_order() {
         let paths = [field(1, &named("/x")), field(1, &named("/a"))].concat();
