@@ -938,8 +938,13 @@ impl<'i, 'a> Graph<'i, 'a> {
     ) -> Self {
         let mut walker = Walker {
             index,
-            cache: Hashed::default(),
-            by_place: WordMap::default(),
+            // About one distinct reference per component: sized once, not
+            // rehashed as they come.
+            cache: Hashed::with_capacity(index.components.len()),
+            by_place: WordMap::with_capacity_and_hasher(
+                index.components.len(),
+                foldhash::fast::FixedState::default(),
+            ),
             #[cfg(test)]
             text_lookups: 0,
             sites: Vec::new(),
