@@ -165,58 +165,49 @@ impl<'a> Location<'a> {
         Self { parent: Some(self), token: Token::Index(index) }
     }
 
-    /// The pointer this location stands for, written into one string of
-    /// the right size: a conversion notes every operation of a whole
+    /// The pointer this location stands for, written front to back into
+    /// one string: a conversion notes every operation of a whole
     /// cluster's document, and a string per token made that a tenth of
     /// the converter's time.
     #[must_use]
     pub fn to_pointer(self) -> JsonPointer {
-        let mut tokens = Vec::new();
-        let mut base = &ROOT;
-        let mut at = Some(&self);
-        while let Some(l) = at {
-            match l.token {
-                Token::Base(b) => base = b,
-                t => tokens.push(t),
-            }
-            at = l.parent;
-        }
-        let len = base.0.len()
-            + tokens
-                .iter()
-                .map(|t| match t {
-                    Token::Key(k) => 1 + escaped_len(k),
-                    Token::Index(i) => 1 + decimal_len(*i),
-                    Token::Base(_) => 0,
-                })
-                .sum::<usize>();
-        let mut p = String::with_capacity(len);
-        p.push_str(&base.0);
-        for t in tokens.iter().rev() {
-            match t {
-                Token::Key(k) => {
-                    p.push('/');
-                    push_escaped(&mut p, k);
-                }
-                Token::Index(i) => {
-                    p.push('/');
-                    p.push_str(itoa::Buffer::new().format(*i));
-                }
-                Token::Base(_) => {}
-            }
-        }
+        let mut p = String::with_capacity(self.pointer_len());
+        self.write_into(&mut p);
         JsonPointer(p)
     }
-}
 
-/// The length of `token` escaped as a pointer token.
-fn escaped_len(token: &str) -> usize {
-    token.len() + token.bytes().filter(|b| matches!(b, b'~' | b'/')).count()
-}
+    /// The length of [`Location::to_pointer`]'s string. Recursive, as is
+    /// [`Location::write_into`]: a chain is as deep as the walk that made
+    /// it, which follows the document (at most the parser's depth).
+    fn pointer_len(&self) -> usize {
+        let parent = self.parent.map_or(0, Location::pointer_len);
+        parent
+            + match self.token {
+                Token::Base(base) => base.0.len(),
+                Token::Key(k) => {
+                    1 + k.len() + k.bytes().filter(|b| matches!(b, b'~' | b'/')).count()
+                }
+                Token::Index(i) => 1 + i.checked_ilog10().map_or(1, |d| d as usize + 1),
+            }
+    }
 
-/// The number of decimal digits of `n`.
-fn decimal_len(n: usize) -> usize {
-    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+    /// Appends the parent's pointer, then this token.
+    fn write_into(&self, p: &mut String) {
+        if let Some(parent) = self.parent {
+            parent.write_into(p);
+        }
+        match self.token {
+            Token::Base(base) => p.push_str(&base.0),
+            Token::Key(k) => {
+                p.push('/');
+                push_escaped(p, k);
+            }
+            Token::Index(i) => {
+                p.push('/');
+                p.push_str(itoa::Buffer::new().format(i));
+            }
+        }
+    }
 }
 
 /// Appends `token` escaped as RFC 6901 says (`~` as `~0`, `/` as `~1`).

@@ -41,15 +41,18 @@ impl DocumentKey {
     /// for a path that has no literal first segment (`/`, `/{id}`).
     #[must_use]
     pub fn from_path(path: &str) -> Option<Self> {
-        let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+        // Read no further than the key goes: a cluster's document has
+        // thousands of paths, most of them long.
+        let mut segments = path.split('/').filter(|s| !s.is_empty());
         let literal = |s: &&str| !s.contains('{');
-        let first = *segments.first().filter(|s| literal(s))?;
-        let take = match first {
-            "api" => 2,
-            "apis" => 3,
+        let first = segments.next().filter(literal)?;
+        let more = match first {
+            "api" => 1,
+            "apis" => 2,
             _ => usize::MAX,
         };
-        let key: Vec<&str> = segments.iter().copied().take(take).take_while(literal).collect();
+        let mut key = vec![first];
+        key.extend(segments.take(more).take_while(literal));
         valid_segments(&key).then(|| Self(key.join("/")))
     }
 
