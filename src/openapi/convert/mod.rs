@@ -503,6 +503,10 @@ pub(crate) struct Context<'a> {
     hoisted_names: Option<refs::ComponentNames>,
     /// The local references under each converted definition and path item.
     refs_under: RefHints<'a>,
+    /// The input's definitions by name: resolving `#/definitions/<name>`
+    /// walked the member list (600 definitions for Kubernetes) for each
+    /// reference resolved. Hashed like [`Context::refs`].
+    definitions: Hashed<&'a str, &'a Node<'a>>,
 }
 
 /// The copies of shared parameters any document may make, whatever its
@@ -543,6 +547,11 @@ impl<'a> Context<'a> {
             hoisted: Vec::new(),
             hoisted_names: None,
             refs_under: RefHints::default(),
+            definitions: doc
+                .get("definitions")
+                .and_then(Node::as_object)
+                .map(|d| d.iter().map(|(name, schema)| (name.as_str(), schema)).collect())
+                .unwrap_or_default(),
         })
     }
 

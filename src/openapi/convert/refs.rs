@@ -207,8 +207,22 @@ impl<'a> Context<'a> {
             || ConvertError::UnresolvedRef { reference: reference.to_owned(), at: at.to_pointer() };
         let fragment = reference.strip_prefix('#').ok_or_else(unresolved)?;
         let pointer = fragment_pointer(fragment).ok_or_else(unresolved)?;
-        let target = self.root.pointer(&pointer).ok_or_else(unresolved)?;
+        let target = match self.definition(&pointer) {
+            Some(target) => target,
+            None => self.root.pointer(&pointer).ok_or_else(unresolved)?,
+        };
         Ok((target, pointer))
+    }
+
+    /// The definition `pointer` names whole (`/definitions/<name>`, a name
+    /// without `~` or `/`, which pointers escape), found by name; `None`
+    /// for any other pointer, which [`Node::pointer`] then follows.
+    fn definition(&self, pointer: &str) -> Option<&'a Node<'a>> {
+        let name = pointer.strip_prefix("/definitions/")?;
+        if name.contains(['/', '~']) {
+            return None;
+        }
+        self.definitions.get(name).copied()
     }
 
     /// Rewrites a `$ref` value into its v3 form, checking that local ones
