@@ -486,6 +486,26 @@ impl<'a> Index<'a> {
         self.lookup.get(&(section, &**name)).copied()
     }
 
+    /// The component a reference of the usual shape names whole
+    /// (`#/components/<section>/<name>`, `#/<section>/<name>` in Swagger
+    /// 2.0) when its name needs no decoding (no `%`, `~` or `/`), found
+    /// without building its pointer and tokens: all but a few references
+    /// of a document. `None` sends any other reference, or a name not
+    /// found, the long way, which gives the same answer for these.
+    fn plain_component(&self, reference: &str) -> Option<usize> {
+        let rest = reference.strip_prefix("#/")?;
+        let rest = match self.format {
+            Format::Swagger2 => rest,
+            Format::OpenApi3 => rest.strip_prefix("components/")?,
+        };
+        let (section, name) = rest.split_once('/')?;
+        if name.bytes().any(|b| matches!(b, b'/' | b'~' | b'%')) {
+            return None;
+        }
+        let section = self.section(section)?;
+        self.lookup.get(&(section, name)).copied()
+    }
+
     fn section(&self, name: &str) -> Option<usize> {
         self.sections.iter().position(|s| s.name == name)
     }
@@ -508,6 +528,14 @@ impl<'a> Index<'a> {
     /// writes characters a URI fragment does not allow encoded. Kubernetes'
     /// references have no `%`, and then nothing is copied.
     fn resolve(&self, reference: &str) -> Target {
+        match self.plain_component(reference) {
+            Some(component) => Target::Component(component),
+            None => self.resolve_pointer(reference),
+        }
+    }
+
+    /// [`Index::resolve`] by the pointer the reference holds, decoded.
+    fn resolve_pointer(&self, reference: &str) -> Target {
         let Some(pointer) = reference.strip_prefix('#').and_then(fragment_pointer) else {
             return Target::Missing;
         };

@@ -801,3 +801,59 @@ fn references_the_converter_shares_are_looked_up_by_place() {
         assert_eq!(graph.text_lookups, 1, "hints: {}", hints.is_some());
     }
 }
+
+#[test]
+fn a_reference_found_the_short_way_is_what_its_pointer_names() {
+    // Names and references in every form the short way must either
+    // answer as the pointer does or leave to it. The names written as
+    // their own escapes (`a~1b`, `c~0d`, `p%25q`) catch a short way that
+    // reads an escaped reference literally.
+    let names = ["A", "a/b", "a~1b", "c~d", "c~0d", "p%q", "p%25q", "", "x y", "é"];
+    let references = [
+        "#/definitions/A",
+        "#/definitions/a~1b",
+        "#/definitions/c~0d",
+        "#/definitions/p%25q",
+        "#/definitions/",
+        "#/definitions/x%20y",
+        "#/definitions/é",
+        "#/definitions/A/properties",
+        "#/definitions/missing",
+        "#/d%65finitions/A",
+        "#/components/schemas/A",
+        "#/components/schemas/a~1b",
+        "#/components/schemas/",
+        "#/components/schemas/é",
+        "#/components/schemas/A/x",
+        "#/components/schemas/missing",
+        "#/comp%6Fnents/schemas/A",
+        "#/components/sch%65mas/A",
+        "#/parameters/A",
+        "#/paths/A",
+        "#A",
+        "#",
+        "other.json#/definitions/A",
+    ];
+    let section: serde_json::Map<String, Value> =
+        names.iter().map(|n| ((*n).to_owned(), json!({"type": "object"}))).collect();
+    let v2 = json!({"swagger": "2.0", "paths": {}, "definitions": section});
+    let v3 = json!({"openapi": "3.0.0", "paths": {}, "components": {"schemas": section}});
+    let mut short = 0;
+    for (doc, format) in [(&v2, Format::Swagger2), (&v3, Format::OpenApi3)] {
+        let tree = Node::from_value(doc);
+        let root = tree.as_object().unwrap();
+        let paths = root.get("paths").and_then(Node::as_object).unwrap();
+        let index = Index::new(&tree, root, format, paths);
+        for reference in references {
+            if let Some(component) = index.plain_component(reference) {
+                short += 1;
+                assert!(
+                    index.resolve_pointer(reference) == Target::Component(component),
+                    "{reference}"
+                );
+            }
+        }
+    }
+    // "A", "" and "é" in each format; the rest the long way.
+    assert_eq!(short, 6);
+}
