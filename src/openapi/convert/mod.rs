@@ -80,7 +80,7 @@ pub struct ConvertedTree<'a> {
 }
 
 /// One spot of the input that OpenAPI 3.0 could not carry exactly.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Note {
     /// Where in the input document.
     pub at: JsonPointer,
@@ -89,7 +89,7 @@ pub struct Note {
 }
 
 /// What a [`Note`] is about.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum NoteKind {
     /// A JSON Schema keyword OpenAPI 3.0's schema object does not allow was
     /// dropped (`additionalItems`, `patternProperties`, `dependencies`, …).
@@ -480,11 +480,15 @@ pub(crate) struct Context<'a> {
     refs: Hashed<String, refs::Mapped>,
     /// Component names OpenAPI 3.0 does not allow, and their new names.
     renames: refs::Renames,
-    /// The notes already taken, so that each is taken once. An ordered
-    /// set, not a hashed one: a hash table of Kubernetes 1.27's 738 notes
-    /// grew into a block from a fresh part of the heap, 2.5 MB more
-    /// resident (a huge page) for 0.1 M instructions fewer.
-    noted: BTreeSet<Note>,
+    /// The notes already taken, so that each is taken once, ordered by a
+    /// fingerprint first: notes share long pointer prefixes
+    /// (`/paths/~1apis~1`), which the set compared at each of its steps;
+    /// now only notes of one fingerprint are. Any input may make them
+    /// collide (the hash has a fixed seed); the set's order still holds,
+    /// only those comparisons cost more. An ordered set, not a hashed one:
+    /// a hash table of Kubernetes 1.27's 738 notes grew into a block from
+    /// a fresh part of the heap, 2.5 MB more resident (a huge page).
+    noted: BTreeSet<(u64, Note)>,
     /// Top-level query, header and path parameters, converted once and
     /// copied into each operation that refers to them.
     shared_parameters: BTreeMap<String, Option<Node<'a>>>,
@@ -510,6 +514,12 @@ pub(crate) struct Context<'a> {
     definitions: Hashed<&'a str, &'a Node<'a>>,
 }
 
+/// A note's place in [`Context::noted`]'s order.
+fn fingerprint(note: &Note) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().hash_one(note)
+}
+
 /// The copies of shared parameters any document may make, whatever its
 /// size: half a million values, some 25 MB of tree.
 pub const COPY_FLOOR: usize = 500_000;
@@ -529,7 +539,7 @@ impl<'a> Context<'a> {
             doc,
             consumes,
             produces,
-            noted: notes.iter().cloned().collect(),
+            noted: notes.iter().map(|n| (fingerprint(n), n.clone())).collect(),
             notes,
             // Most references name a definition, a parameter or a response:
             // sized for them at once rather than rehashed as it doubles.
@@ -560,7 +570,7 @@ impl<'a> Context<'a> {
     /// operation that uses it, and its spot of the input is one spot.
     fn note(&mut self, at: &Location<'_>, kind: NoteKind) {
         let note = Note { at: at.to_pointer(), kind };
-        if self.noted.insert(note.clone()) {
+        if self.noted.insert((fingerprint(&note), note.clone())) {
             self.notes.push(note);
         }
     }
