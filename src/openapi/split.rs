@@ -1363,7 +1363,10 @@ impl<'a> RefHints<'a> {
     pub(crate) fn record(&mut self, node: &Node<'a>) {
         let Node::Object(object) = node else { return };
         let mut references = Vec::new();
-        for_each_local_ref(node, &mut Vec::new(), |r| references.push(r.clone()));
+        // Room for the walk of a Kubernetes definition at once, rather
+        // than grown (and freed) step by step for each object recorded.
+        let mut stack = Vec::with_capacity(32);
+        for_each_local_ref(node, &mut stack, |r| references.push(r.clone()));
         self.by_object.insert(object.place(), references);
     }
 
