@@ -480,14 +480,13 @@ pub(crate) struct Context<'a> {
     refs: Hashed<String, refs::Mapped>,
     /// Component names OpenAPI 3.0 does not allow, and their new names.
     renames: refs::Renames,
-    /// The notes already taken, so that each is taken once, ordered by a
-    /// fingerprint first: notes share long pointer prefixes
-    /// (`/paths/~1apis~1`), which the set compared at each of its steps;
-    /// now only notes of one fingerprint are. Any input may make them
-    /// collide (the hash has a fixed seed); the set's order still holds,
-    /// only those comparisons cost more. An ordered set, not a hashed one:
-    /// a hash table of Kubernetes 1.27's 738 notes grew into a block from
-    /// a fresh part of the heap, 2.5 MB more resident (a huge page).
+    /// The notes already taken, so that each is taken once. Ordered by a
+    /// fingerprint first, as notes share long pointer prefixes
+    /// (`/paths/~1apis~1`) that would be compared at each step. The seed
+    /// is fixed, so an input may make fingerprints collide: that costs
+    /// comparisons, never the B-tree's bound. A B-tree, not a hash table:
+    /// its small nodes fill pages already in use, where a growing table
+    /// took a large block of fresh memory (a huge page more to zero).
     noted: BTreeSet<(u64, Note)>,
     /// Top-level query, header and path parameters, converted once and
     /// copied into each operation that refers to them.
@@ -508,9 +507,9 @@ pub(crate) struct Context<'a> {
     hoisted_names: Option<refs::ComponentNames>,
     /// The local references under each converted definition and path item.
     refs_under: RefHints<'a>,
-    /// The input's definitions by name: resolving `#/definitions/<name>`
-    /// walked the member list (600 definitions for Kubernetes) for each
-    /// reference resolved. Hashed like [`Context::refs`].
+    /// The input's definitions by name, so that resolving
+    /// `#/definitions/<name>` does not walk the member list (600 for
+    /// Kubernetes) for each reference. Hashed like [`Context::refs`].
     definitions: Hashed<&'a str, &'a Node<'a>>,
 }
 
