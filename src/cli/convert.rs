@@ -30,8 +30,9 @@ use crate::wire::key::DocumentKey;
 /// directory (--refs-root widens it) and only .json, .yaml and .yml.
 ///
 /// --verbose and -v differ: --verbose lists each conversion note (what
-/// OpenAPI 3.0 could not carry exactly, with its JSON pointer); -v N
-/// sets the log level, as for every subcommand.
+/// OpenAPI 3.0 could not carry exactly, with its JSON pointer); -v N,
+/// taken by every subcommand, is the log level, and convert writes no
+/// log lines at any level.
 ///
 /// Exit status: 0 converted; 3 the input is not a usable Swagger 2.0
 /// document (not JSON/YAML, not Swagger 2.0, a $ref to nothing); 4

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use actix_web::http::StatusCode;
 use bytes::Bytes;
-use openapi_proxy::DocumentKey;
 use openapi_proxy::demo::{Route, Site, v3_routes};
 use openapi_proxy::testkit::crd::CrdFleet;
+use openapi_proxy::{DocumentKey, DownstreamConfig};
 use serde_json::{Value, json};
 
 use crate::common::proxy::{TestProxy, downstream, site, testdata};
@@ -59,6 +59,12 @@ fn widgets_with_a_copy_of_batch() -> Site {
     ds
 }
 
+/// Kubernetes (priority 10) and the widgets' server (1), whose copy of
+/// batch/v1 Kubernetes' own outranks.
+fn kube_and_widgets(kube: &Site, widgets: &Site) -> Vec<DownstreamConfig> {
+    vec![downstream("kube", &kube.url(), 10), downstream("widgets", &widgets.url(), 1)]
+}
+
 /// Every group-version-kind listed in `definitions`, with how often.
 fn kinds(definitions: &serde_json::Map<String, Value>) -> BTreeMap<String, usize> {
     let mut out = BTreeMap::new();
@@ -75,10 +81,7 @@ fn kinds(definitions: &serde_json::Map<String, Value>) -> BTreeMap<String, usize
 async fn openapi_v2_merges_a_swagger_only_and_a_v3_only_downstream() {
     let kube = kubernetes_v3_only();
     let widgets = widgets_with_a_copy_of_batch();
-    let proxy = TestProxy::start(vec![
-        downstream("kube", &kube.url(), 10),
-        downstream("widgets", &widgets.url(), 1),
-    ]);
+    let proxy = TestProxy::start(kube_and_widgets(&kube, &widgets));
     proxy
         .wait_for("both downstreams in /openapi/v2", |s| {
             s.openapi.contains_key("apis/widgets.example.com/v1beta1")
@@ -147,10 +150,7 @@ async fn openapi_v2_merges_a_swagger_only_and_a_v3_only_downstream() {
 async fn the_merge_is_not_made_aside_when_no_client_asked() {
     let kube = site();
     let widgets = widgets_with_a_copy_of_batch();
-    let proxy = TestProxy::start(vec![
-        downstream("kube", &kube.url(), 10),
-        downstream("widgets", &widgets.url(), 1),
-    ]);
+    let proxy = TestProxy::start(kube_and_widgets(&kube, &widgets));
     proxy
         .wait_for("the widgets' own /openapi/v2", |s| {
             s.openapi.contains_key("apis/widgets.example.com/v1beta1") && s.openapi_v2.is_made()
@@ -172,10 +172,7 @@ async fn the_merge_is_not_made_aside_when_no_client_asked() {
 async fn once_read_the_merged_openapi_v2_is_made_again_after_a_change_without_a_request() {
     let kube = kubernetes_v3_only();
     let widgets = widgets_with_a_copy_of_batch();
-    let proxy = TestProxy::start(vec![
-        downstream("kube", &kube.url(), 10),
-        downstream("widgets", &widgets.url(), 1),
-    ]);
+    let proxy = TestProxy::start(kube_and_widgets(&kube, &widgets));
     proxy
         .wait_for("both downstreams", |s| {
             s.openapi.contains_key("apis/widgets.example.com/v1beta1")
@@ -213,10 +210,7 @@ async fn once_read_the_merged_openapi_v2_is_made_again_after_a_change_without_a_
 async fn a_merge_larger_than_its_bound_is_refused_not_made() {
     let kube = kubernetes_v3_only();
     let widgets = widgets_with_a_copy_of_batch();
-    let mut config = crate::common::proxy::config(vec![
-        downstream("kube", &kube.url(), 10),
-        downstream("widgets", &widgets.url(), 1),
-    ]);
+    let mut config = crate::common::proxy::config(kube_and_widgets(&kube, &widgets));
     const BUDGET: usize = 6 * 1024 * 1024;
     config.memory_budget_bytes = BUDGET;
     let proxy = TestProxy::start_config(&config);
