@@ -63,11 +63,18 @@ pub fn fragment_pointer(fragment: &str) -> Option<Cow<'_, str>> {
 /// character in a fragment (spaces, `%`, `[`, non-ASCII, …), so that
 /// [`fragment_pointer`] gives the token back.
 pub fn push_fragment_token(out: &mut String, token: &str) {
-    for c in token.chars() {
+    let mut rest = token;
+    loop {
+        // A run of what a fragment holds as it is (all of a Kubernetes
+        // schema name), copied at once rather than a character at a time.
+        let run = rest.bytes().take_while(|&b| fragment_safe(b)).count();
+        let (plain, tail) = rest.split_at(run);
+        out.push_str(plain);
+        let mut chars = tail.chars();
+        let Some(c) = chars.next() else { return };
         match c {
             '~' => out.push_str("~0"),
             '/' => out.push_str("~1"),
-            c if c.is_ascii_alphanumeric() || "-._!$&'()*+,;=:@?".contains(c) => out.push(c),
             c => {
                 let mut buf = [0; 4];
                 for b in c.encode_utf8(&mut buf).bytes() {
@@ -75,7 +82,33 @@ pub fn push_fragment_token(out: &mut String, token: &str) {
                 }
             }
         }
+        rest = chars.as_str();
     }
+}
+
+/// True for the ASCII characters RFC 3986 allows in a fragment as they
+/// are, less `/` (a separator in the pointer) and `~` (its escape).
+fn fragment_safe(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+        || matches!(
+            b,
+            b'-' | b'.'
+                | b'_'
+                | b'!'
+                | b'$'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b'+'
+                | b','
+                | b';'
+                | b'='
+                | b':'
+                | b'@'
+                | b'?'
+        )
 }
 
 /// A JSON pointer such as `/paths/~1api~1v1~1pods/get/responses/200`.
@@ -302,6 +335,20 @@ mod tests {
         let mut plain = String::new();
         push_fragment_token(&mut plain, "io.k8s.api.core.v1.Pod");
         assert_eq!(plain, "io.k8s.api.core.v1.Pod");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_token_round_trips_through_a_fragment(token in "\\PC{0,24}") {
+            let mut out = String::from("#/");
+            push_fragment_token(&mut out, &token);
+            proptest::prop_assert!(
+                out.bytes().all(|b| fragment_safe(b) || b"#/~%".contains(&b)),
+                "{out}"
+            );
+            let pointer = fragment_pointer(&out[1..]).unwrap();
+            proptest::prop_assert_eq!(unescape_token(&pointer[1..]), token.as_str());
+        }
     }
 
     #[test]
