@@ -539,13 +539,14 @@ pub(super) fn skip_plain(bytes: &[u8], from: usize) -> usize {
         let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
         quote | backslash | control
     };
-    first_stop(bytes, from, stops, |b| b == b'"' || b == b'\\' || b < 0x20)
+    first_stop(bytes, from, stops, |b| (b == b'"') | (b == b'\\') | (b < 0x20))
 }
 
 /// The position of the first byte at or after `from` where `stop` holds
-/// (`bytes.len()` if none), a word (eight bytes) at a time: `stops` of a
-/// word read little-endian is nonzero in the first such byte and zero in
-/// every byte before it; `stop` judges the last few bytes one by one.
+/// (`bytes.len()` if none), many bytes at a time: `stops` of a word read
+/// little-endian is nonzero in the first such byte and zero in every byte
+/// before it; `stop` judges one byte without a branch, so that the
+/// compiler turns it, applied to 32 bytes at once, into vector compares.
 #[inline]
 fn first_stop(
     bytes: &[u8],
@@ -553,35 +554,41 @@ fn first_stop(
     stops: impl Fn(u64) -> u64,
     stop: impl Fn(u8) -> bool,
 ) -> usize {
-    let word_at = |chunk: &[u8]| {
-        let mut word = [0; 8];
-        word.copy_from_slice(chunk);
-        stops(u64::from_le_bytes(word))
-    };
     // Little-endian: the lowest set bit is in the first such byte.
     let offset = |found: u64| (found.trailing_zeros() / 8) as usize;
-    let rest = bytes.get(from..).unwrap_or_default();
+    // Two words tested at once; `None` past the last whole pair.
+    let pair_at = |at: usize| {
+        let pair = u128::from_le_bytes(*bytes.get(at..)?.first_chunk::<16>()?);
+        Some((stops(pair as u64), stops((pair >> 64) as u64)))
+    };
+    let in_pair = |(low, high): (u64, u64)| {
+        if low != 0 { Some(offset(low)) } else { (high != 0).then(|| 8 + offset(high)) }
+    };
     let mut at = from;
-    // Two words a step, one test for both: a description runs for
-    // hundreds of bytes, and a branch per word cost a fifth of the scan.
-    let mut pairs = rest.chunks_exact(16);
-    for pair in pairs.by_ref() {
-        let (low, high) = pair.split_at(8);
-        let (low, high) = (word_at(low), word_at(high));
-        if low | high != 0 {
-            return at + if low != 0 { offset(low) } else { 8 + offset(high) };
+    // Most strings (keys, names, types) and indentations end within the
+    // first pair.
+    if let Some(pair) = pair_at(at) {
+        if let Some(found) = in_pair(pair) {
+            return at + found;
         }
         at += 16;
-    }
-    let mut words = pairs.remainder().chunks_exact(8);
-    for word in words.by_ref() {
-        let found = word_at(word);
-        if found != 0 {
-            return at + offset(found);
+        // A description runs for hundreds of bytes: skipped 32 at a time
+        // up to the block that holds the stop, which pairs then search.
+        while let Some(block) = bytes.get(at..).and_then(<[u8]>::first_chunk::<32>) {
+            if block.iter().fold(false, |any, &b| any | stop(b)) {
+                break;
+            }
+            at += 32;
         }
-        at += 8;
+        while let Some(pair) = pair_at(at) {
+            if let Some(found) = in_pair(pair) {
+                return at + found;
+            }
+            at += 16;
+        }
     }
-    at + words.remainder().iter().take_while(|&&b| !stop(b)).count()
+    let rest = bytes.get(at..).unwrap_or_default();
+    at + rest.iter().take_while(|&&b| !stop(b)).count()
 }
 
 fn has_repeated_keys(members: &[(Text<'_>, Node<'_>)]) -> bool {
@@ -611,7 +618,7 @@ fn last_value_wins<'a>(members: Vec<(Text<'a>, Node<'a>)>) -> Vec<(Text<'a>, Nod
 mod tests {
     use proptest::prelude::*;
 
-    use super::skip_plain;
+    use super::{skip_plain, skip_spaces};
 
     fn naive(bytes: &[u8], from: usize) -> usize {
         bytes
@@ -624,8 +631,9 @@ mod tests {
 
     #[test]
     fn stops_at_each_kind_of_byte_in_every_lane() {
-        // Past two steps of two words and a word alone, with a tail.
-        for len in 0..44 {
+        // The first pair, blocks of 32 and the pairs after them, and a
+        // tail shorter than a pair, each from a few starting points.
+        for len in 0..100 {
             for stop in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
                 for at in 0..len {
                     let mut bytes = vec![b'a'; len];
@@ -635,13 +643,22 @@ mod tests {
                     if at + 1 < len {
                         bytes[at + 1] = 0x01;
                     }
-                    for from in 0..=at {
-                        assert_eq!(skip_plain(&bytes, from), at, "{bytes:?} from {from}");
+                    for from in [0, 1, 7, 8, 15, 16, 17, 31, 47, at.saturating_sub(1), at] {
+                        if from <= at {
+                            assert_eq!(skip_plain(&bytes, from), at, "{bytes:?} from {from}");
+                        }
                     }
                 }
             }
             let plain: Vec<u8> = (0..len).map(|i| [b'x', 0xc3, 0xa9, 0x7f, 0x20][i % 5]).collect();
             assert_eq!(skip_plain(&plain, 0), len);
+            let mut spaces = vec![b' '; len];
+            assert_eq!(skip_spaces(&spaces, 0), len);
+            for at in 0..len {
+                spaces[at] = b'"';
+                assert_eq!(skip_spaces(&spaces, 0), at, "{spaces:?}");
+                spaces[at] = b' ';
+            }
         }
     }
 
@@ -655,6 +672,20 @@ mod tests {
                 1 => 0u8..0x20,
             ], 0..64),
             from in 0usize..64,
+        ) {
+            let from = from.min(bytes.len());
+            prop_assert_eq!(skip_plain(&bytes, from), naive(&bytes, from));
+        }
+
+        #[test]
+        fn agrees_with_a_byte_by_byte_scan_over_long_runs(
+            bytes in prop::collection::vec(prop_oneof![
+                60 => 0x20u8..=0xff,
+                1 => Just(b'"'),
+                1 => Just(b'\\'),
+                1 => 0u8..0x20,
+            ], 0..400),
+            from in 0usize..400,
         ) {
             let from = from.min(bytes.len());
             prop_assert_eq!(skip_plain(&bytes, from), naive(&bytes, from));
