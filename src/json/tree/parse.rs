@@ -593,10 +593,14 @@ fn first_stop(
 
 fn has_repeated_keys(members: &[(Text<'_>, Node<'_>)]) -> bool {
     if members.len() <= PAIRWISE_LIMIT {
-        members
-            .iter()
-            .enumerate()
-            .any(|(i, (k, _))| members.iter().skip(i + 1).any(|(other, _)| other == k))
+        let mut rest = members;
+        while let Some(((key, _), after)) = rest.split_first() {
+            if after.iter().any(|(other, _)| other == key) {
+                return true;
+            }
+            rest = after;
+        }
+        false
     } else {
         let mut keys: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
         keys.sort_unstable();
