@@ -66,8 +66,12 @@ impl<'a> Context<'a> {
         }
         let types = media_or_default(consumes);
         let mut content = Object::with_capacity(types.len());
-        for mt in types {
-            content.insert(mt, media_type(Some(schema.clone()), None));
+        // A copy per media type; the last takes the schema itself.
+        let mut schema = Some(schema);
+        let last = types.len().saturating_sub(1);
+        for (i, mt) in types.into_iter().enumerate() {
+            let this = if i == last { schema.take() } else { schema.clone() };
+            content.insert(mt, media_type(this, None));
         }
         out.insert("content", Node::Object(content));
         if param.get("required") == Some(&Node::Bool(true)) {
