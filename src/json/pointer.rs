@@ -339,6 +339,25 @@ mod tests {
 
     proptest::proptest! {
         #[test]
+        fn a_location_names_what_pushing_its_tokens_names(
+            keys in proptest::collection::vec("\\PC{0,12}", 0..6),
+            index in 0usize..1000,
+        ) {
+            /// The pointer of the chain `at`, `keys`…, `index`.
+            fn pointer_of(at: &Location<'_>, keys: &[String], index: usize) -> JsonPointer {
+                match keys.split_first() {
+                    Some((key, rest)) => pointer_of(&at.key(key), rest, index),
+                    None => at.index(index).to_pointer(),
+                }
+            }
+            let base = JsonPointer::root().push("base");
+            let p = pointer_of(&Location::at(&base), &keys, index);
+            let pushed = keys.iter().fold(base.clone(), |p, k| p.push(k)).index(index);
+            proptest::prop_assert_eq!(p.as_str(), pushed.as_str());
+            proptest::prop_assert_eq!(p.0.capacity(), p.0.len());
+        }
+
+        #[test]
         fn any_token_round_trips_through_a_fragment(token in "\\PC{0,24}") {
             let mut out = String::from("#/");
             push_fragment_token(&mut out, &token);
