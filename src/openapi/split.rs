@@ -445,15 +445,7 @@ impl<'a> Index<'a> {
         };
         let mut sections = Vec::new();
         let mut components = Vec::new();
-        let mut lookup = Hashed::with_capacity(
-            container
-                .into_iter()
-                .flatten()
-                .filter(|(name, _)| names.contains(&name.as_str()))
-                .filter_map(|(_, value)| value.as_object())
-                .map(Object::len)
-                .sum(),
-        );
+        let mut lookup = Hashed::new();
         // Sections in the input's order, so that component ids (and hence
         // output order within a section) follow the input.
         for (name, value) in container.into_iter().flatten() {
@@ -461,6 +453,7 @@ impl<'a> Index<'a> {
             let Some(map) = value.as_object() else { continue };
             let section = sections.len();
             let start = components.len();
+            lookup.reserve(map.len());
             for (component, value) in map {
                 lookup.insert((section, component.as_str()), components.len());
                 components.push(Component { section, name: component, value });
@@ -493,8 +486,7 @@ impl<'a> Index<'a> {
             }
             _ => return None,
         };
-        let section = self.section(section)?;
-        self.lookup.get(&(section, &**name)).copied()
+        self.named(section, name)
     }
 
     /// The component a reference of the usual shape names whole
@@ -513,6 +505,11 @@ impl<'a> Index<'a> {
         if name.bytes().any(|b| matches!(b, b'/' | b'~' | b'%')) {
             return None;
         }
+        self.named(section, name)
+    }
+
+    /// Component `name` of the reducible section called `section`.
+    fn named(&self, section: &str, name: &str) -> Option<usize> {
         let section = self.section(section)?;
         self.lookup.get(&(section, name)).copied()
     }
