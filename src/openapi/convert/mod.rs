@@ -368,13 +368,14 @@ pub enum ConvertError {
         /// What Swagger 2.0 requires there.
         expected: &'static str,
     },
-    /// Copying shared parameters into the operations that use them would
-    /// make the output much larger than the input (a few shared parameters
-    /// of huge schemas used by many operations): refused, so that no
+    /// Copies would make the output much larger than the input: shared
+    /// parameters of huge schemas used by many operations, or a schema
+    /// written once for each of many media types. Refused, so that no
     /// document can make the converter hold many times its own size.
     #[error(
-        "shared parameters copied into their operations would make {copied} values, more than \
-         the {limit} allowed (the values of the whole input, and at least {COPY_FLOOR})"
+        "copies of shared parameters and of schemas for each media type would make {copied} \
+         values, more than the {limit} allowed (the values of the whole input, and at least \
+         {COPY_FLOOR})"
     )]
     CopiesOverBudget {
         /// Values copied when the limit was passed.
@@ -587,7 +588,18 @@ impl<'a> Context<'a> {
     /// (`openapi::pipeline::Budget`). Kubernetes 1.35, which shares 47
     /// parameters among its operations, copies a small fraction of that.
     fn charge_copy(&mut self, node: &Node<'_>) -> Result<(), ConvertError> {
-        self.copied = self.copied.saturating_add(count_values(node));
+        self.charge_values(count_values(node))
+    }
+
+    /// [`Context::charge_copy`] of a copy of `values` values, counted
+    /// once for a node copied many times (a schema per media type).
+    fn charge_values(&mut self, values: usize) -> Result<(), ConvertError> {
+        self.copied = self.copied.saturating_add(values);
+        // The limit is never below the floor: the input is counted only
+        // once the copies pass it (Kubernetes' never do).
+        if self.copied <= COPY_FLOOR {
+            return Ok(());
+        }
         let root = self.root;
         let limit = *self.input_values.get_or_insert_with(|| count_values(root).max(COPY_FLOOR));
         if self.copied > limit {

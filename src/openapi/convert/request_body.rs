@@ -16,7 +16,7 @@ use crate::wire::media::{FORM_URLENCODED, MULTIPART_FORM_DATA as MULTIPART};
 
 use super::media::{media_base, media_or_default, media_type};
 use super::parameter::{Param, moves_into_schema};
-use super::{Context, ConvertError, NoteKind};
+use super::{Context, ConvertError, NoteKind, count_values};
 
 impl<'a> Context<'a> {
     /// The request body a body parameter (inline or referenced) stands for.
@@ -66,11 +66,18 @@ impl<'a> Context<'a> {
         }
         let types = media_or_default(consumes);
         let mut content = Object::with_capacity(types.len());
-        // A copy per media type; the last takes the schema itself.
+        // A copy per media type, counted as copies are; the last takes
+        // the schema itself.
+        let size = count_values(&schema);
         let mut schema = Some(schema);
         let last = types.len().saturating_sub(1);
         for (i, mt) in types.into_iter().enumerate() {
-            let this = if i == last { schema.take() } else { schema.clone() };
+            let this = if i == last {
+                schema.take()
+            } else {
+                self.charge_values(size)?;
+                schema.clone()
+            };
             content.insert(mt, media_type(this, None));
         }
         out.insert("content", Node::Object(content));
@@ -172,8 +179,16 @@ impl<'a> Context<'a> {
                 self.notes.push(super::Note { at, kind: NoteKind::MultipartCollectionFormat });
             }
         }
+        // The schema and the encoding per media type: past the first,
+        // counted as copies are.
+        let size = count_values(&schema)
+            + 1
+            + encoding.iter().map(|(_, e)| count_values(e)).sum::<usize>();
         let mut content = Object::with_capacity(types.len());
-        for mt in types {
+        for (i, mt) in types.into_iter().enumerate() {
+            if i > 0 {
+                self.charge_values(size)?;
+            }
             let form = matches!(media_base(mt), FORM_URLENCODED | MULTIPART);
             let enc = (form && !encoding.is_empty()).then(|| encoding.clone());
             content.insert(mt, media_type(Some(schema.clone()), enc));

@@ -11,7 +11,7 @@ use crate::json::tree::{Node, Object, Text};
 use super::media::{media_or_default, media_type};
 use super::parameter::moves_into_schema;
 use super::refs::ref_object_value;
-use super::{Context, ConvertError, NoteKind, as_object};
+use super::{Context, ConvertError, NoteKind, as_object, count_values};
 
 impl<'a> Context<'a> {
     pub(super) fn responses(
@@ -77,15 +77,21 @@ impl<'a> Context<'a> {
         }
         let types = if schema.is_some() { media_or_default(produces) } else { Vec::new() };
         let mut content = Object::with_capacity(types.len() + examples.map_or(0, Object::len));
-        // A copy of the schema per media type, the last one taking the
-        // schema itself (a third of Kubernetes' 5,400 copies) unless an
-        // example of another media type still needs it.
+        // A copy of the schema per media type, counted as copies are; the
+        // last one takes the schema itself (a third of Kubernetes' 5,400
+        // copies) unless an example of another media type still needs it.
+        let size = schema.as_ref().map_or(0, count_values);
         let mut schema = schema;
         let needed_after =
             examples.is_some_and(|e| e.keys().any(|mt| !types.iter().any(|t| mt == *t)));
         let last = types.len().saturating_sub(1);
         for (i, mt) in types.into_iter().enumerate() {
-            let this = if i == last && !needed_after { schema.take() } else { schema.clone() };
+            let this = if i == last && !needed_after {
+                schema.take()
+            } else {
+                self.charge_values(size)?;
+                schema.clone()
+            };
             let example = examples.and_then(|e| e.get(mt)).cloned();
             let mut m = media_type(this, None);
             if let (Some(ex), Node::Object(m)) = (example, &mut m) {
@@ -98,6 +104,7 @@ impl<'a> Context<'a> {
                 if !content.contains_key(mt) {
                     let mut m = Object::new();
                     if let Some(schema) = &schema {
+                        self.charge_values(size)?;
                         m.insert("schema", schema.clone());
                     }
                     m.insert("example", ex.clone());
