@@ -18,6 +18,7 @@
 
 mod parse;
 pub(crate) mod render;
+mod scan;
 
 use std::fmt;
 use std::sync::Arc;
@@ -99,7 +100,7 @@ pub struct Object<'a> {
 
 /// True when `s` can be written between quotes without escaping.
 fn is_plain(s: &str) -> bool {
-    parse::skip_plain(s.as_bytes(), 0) == s.len()
+    scan::skip_plain(s.as_bytes(), 0) == s.len()
 }
 
 impl<'a> Text<'a> {

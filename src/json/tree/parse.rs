@@ -8,6 +8,7 @@
 //! back to `serde_json`, so an error here never changes what a document
 //! means, only how fast it is read.
 
+use super::scan::{skip_plain, skip_spaces};
 use super::{Node, Number, Object, Text};
 
 /// How many arrays and objects may nest: `serde_json`'s limit (it refuses
@@ -101,7 +102,7 @@ pub fn parse_within(bytes: &[u8], max_values: usize) -> Result<Node<'_>, SyntaxE
 /// # Errors
 /// As [`parse_within`].
 pub fn parse_noting_refs(bytes: &[u8], max_values: usize) -> Result<(Node<'_>, bool), SyntaxError> {
-    let text = std::str::from_utf8(bytes)
+    let text = simdutf8::compat::from_utf8(bytes)
         .map_err(|e| SyntaxError { offset: e.valid_up_to(), kind: SyntaxErrorKind::NotUtf8 })?;
     let mut p = Parser {
         text,
@@ -181,7 +182,7 @@ impl<'a> Parser<'a> {
                 Some(b' ' | b'\t' | b'\r') => self.pos += 1,
                 // Indentation, most of a pretty-printed document's
                 // whitespace (730 KB of Kubernetes 1.27's 4 MB), is read
-                // eight spaces at a time; the single space after a colon
+                // sixteen spaces at a time; the single space after a colon
                 // a byte at a time, which costs less for one.
                 Some(b'\n') => self.pos = skip_spaces(self.bytes, self.pos + 1),
                 _ => return,
@@ -508,89 +509,6 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// The position of the first byte at or after `from` that is not a space
-/// (`bytes.len()` if there is none), a word at a time.
-fn skip_spaces(bytes: &[u8], from: usize) -> usize {
-    const SPACES: u64 = u64::from_ne_bytes([b' '; 8]);
-    first_stop(bytes, from, |w| w ^ SPACES, |b| b != b' ')
-}
-
-/// The position of the first byte at or after `from` that ends a run of
-/// plain string text (`"`, `\\` or a control character), or the end.
-///
-/// Those are exactly the bytes JSON must escape, so the renderer uses it
-/// too. A word at a time ([`first_stop`]): strings are most of a
-/// Kubernetes document, and a byte-by-byte loop over them was the parser's
-/// largest cost. Inlined into the parser's string reading, which calls it
-/// for each of a document's hundred thousand strings.
-#[inline]
-pub(super) fn skip_plain(bytes: &[u8], from: usize) -> usize {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    /// High bit set in each byte of `v` that is zero; exact up to and
-    /// including the first zero byte, which is all that is used.
-    fn zero_bytes(v: u64) -> u64 {
-        v.wrapping_sub(ONES) & !v & HIGH
-    }
-    let stops = |w: u64| {
-        let quote = zero_bytes(w ^ (ONES * u64::from(b'"')));
-        let backslash = zero_bytes(w ^ (ONES * u64::from(b'\\')));
-        // High bit of each byte below 0x20 (exact up to the first one).
-        let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
-        quote | backslash | control
-    };
-    first_stop(bytes, from, stops, |b| (b == b'"') | (b == b'\\') | (b < 0x20))
-}
-
-/// The position of the first byte at or after `from` where `stop` holds
-/// (`bytes.len()` if none), many bytes at a time: `stops` of a word read
-/// little-endian is nonzero in the first such byte and zero in every byte
-/// before it; `stop` judges one byte without a branch, so that the
-/// compiler turns it, applied to 32 bytes at once, into vector compares.
-#[inline]
-fn first_stop(
-    bytes: &[u8],
-    from: usize,
-    stops: impl Fn(u64) -> u64,
-    stop: impl Fn(u8) -> bool,
-) -> usize {
-    // Little-endian: the lowest set bit is in the first such byte.
-    let offset = |found: u64| (found.trailing_zeros() / 8) as usize;
-    // Two words tested at once; `None` past the last whole pair.
-    let pair_at = |at: usize| {
-        let pair = u128::from_le_bytes(*bytes.get(at..)?.first_chunk::<16>()?);
-        Some((stops(pair as u64), stops((pair >> 64) as u64)))
-    };
-    let in_pair = |(low, high): (u64, u64)| {
-        if low != 0 { Some(offset(low)) } else { (high != 0).then(|| 8 + offset(high)) }
-    };
-    let mut at = from;
-    // Most strings (keys, names, types) and indentations end within the
-    // first pair.
-    if let Some(pair) = pair_at(at) {
-        if let Some(found) = in_pair(pair) {
-            return at + found;
-        }
-        at += 16;
-        // A description runs for hundreds of bytes: skipped 32 at a time
-        // up to the block that holds the stop, which pairs then search.
-        while let Some(block) = bytes.get(at..).and_then(<[u8]>::first_chunk::<32>) {
-            if block.iter().fold(false, |any, &b| any | stop(b)) {
-                break;
-            }
-            at += 32;
-        }
-        while let Some(pair) = pair_at(at) {
-            if let Some(found) = in_pair(pair) {
-                return at + found;
-            }
-            at += 16;
-        }
-    }
-    let rest = bytes.get(at..).unwrap_or_default();
-    at + rest.iter().take_while(|&&b| !stop(b)).count()
-}
-
 fn has_repeated_keys(members: &[(Text<'_>, Node<'_>)]) -> bool {
     if members.len() <= PAIRWISE_LIMIT {
         let mut rest = members;
@@ -616,75 +534,4 @@ fn last_value_wins<'a>(members: Vec<(Text<'a>, Node<'a>)>) -> Vec<(Text<'a>, Nod
         out.insert(k, v);
     }
     out.members
-}
-
-#[cfg(test)]
-mod tests {
-    use proptest::prelude::*;
-
-    use super::{skip_plain, skip_spaces};
-
-    fn naive(bytes: &[u8], from: usize) -> usize {
-        bytes
-            .iter()
-            .enumerate()
-            .skip(from)
-            .find(|&(_, &b)| b == b'"' || b == b'\\' || b < 0x20)
-            .map_or(bytes.len(), |(i, _)| i)
-    }
-
-    #[test]
-    fn stops_at_each_kind_of_byte_in_every_lane() {
-        // The first pair, blocks of 32 and the pairs after them, and a
-        // tail shorter than a pair, each from a few starting points.
-        for len in 0..100 {
-            for stop in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
-                for at in 0..len {
-                    let mut bytes = vec![b'a'; len];
-                    bytes[at] = stop;
-                    // A byte above 0x80 and a 0x01 after the stop must not
-                    // move the answer.
-                    if at + 1 < len {
-                        bytes[at + 1] = 0x01;
-                    }
-                    for from in [0, 1, 7, 8, 15, 16, 17, 31, 47, at.saturating_sub(1), at] {
-                        if from <= at {
-                            assert_eq!(skip_plain(&bytes, from), at, "{bytes:?} from {from}");
-                        }
-                    }
-                }
-            }
-            let plain: Vec<u8> = (0..len).map(|i| [b'x', 0xc3, 0xa9, 0x7f, 0x20][i % 5]).collect();
-            assert_eq!(skip_plain(&plain, 0), len);
-            let mut spaces = vec![b' '; len];
-            assert_eq!(skip_spaces(&spaces, 0), len);
-            for at in 0..len {
-                spaces[at] = b'"';
-                assert_eq!(skip_spaces(&spaces, 0), at, "{spaces:?}");
-                spaces[at] = b' ';
-            }
-        }
-    }
-
-    proptest! {
-        /// Short texts dense with stops, and long ones (a description's
-        /// runs) where they are rare.
-        #[test]
-        fn agrees_with_a_byte_by_byte_scan(
-            (bytes, from) in prop_oneof![Just((4u32, 64usize)), Just((60, 400))].prop_flat_map(
-                |(plain, len)| {
-                    let byte = prop_oneof![
-                        plain => 0x20u8..=0xff,
-                        1 => Just(b'"'),
-                        1 => Just(b'\\'),
-                        1 => 0u8..0x20,
-                    ];
-                    (prop::collection::vec(byte, 0..len), 0..len)
-                }
-            ),
-        ) {
-            let from = from.min(bytes.len());
-            prop_assert_eq!(skip_plain(&bytes, from), naive(&bytes, from));
-        }
-    }
 }

@@ -7,7 +7,7 @@
 //! checking every byte of them for escaping again was the largest single
 //! cost of writing the output.
 
-use super::parse::skip_plain;
+use super::scan::skip_plain;
 use super::{Node, Number, Text};
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
