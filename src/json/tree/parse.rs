@@ -322,6 +322,7 @@ impl<'a> Parser<'a> {
     }
 
     /// A string starting at the opening quote under `self.pos`.
+    #[inline(always)]
     fn string(&mut self) -> Result<Text<'a>, SyntaxError> {
         let start = self.pos + 1;
         let mut i = skip_plain(self.bytes, start);
