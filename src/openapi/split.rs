@@ -190,10 +190,11 @@ pub fn split_rendered_tree(doc: &Node<'_>) -> Result<RenderedSplit, SplitError> 
 ///
 /// `size_hint` is about how many bytes `doc` renders to (the length of the
 /// text it was parsed from will do; 0 when unknown). The shared fragments
-/// and the output buffer start at that size instead of doubling their way
-/// up: on the 1.27 document the abandoned smaller buffers raised the peak
-/// resident size from 36 to 46 MB, and every megabyte touched is a
-/// megabyte the kernel zeroes.
+/// and the output buffer start at a share of it (see [`FRAGMENTS_SHARE`]
+/// and [`OUTPUT_SHARE`]) instead of doubling their way up: on the 1.27
+/// document the abandoned smaller buffers raised the peak resident size
+/// from 36 to 46 MB, and every megabyte touched is a megabyte the kernel
+/// zeroes.
 ///
 /// `max_output` bounds the bytes of all documents together. A document
 /// whose one large component is reached from every key multiplies on the
@@ -212,6 +213,21 @@ pub fn split_rendered_each(
     split_rendered_each_hinted(doc, None, size_hint, max_output, each)
 }
 
+/// The share of the size hint the shared fragments take at first
+/// (numerator, denominator): what a document's components render to.
+/// Kubernetes' are a fifth of its Swagger (743 KB of 1.27's 4.0 MB); a
+/// document with more grows the buffer once or twice. Reserving more than
+/// is written costs no memory, but the allocator places a large block
+/// past the pages in use, and each fresh 2 MiB the buffer reaches is a
+/// transparent huge page the kernel zeroes whole: reserving the whole
+/// hint, `convert` of 1.27 touched one more.
+const FRAGMENTS_SHARE: (usize, usize) = (1, 4);
+
+/// The share of the size hint the output buffer takes at first: the
+/// largest document of a split, Kubernetes' core group (1.2 MB of 1.27's
+/// 4.0 MB, three tenths); a bigger one grows it once.
+const OUTPUT_SHARE: (usize, usize) = (3, 8);
+
 /// [`split_rendered_each`] of a tree whose builder recorded the references
 /// under some of its objects (`hints`, see [`RefHints`]): those are not
 /// walked again. The documents are the same with or without hints.
@@ -228,7 +244,10 @@ pub fn split_rendered_each_hinted<'a>(
     // Both buffers are taken when first written to, after the split's
     // bookkeeping: its many small allocations then fill the pages the
     // converted tree began, instead of fresh ones beyond the buffers.
-    let mut fragments = Fragments { reserve: size_hint, ..Fragments::default() };
+    let mut fragments = Fragments {
+        reserve: size_hint / FRAGMENTS_SHARE.1 * FRAGMENTS_SHARE.0,
+        ..Fragments::default()
+    };
     let mut scratch = Vec::new();
     let (_, unplaced) = split_with(
         doc,
@@ -237,10 +256,7 @@ pub fn split_rendered_each_hinted<'a>(
         &mut fragments,
         |key, index, paths, indices, reach, fragments| {
             if scratch.capacity() == 0 {
-                // The largest output of a split is a part of the whole;
-                // half of it covers every Kubernetes group-version, and a
-                // bigger one grows once.
-                scratch.reserve(size_hint / 2);
+                scratch.reserve(size_hint / OUTPUT_SHARE.1 * OUTPUT_SHARE.0);
             }
             scratch.clear();
             index.render(paths, indices, reach, fragments, &mut scratch);
