@@ -126,7 +126,8 @@ mod sse2 {
 mod words {
     use super::ends_plain;
 
-    /// See [`super::sse2::skip_plain`].
+    /// The position of the first byte at or after `from` that ends a run
+    /// of plain string text, or the end.
     #[inline]
     pub(in crate::json::tree) fn skip_plain(bytes: &[u8], from: usize) -> usize {
         const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
@@ -146,7 +147,8 @@ mod words {
         first_stop(bytes, from, stops, ends_plain)
     }
 
-    /// See [`super::sse2::skip_spaces`].
+    /// The position of the first byte at or after `from` that is not a
+    /// space, or the end.
     pub(in crate::json::tree) fn skip_spaces(bytes: &[u8], from: usize) -> usize {
         const SPACES: u64 = u64::from_ne_bytes([b' '; 8]);
         first_stop(bytes, from, |w| w ^ SPACES, |b| b != b' ')
