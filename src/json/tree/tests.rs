@@ -170,8 +170,12 @@ fn nesting_limit_is_serde_json_s() {
 #[test]
 fn repeated_keys_keep_the_first_place_and_the_last_value() {
     agree(r#"{"a":1,"b":2,"a":3}"#);
+    agree(r#"{"a":1,"b":2,"a":3,"c":4,"b":5,"a":6,"c":{"c":7,"c":8}}"#);
     let many: Vec<String> = (0..40).map(|i| format!(r#""k{}":{i}"#, i % 30)).collect();
     agree(&format!("{{{}}}", many.join(",")));
+    // Keys repeated in every order, in an object past the pairwise check.
+    let shuffled: Vec<String> = (0..200).map(|i| format!(r#""k{}":{i}"#, (i * 37) % 61)).collect();
+    agree(&format!("{{{}}}", shuffled.join(",")));
     let n = parse(br#"{"a":1,"b":2,"a":3}"#).unwrap();
     let keys: Vec<&str> = n.as_object().unwrap().keys().map(|k| k.as_str()).collect();
     assert_eq!(keys, ["a", "b"]);
