@@ -272,6 +272,18 @@ impl<'a> Object<'a> {
         }
     }
 
+    /// An object of `members` in their order, a repeated key resolved as
+    /// [`Object::insert`] resolves it (the first place, the last value),
+    /// in one sort rather than a search per member: for members the input
+    /// decides the number of.
+    pub(crate) fn from_members(members: Vec<(Text<'a>, Node<'a>)>) -> Self {
+        if parse::has_repeated_keys(&members) {
+            Self { members: parse::last_value_wins(members) }
+        } else {
+            Self { members }
+        }
+    }
+
     /// An object of `members` whose keys the caller has already found to
     /// be unique (the YAML reader, which checks a mapping's keys once, by
     /// sorting them, rather than once per key).

@@ -1,13 +1,35 @@
 //! Media types of converted content: which ones a request body or a
 //! response is written under, and the v3 media type object.
 
+use std::collections::BTreeSet;
+
 use crate::json::tree::{Node, Object, Text};
 use crate::wire::media::ANY_MEDIA_TYPE;
 
 /// The media types a body or response is written under: those declared,
-/// else `*/*` (docs/wire.md#a-5 says why not `application/json`).
+/// each once where it first stands, else `*/*` (docs/wire.md#a-5 says why
+/// not `application/json`). A type declared again would only write the
+/// same content entry again; with each type once, the caller appends the
+/// entries without searching for them.
 pub(super) fn media_or_default<'m>(types: &[&'m str]) -> Vec<&'m str> {
-    if types.is_empty() { vec![ANY_MEDIA_TYPE] } else { types.to_vec() }
+    /// Lists up to this long are searched; longer ones (only a hostile or
+    /// generated document declares so many) go through a set.
+    const SEARCHED: usize = 8;
+    if types.is_empty() {
+        return vec![ANY_MEDIA_TYPE];
+    }
+    let mut distinct = Vec::with_capacity(types.len());
+    if types.len() <= SEARCHED {
+        for &t in types {
+            if !distinct.contains(&t) {
+                distinct.push(t);
+            }
+        }
+    } else {
+        let mut seen = BTreeSet::new();
+        distinct.extend(types.iter().copied().filter(|t| seen.insert(*t)));
+    }
+    distinct
 }
 
 /// The media type without parameters (`multipart/form-data; boundary=x` →

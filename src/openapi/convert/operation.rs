@@ -76,7 +76,8 @@ impl<'a> Context<'a> {
                 }
                 k if k.starts_with("x-") => {
                     let converted = self.extension(value, &at.key(key));
-                    out.insert(key.clone(), converted);
+                    // Unique in the input, and no name the item gets else.
+                    out.push_new(key.clone(), converted);
                 }
                 // To another file, in practice, which is not converted:
                 // noted like every other reference to another document (a
@@ -128,11 +129,14 @@ impl<'a> Context<'a> {
         };
         // The operation's parameters, then the path-level bodies and form
         // fields it does not override (same `in` and `name`).
-        let own_ids: Vec<_> = own.iter().filter_map(Param::identity).collect();
+        // Sorted, to be searched once per path-level parameter: both lists
+        // are as long as the document makes them.
+        let mut own_ids: Vec<_> = own.iter().filter_map(Param::identity).collect();
+        own_ids.sort_unstable();
         let mut body: Option<Node<'a>> = None;
         let mut form: Vec<(&'a Object<'a>, JsonPointer)> = Vec::new();
         let inherited = shared.iter().filter(|p| match p.identity() {
-            Some(id) => !own_ids.contains(&id),
+            Some(id) => own_ids.binary_search(&id).is_err(),
             None => true,
         });
         let mut own_body_seen = false;

@@ -429,20 +429,22 @@ impl<'a> Context<'a> {
     ) -> Result<ParameterComponents<'a>, ConvertError> {
         let at = Location::root().key("parameters");
         let params = as_object(params, &at, "an object of parameters")?;
-        let mut parameters = Object::new();
-        let mut bodies = Object::new();
+        // Collected, then made objects once (`Object::from_members`): a
+        // document may share as many parameters as it has bytes for.
+        let mut parameters = Vec::new();
+        let mut bodies = Vec::new();
         let consumes = self.consumes.clone();
         for (name, p) in params {
             let at = at.key(name);
             let obj = as_object(p, &at, "a parameter object")?;
             match self.parameter(obj, &at)? {
                 Some(Param::Plain(v)) => {
-                    parameters.insert(self.component_key("parameters", name), v);
+                    parameters.push((self.component_key("parameters", name), v));
                 }
                 Some(Param::Body { param, at }) => {
                     let at = Location::at(&at);
                     let body = self.request_body(param, &consumes, &at)?;
-                    bodies.insert(self.component_key("parameters", name), body);
+                    bodies.push((self.component_key("parameters", name), body));
                 }
                 Some(Param::Form { .. }) => {
                     self.note(&at, NoteKind::FormDataComponent { name: name.to_string() });
@@ -450,7 +452,7 @@ impl<'a> Context<'a> {
                 Some(Param::BodyRef { .. }) | None => {}
             }
         }
-        Ok((parameters, bodies))
+        Ok((Object::from_members(parameters), Object::from_members(bodies)))
     }
 }
 

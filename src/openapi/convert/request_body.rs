@@ -78,7 +78,8 @@ impl<'a> Context<'a> {
                 self.charge_values(size)?;
                 schema.clone()
             };
-            content.insert(mt, media_type(this, None));
+            // `types` holds each media type once.
+            content.push_new(mt.into(), media_type(this, None));
         }
         out.insert("content", Node::Object(content));
         if param.get("required") == Some(&Node::Bool(true)) {
@@ -88,7 +89,8 @@ impl<'a> Context<'a> {
             match k.as_str() {
                 x if x.starts_with("x-") => {
                     let converted = self.extension(v, &at.key(k));
-                    out.insert(k.clone(), converted);
+                    // Unique in the input, and no name the body gets else.
+                    out.push_new(k.clone(), converted);
                 }
                 // A v3 request body has no name: a body parameter's name
                 // is documentation only in v2 (and every Kubernetes body
@@ -110,9 +112,12 @@ impl<'a> Context<'a> {
         form: &[(&'a Object<'a>, JsonPointer)],
         consumes: &[&'a str],
     ) -> Result<Node<'a>, ConvertError> {
-        let mut properties = Object::new();
+        // Collected, then made objects once (`Object::from_members`): a
+        // form may have as many fields as its document has bytes for, and
+        // a field named twice is resolved as inserting it twice would.
+        let mut properties = Vec::new();
         let mut required = Vec::new();
-        let mut encoding = Object::new();
+        let mut encoding = Vec::new();
         // Where each field that got an encoding `style` states its format.
         let mut styled = Vec::new();
         let mut has_file = false;
@@ -139,7 +144,7 @@ impl<'a> Context<'a> {
                 let mut e = Object::new();
                 e.insert("style", Node::String(style.into()));
                 e.insert("explode", Node::Bool(explode));
-                encoding.insert(name.clone(), Node::Object(e));
+                encoding.push((name.clone(), Node::Object(e)));
                 // The default `csv` is written nowhere: point at the field.
                 styled.push(if p.contains_key("collectionFormat") {
                     at.key("collectionFormat").to_pointer()
@@ -147,8 +152,10 @@ impl<'a> Context<'a> {
                     at.to_pointer()
                 });
             }
-            properties.insert(name, schema);
+            properties.push((name, schema));
         }
+        let properties = Object::from_members(properties);
+        let encoding = Object::from_members(encoding);
         let mut schema = Object::new();
         schema.insert("type", Node::String("object".into()));
         schema.insert("properties", Node::Object(properties));
@@ -216,7 +223,9 @@ impl<'a> Context<'a> {
                 }
                 k if k.starts_with("x-") && k != "x-nullable" => {
                     let converted = self.extension(value, &at.key(key));
-                    schema.insert(key.clone(), converted);
+                    // Unique in the input; the simple schema's only
+                    // extension is `x-nullable`, not taken here.
+                    schema.push_new(key.clone(), converted);
                 }
                 "name" | "in" | "required" => {}
                 k if moves_into_schema(k) => {}

@@ -5,6 +5,8 @@
 //! produces get an entry of their own); a header's type and validation
 //! fields move into its `schema`, as a simple parameter's do.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use crate::json::pointer::Location;
 use crate::json::tree::{Node, Object, Text};
 
@@ -69,9 +71,10 @@ impl<'a> Context<'a> {
         if let Some(headers) = r.get("headers") {
             let at = at.key("headers");
             let headers = as_object(headers, &at, "an object of headers")?;
-            let mut converted = Object::new();
+            let mut converted = Object::with_capacity(headers.len());
             for (name, h) in headers {
-                converted.insert(name.clone(), self.header(h, &at.key(name))?);
+                // The input's keys are unique: appended, not searched for.
+                converted.push_new(name.clone(), self.header(h, &at.key(name))?);
             }
             out.push_new(Text::plain("headers"), Node::Object(converted));
         }
@@ -82,8 +85,14 @@ impl<'a> Context<'a> {
         // copies) unless an example of another media type still needs it.
         let size = schema.as_ref().map_or(0, count_values);
         let mut schema = schema;
+        // Looked up once per example: a set, as a response may declare
+        // as many media types and examples as its document has bytes for.
+        let declared: BTreeSet<&str> =
+            if examples.is_some() { types.iter().copied().collect() } else { BTreeSet::new() };
         let needed_after =
-            examples.is_some_and(|e| e.keys().any(|mt| !types.iter().any(|t| mt == *t)));
+            examples.is_some_and(|e| e.keys().any(|mt| !declared.contains(mt.as_str())));
+        let example_of: BTreeMap<&str, &Node<'a>> =
+            examples.map(|e| e.iter().map(|(k, v)| (k.as_str(), v)).collect()).unwrap_or_default();
         let last = types.len().saturating_sub(1);
         for (i, mt) in types.into_iter().enumerate() {
             let this = if i == last && !needed_after {
@@ -92,23 +101,25 @@ impl<'a> Context<'a> {
                 self.charge_values(size)?;
                 schema.clone()
             };
-            let example = examples.and_then(|e| e.get(mt)).cloned();
+            let example = example_of.get(mt).map(|&e| e.clone());
             let mut m = media_type(this, None);
             if let (Some(ex), Node::Object(m)) = (example, &mut m) {
                 m.insert("example", ex);
             }
-            content.insert(mt, m);
+            // `types` holds each media type once.
+            content.push_new(mt.into(), m);
         }
         if let Some(examples) = examples {
             for (mt, ex) in examples {
-                if !content.contains_key(mt) {
+                if !declared.contains(mt.as_str()) {
                     let mut m = Object::new();
                     if let Some(schema) = &schema {
                         self.charge_values(size)?;
                         m.insert("schema", schema.clone());
                     }
                     m.insert("example", ex.clone());
-                    content.insert(mt.clone(), Node::Object(m));
+                    // Not among `types`, and the input's keys are unique.
+                    content.push_new(mt.clone(), Node::Object(m));
                 }
             }
         }
@@ -146,7 +157,8 @@ impl<'a> Context<'a> {
                 }
                 x if x.starts_with("x-") && x != "x-nullable" => {
                     let converted = self.extension(v, &at.key(k));
-                    out.insert(k.clone(), converted);
+                    // Unique in the input, and no name the header gets else.
+                    out.push_new(k.clone(), converted);
                 }
                 "description" => {}
                 x if moves_into_schema(x) => {}

@@ -170,7 +170,9 @@ impl<'a> Context<'a> {
                 "type" => self.schema_type(value, &mut out, &at.key(key))?,
                 k if k.starts_with("x-") => {
                     let converted = self.extension(value, &at.key(key));
-                    out.insert(key.clone(), converted);
+                    // Unique in the input, and no name the conversion
+                    // writes (`x-nullable` is matched above).
+                    out.push_new(key.clone(), converted);
                 }
                 // As they are, but a `$ref` inside (`description: {$ref}`
                 // in a careless document) follows its target like any other.

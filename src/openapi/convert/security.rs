@@ -18,12 +18,13 @@ impl<'a> Context<'a> {
         at: &Location<'_>,
     ) -> Result<Node<'a>, ConvertError> {
         let defs = as_object(defs, at, "an object of security schemes")?;
-        let mut out = Object::with_capacity(defs.len());
+        // Collected, then made an object once (`Object::from_members`).
+        let mut out = Vec::with_capacity(defs.len());
         for (name, def) in defs {
             let scheme = self.security_scheme(def, &at.key(name))?;
-            out.insert(self.component_key("securityDefinitions", name), scheme);
+            out.push((self.component_key("securityDefinitions", name), scheme));
         }
-        Ok(Node::Object(out))
+        Ok(Node::Object(Object::from_members(out)))
     }
 
     fn security_scheme(
@@ -82,7 +83,8 @@ impl<'a> Context<'a> {
         for (k, v) in def {
             if k.starts_with("x-") {
                 let converted = self.extension(v, &at.key(k));
-                out.insert(k.clone(), converted);
+                // Unique in the input, and no name the scheme gets else.
+                out.push_new(k.clone(), converted);
             }
         }
         Ok(Node::Object(out))

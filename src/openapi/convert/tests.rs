@@ -304,6 +304,37 @@ fn response_content_follows_operation_produces_else_document_produces() {
 }
 
 #[test]
+fn a_media_type_declared_twice_is_written_once_where_it_first_stands() {
+    let keys = |v: &Value| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>());
+    // Short lists are searched, longer ones go through a set: both.
+    for filler in [0, 20] {
+        let mut types = vec!["application/json", "application/yaml", "application/json"];
+        let extra: Vec<String> = (0..filler).map(|i| format!("application/x-{i}")).collect();
+        types.extend(extra.iter().map(String::as_str));
+        types.push("application/yaml");
+        let (op, _) = operation_of(json!({
+            "produces": types,
+            "consumes": types,
+            "parameters": [{"name": "b", "in": "body", "schema": {"type": "object"}}],
+            "responses": {"200": {"description": "OK", "schema": {"type": "string"},
+                                  "examples": {"application/yaml": "a: 1", "text/plain": "t"}}}
+        }));
+        let mut expected = vec!["application/json".to_owned(), "application/yaml".to_owned()];
+        expected.extend(extra.iter().cloned());
+        let response = &op["responses"]["200"]["content"];
+        let mut with_example = expected.clone();
+        with_example.push("text/plain".to_owned());
+        assert_eq!(keys(response), Some(with_example), "{filler}");
+        assert_eq!(
+            response["application/yaml"],
+            json!({"schema": {"type": "string"}, "example": "a: 1"})
+        );
+        assert_eq!(response["text/plain"], json!({"schema": {"type": "string"}, "example": "t"}));
+        assert_eq!(keys(&op["requestBody"]["content"]), Some(expected), "{filler}");
+    }
+}
+
+#[test]
 fn response_headers_examples_and_default_are_converted() {
     let (op, _) = operation_of(json!({
         "produces": ["application/json"],
