@@ -314,11 +314,7 @@ impl<'a> Parser<'a> {
             }
         }
         self.depth -= 1;
-        let mut members = self.members.split_off(base);
-        if has_repeated_keys(&members) {
-            members = last_value_wins(members);
-        }
-        Ok(Node::Object(Object { members }))
+        Ok(Node::Object(Object::from_members(self.members.split_off(base))))
     }
 
     /// A string starting at the opening quote under `self.pos`.
