@@ -3,13 +3,13 @@
 
 Each document is small (0.7-3.7 MB) but makes one list or object as long
 as its bytes allow: extension keys at the top, in a path item and in a
-schema; one object key repeated; media types, examples, headers and form
-fields of one operation; shared parameters, shared bodies and security
-schemes; an operation's own parameters beside its path item's. A
-converter that searches what it has built so far for each new member
-takes seconds on these, and a downstream serving one would have the
-proxy spend them on every poll. `convert --whole` of each, timed (wall
-clock, best of REPEAT); one line each.
+schema; one object key repeated; media types, examples, headers, form
+fields and form media types of one operation; shared parameters, shared
+bodies and security schemes; an operation's own parameters beside its
+path item's. A converter that searches what it has built so far for each
+new member takes seconds on these, and a downstream serving one would
+have the proxy spend them on every poll. `convert --whole` of each,
+timed (wall clock, best of REPEAT); one line each.
 
     python3 benches/load/hostile_shapes.py BIN [N] [REPEAT]
 
@@ -63,6 +63,11 @@ def documents(n):
     yield "form fields", doc(
         paths={path: {"post": dict(ok, parameters=[
             {"name": f"f{i}", "in": "formData", "type": "string"} for i in range(n)])}},
+    )
+    yield "form media types", doc(
+        consumes=[f"multipart/form-data; x={i}" for i in range(n)],
+        paths={path: {"post": dict(ok, parameters=[
+            {"name": "f", "in": "formData", "type": "string"}])}},
     )
     yield "shared parameters", doc(
         paths={path: {"get": ok}},

@@ -7,17 +7,20 @@ use crate::json::tree::{Node, Object, Text};
 use crate::wire::media::ANY_MEDIA_TYPE;
 
 /// The media types a body or response is written under: those declared,
-/// each once where it first stands, else `*/*` (docs/wire.md#a-5 says why
-/// not `application/json`). A type declared again would only write the
-/// same content entry again; with each type once, the caller appends the
-/// entries without searching for them.
+/// each once (see [`distinct`]), else `*/*` (docs/wire.md#a-5 says why not
+/// `application/json`).
 pub(super) fn media_or_default<'m>(types: &[&'m str]) -> Vec<&'m str> {
+    if types.is_empty() { vec![ANY_MEDIA_TYPE] } else { distinct(types) }
+}
+
+/// `types`, each once where it first stands. A type declared again would
+/// only write the same content entry again; with each type once, callers
+/// append the entries without searching for them, which for a list as long
+/// as a hostile document makes it was quadratic.
+pub(super) fn distinct<'m>(types: &[&'m str]) -> Vec<&'m str> {
     /// Lists up to this long are searched; longer ones (only a hostile or
     /// generated document declares so many) go through a set.
     const SEARCHED: usize = 8;
-    if types.is_empty() {
-        return vec![ANY_MEDIA_TYPE];
-    }
     let mut distinct = Vec::with_capacity(types.len());
     if types.len() <= SEARCHED {
         for &t in types {

@@ -14,7 +14,7 @@ use crate::json::pointer::{JsonPointer, Location};
 use crate::json::tree::{Node, Object};
 use crate::wire::media::{FORM_URLENCODED, MULTIPART_FORM_DATA as MULTIPART};
 
-use super::media::{media_base, media_or_default, media_type};
+use super::media::{distinct, media_base, media_or_default, media_type};
 use super::parameter::{Param, moves_into_schema};
 use super::{Context, ConvertError, NoteKind, count_values};
 
@@ -170,7 +170,7 @@ impl<'a> Context<'a> {
             .filter(|m| media_base(m) == FORM_URLENCODED || media_base(m) == MULTIPART)
             .collect();
         let types = if !declared.is_empty() {
-            declared
+            distinct(&declared)
         } else if has_file {
             vec![MULTIPART]
         } else {
@@ -198,7 +198,8 @@ impl<'a> Context<'a> {
             }
             let form = matches!(media_base(mt), FORM_URLENCODED | MULTIPART);
             let enc = (form && !encoding.is_empty()).then(|| encoding.clone());
-            content.insert(mt, media_type(Some(schema.clone()), enc));
+            // `types` holds each media type once.
+            content.push_new(mt.into(), media_type(Some(schema.clone()), enc));
         }
         let mut out = Object::new();
         out.insert("content", Node::Object(content));

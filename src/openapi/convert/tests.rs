@@ -335,6 +335,28 @@ fn a_media_type_declared_twice_is_written_once_where_it_first_stands() {
 }
 
 #[test]
+fn a_form_media_type_declared_twice_is_written_once_where_it_first_stands() {
+    let keys = |v: &Value| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>());
+    for filler in [0, 20] {
+        let extra: Vec<String> =
+            (0..filler).map(|i| format!("multipart/form-data; x={i}")).collect();
+        let mut types =
+            vec!["multipart/form-data", "application/x-www-form-urlencoded", "multipart/form-data"];
+        types.extend(extra.iter().map(String::as_str));
+        types.push("application/x-www-form-urlencoded");
+        let (op, _) = operation_of(json!({
+            "consumes": types,
+            "parameters": [{"name": "f", "in": "formData", "type": "string"}],
+            "responses": {"200": {"description": "OK"}}
+        }));
+        let mut expected =
+            vec!["multipart/form-data".to_owned(), "application/x-www-form-urlencoded".to_owned()];
+        expected.extend(extra.iter().cloned());
+        assert_eq!(keys(&op["requestBody"]["content"]), Some(expected), "{filler}");
+    }
+}
+
+#[test]
 fn response_headers_examples_and_default_are_converted() {
     let (op, _) = operation_of(json!({
         "produces": ["application/json"],
