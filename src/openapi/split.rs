@@ -25,7 +25,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use crate::json::tree::render::{text_len, write_text};
+use crate::json::tree::render::{text_len, write_key};
 use crate::json::tree::{Node, Object, Text};
 
 use crate::json::pointer::{JsonPointer, fragment_pointer, unescape_token};
@@ -748,8 +748,7 @@ fn push_key(out: &mut Vec<u8>, first: &mut bool, key: &Text<'_>) {
     if !std::mem::take(first) {
         out.push(b',');
     }
-    write_text(out, key);
-    out.push(b':');
+    write_key(out, key);
 }
 
 impl<'a> Index<'a> {

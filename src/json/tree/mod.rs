@@ -136,6 +136,17 @@ impl<'a> Text<'a> {
         }
     }
 
+    /// The text's bytes when it is written without escapes: one match
+    /// where the renderer's fast path asked twice (plain? which bytes?).
+    #[inline]
+    pub(crate) fn plain_bytes(&self) -> Option<&[u8]> {
+        match &self.0 {
+            Repr::Plain(s) => Some(s.as_bytes()),
+            Repr::OwnedPlain(s) => Some(s.as_bytes()),
+            Repr::Borrowed(_) | Repr::Owned(_) => None,
+        }
+    }
+
     /// True when the text is written without escapes.
     pub(crate) fn is_plain(&self) -> bool {
         matches!(self.0, Repr::Plain(_) | Repr::OwnedPlain(_))
