@@ -71,7 +71,7 @@ impl<'a> Context<'a> {
                     }
                 }
                 m if METHODS.contains(&m) => {
-                    let op = self.operation(value, &shared, &at.key(key))?;
+                    let op = self.operation(value, &shared, &at.key(key), &at.key("parameters"))?;
                     out.insert(key.clone(), op);
                 }
                 k if k.starts_with("x-") => {
@@ -108,11 +108,14 @@ impl<'a> Context<'a> {
         Ok(Node::Object(out))
     }
 
+    /// One operation; `shared` are its path item's parameters, read from
+    /// `shared_at`.
     fn operation(
         &mut self,
         op: &'a Node<'a>,
         shared: &[Param<'a>],
         at: &Location<'_>,
+        shared_at: &Location<'_>,
     ) -> Result<Node<'a>, ConvertError> {
         let op = as_object(op, at, "an operation object")?;
         let consumes = match op.get("consumes") {
@@ -123,8 +126,9 @@ impl<'a> Context<'a> {
             Some(v) => media_types(Some(v), &at.key("produces"))?,
             None => self.produces.clone(),
         };
+        let own_at = at.key("parameters");
         let own = match op.get("parameters") {
-            Some(list) => self.parameter_list(list, &at.key("parameters"))?,
+            Some(list) => self.parameter_list(list, &own_at)?,
             None => Vec::new(),
         };
         // The operation's parameters, then the path-level bodies and form
@@ -155,7 +159,7 @@ impl<'a> Context<'a> {
                         continue;
                     }
                     own_body_seen |= is_own;
-                    body = self.body_of(p, &consumes)?;
+                    body = self.body_of(p, &consumes, if is_own { &own_at } else { shared_at })?;
                 }
                 Param::Form { param, at } => form.push((*param, at.clone())),
             }

@@ -49,8 +49,10 @@ type ParameterComponents<'a> = (Object<'a>, Object<'a>);
 pub(super) enum Param<'a> {
     /// A parameter that stays a v3 parameter.
     Plain(Node<'a>),
-    /// `in: body`.
-    Body { param: &'a Object<'a>, at: JsonPointer },
+    /// `in: body`, item `index` of its parameter list, whose place the
+    /// caller knows: a pointer is written out only for a note or an error
+    /// under the body, not for each of an API's hundreds of bodies.
+    Body { param: &'a Object<'a>, index: usize },
     /// `$ref` to a top-level body parameter.
     BodyRef {
         /// The parameter referred to.
@@ -101,7 +103,7 @@ impl<'a> Context<'a> {
             let obj = as_object(p, &at, "a parameter object")?;
             if let Some(reference) = obj.get("$ref") {
                 out.extend(self.parameter_ref(reference, &at)?);
-            } else if let Some(param) = self.parameter(obj, &at)? {
+            } else if let Some(param) = self.parameter(obj, &at, i)? {
                 out.push(param);
             }
         }
@@ -159,7 +161,7 @@ impl<'a> Context<'a> {
         let converted = match self.shared_parameters.get(&name) {
             Some(converted) => converted.clone(),
             None => {
-                let converted = match self.parameter(param, &Location::at(at))? {
+                let converted = match self.parameter(param, &Location::at(at), 0)? {
                     Some(Param::Plain(v)) => Some(v),
                     _ => None,
                 };
@@ -212,12 +214,14 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// Classifies and converts one inline parameter; `None` when it was
-    /// dropped (unknown location).
+    /// Classifies and converts one inline parameter, item `index` of its
+    /// list (if it is in one); `None` when it was dropped (unknown
+    /// location).
     fn parameter(
         &mut self,
         p: &'a Object<'a>,
         at: &Location<'_>,
+        index: usize,
     ) -> Result<Option<Param<'a>>, ConvertError> {
         let location = match p.get("in") {
             Some(Node::String(s)) => s.as_str(),
@@ -229,7 +233,7 @@ impl<'a> Context<'a> {
             }
         };
         match location {
-            "body" => Ok(Some(Param::Body { param: p, at: at.to_pointer() })),
+            "body" => Ok(Some(Param::Body { param: p, index })),
             "formData" => Ok(Some(Param::Form { param: p, at: at.to_pointer() })),
             "query" | "header" | "path" | "cookie" => {
                 Ok(Some(Param::Plain(self.plain_parameter(p, location, at)?)))
@@ -437,12 +441,11 @@ impl<'a> Context<'a> {
         for (name, p) in params {
             let at = at.key(name);
             let obj = as_object(p, &at, "a parameter object")?;
-            match self.parameter(obj, &at)? {
+            match self.parameter(obj, &at, 0)? {
                 Some(Param::Plain(v)) => {
                     parameters.push((self.component_key("parameters", name), v));
                 }
-                Some(Param::Body { param, at }) => {
-                    let at = Location::at(&at);
+                Some(Param::Body { param, .. }) => {
                     let body = self.request_body(param, &consumes, &at)?;
                     bodies.push((self.component_key("parameters", name), body));
                 }

@@ -27,14 +27,17 @@ impl<'a> Context<'a> {
     /// shares the DeleteOptions body as `#/parameters/body-2Y1dVQaQ` among
     /// DELETE operations that consume `*/*`, and PATCH bodies among the
     /// patch media types; its v3 has no `components.requestBodies`).
+    ///
+    /// `list_at` is where the parameter list it came from stands.
     pub(super) fn body_of(
         &mut self,
         p: &Param<'a>,
         consumes: &[&'a str],
+        list_at: &Location<'_>,
     ) -> Result<Option<Node<'a>>, ConvertError> {
         Ok(match p {
-            Param::Body { param, at } => {
-                Some(self.request_body(param, consumes, &Location::at(at))?)
+            Param::Body { param, index } => {
+                Some(self.request_body(param, consumes, &list_at.index(*index))?)
             }
             Param::BodyRef { param, name, at } => {
                 // Taken in place here, where it is used: a reference that

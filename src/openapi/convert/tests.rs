@@ -1167,6 +1167,27 @@ fn fields_no_version_defines_are_dropped_with_a_note() {
 }
 
 #[test]
+fn notes_inside_a_body_parameter_point_into_the_list_it_came_from() {
+    // The operation's own body, and a path-level one the other operation
+    // inherits: each note names the list the body parameter stands in.
+    let body =
+        |field: &str| json!({"name": "b", "in": "body", "schema": {"type": "object"}, field: 1});
+    let v2 = doc(
+        json!({"/a": {
+            "parameters": [{"name": "q", "in": "query", "type": "string"}, body("title")],
+            "put": {"responses": {"200": {"description": "OK"}}},
+            "post": {"parameters": [{"name": "r", "in": "query", "type": "string"},
+                    {"name": "s", "in": "query", "type": "string"}, body("readOnly")],
+                "responses": {"200": {"description": "OK"}}}}}),
+        json!({}),
+    );
+    let c = convert_ok(&v2);
+    let at: Vec<String> = c.notes.iter().map(|n| n.at.to_string()).collect();
+    assert_eq!(at, ["/paths/~1a/parameters/1/title", "/paths/~1a/post/parameters/2/readOnly"]);
+    assert_eq!(kinds(&c.notes), ["dropped-field", "dropped-field"]);
+}
+
+#[test]
 fn form_fields_beside_a_body_are_dropped_with_a_note() {
     let (op, notes) = operation_of(json!({"parameters": [
         {"name": "b", "in": "body", "schema": {"type": "object"}},
