@@ -136,8 +136,8 @@ impl<'a> Text<'a> {
         }
     }
 
-    /// The text's bytes when it is written without escapes: one match
-    /// where the renderer's fast path asked twice (plain? which bytes?).
+    /// The text's bytes when it is written without escapes: both of the
+    /// renderer's questions (plain? which bytes?) in one match.
     #[inline]
     pub(crate) fn plain_bytes(&self) -> Option<&[u8]> {
         match &self.0 {

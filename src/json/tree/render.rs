@@ -95,9 +95,9 @@ pub(crate) fn text_len(text: &Text<'_>) -> usize {
 
 /// Appends `text` as a JSON string.
 ///
-/// Inlined, with escaping out of line: a Kubernetes document's hundred
-/// thousand strings are almost all plain, and the escaping loop inlined
-/// here made every call save and restore six registers for it.
+/// Inlined, with escaping out of line: almost all of a Kubernetes
+/// document's hundred thousand strings are plain, and an escaping loop
+/// inlined here would have every call save and restore registers for it.
 #[inline]
 pub(crate) fn write_text(out: &mut Vec<u8>, text: &Text<'_>) {
     match text.plain_bytes() {
