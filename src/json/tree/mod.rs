@@ -18,6 +18,7 @@
 
 mod parse;
 pub(crate) mod render;
+mod repeated;
 mod scan;
 
 use std::fmt;
@@ -288,8 +289,8 @@ impl<'a> Object<'a> {
     /// in one sort rather than a search per member: for members the input
     /// decides the number of.
     pub(crate) fn from_members(members: Vec<(Text<'a>, Node<'a>)>) -> Self {
-        if parse::has_repeated_keys(&members) {
-            Self { members: parse::last_value_wins(members) }
+        if repeated::has_repeated_keys(&members) {
+            Self { members: repeated::last_value_wins(members) }
         } else {
             Self { members }
         }
