@@ -1263,7 +1263,7 @@ impl<'a> Walker<'_, 'a> {
                 }
                 Node::Array(items) => {
                     for (i, v) in items.iter().enumerate().rev() {
-                        if v.is_object() || v.is_array() {
+                        if matches!(v, Node::Object(_) | Node::Array(_)) {
                             stack.push((v, depth + 1, Some(Token::Index(i))));
                         }
                     }
@@ -1351,8 +1351,12 @@ fn for_each_local_ref<'n, 'a>(
                     }
                 }
             }
+            // Not into shared nodes, which hold no `$ref` (`Shared`): an
+            // API's parameters are most of its objects.
             Node::Array(items) => {
-                stack.extend(items.iter().rev().filter(|v| v.is_object() || v.is_array()));
+                stack.extend(
+                    items.iter().rev().filter(|v| matches!(v, Node::Object(_) | Node::Array(_))),
+                );
             }
             _ => {}
         }

@@ -20,6 +20,7 @@ mod parse;
 pub(crate) mod render;
 mod repeated;
 mod scan;
+mod shared;
 
 use std::fmt;
 use std::sync::Arc;
@@ -33,10 +34,15 @@ use parse::MAX_DEPTH;
 #[cfg(test)]
 pub use parse::parse;
 pub use parse::{SyntaxError, SyntaxErrorKind, parse_noting_refs, parse_within};
+pub use shared::Shared;
 
 /// A JSON value whose strings may borrow from the text or `Value` it came
 /// from.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Equality, the accessors, [`Node::to_value`] and [`Node::render`] look
+/// through [`Node::Shared`]: a shared subtree is the same document as its
+/// copy would be.
+#[derive(Debug, Clone)]
 pub enum Node<'a> {
     /// `null`.
     Null,
@@ -50,6 +56,23 @@ pub enum Node<'a> {
     Array(Vec<Node<'a>>),
     /// An object, members in document order.
     Object(Object<'a>),
+    /// A subtree that stands at other spots of the tree too (only the
+    /// converter makes them; see [`Shared`]).
+    Shared(Shared<'a>),
+}
+
+impl PartialEq for Node<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self.resolved(), other.resolved()) {
+            (Node::Null, Node::Null) => true,
+            (Node::Bool(a), Node::Bool(b)) => a == b,
+            (Node::Number(a), Node::Number(b)) => a == b,
+            (Node::String(a), Node::String(b)) => a == b,
+            (Node::Array(a), Node::Array(b)) => a == b,
+            (Node::Object(a), Node::Object(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 /// A string of a [`Node`], borrowed or owned, that knows whether JSON
@@ -376,10 +399,21 @@ impl<'a> Node<'a> {
         Node::String(text.into())
     }
 
+    /// This node, or the subtree it shares ([`Node::Shared`]): never a
+    /// shared node itself.
+    #[must_use]
+    pub fn resolved(&self) -> &Node<'a> {
+        let mut node = self;
+        while let Node::Shared(shared) = node {
+            node = shared.node();
+        }
+        node
+    }
+
     /// The string, if this is one.
     #[must_use]
     pub fn as_str(&self) -> Option<&str> {
-        match self {
+        match self.resolved() {
             Node::String(s) => Some(s.as_str()),
             _ => None,
         }
@@ -388,7 +422,7 @@ impl<'a> Node<'a> {
     /// The object, if this is one.
     #[must_use]
     pub fn as_object(&self) -> Option<&Object<'a>> {
-        match self {
+        match self.resolved() {
             Node::Object(o) => Some(o),
             _ => None,
         }
@@ -397,7 +431,7 @@ impl<'a> Node<'a> {
     /// The array, if this is one.
     #[must_use]
     pub fn as_array(&self) -> Option<&[Node<'a>]> {
-        match self {
+        match self.resolved() {
             Node::Array(a) => Some(a),
             _ => None,
         }
@@ -406,19 +440,19 @@ impl<'a> Node<'a> {
     /// True for `true` and `false`.
     #[must_use]
     pub fn is_boolean(&self) -> bool {
-        matches!(self, Node::Bool(_))
+        matches!(self.resolved(), Node::Bool(_))
     }
 
     /// True for objects.
     #[must_use]
     pub fn is_object(&self) -> bool {
-        matches!(self, Node::Object(_))
+        matches!(self.resolved(), Node::Object(_))
     }
 
     /// True for arrays.
     #[must_use]
     pub fn is_array(&self) -> bool {
-        matches!(self, Node::Array(_))
+        matches!(self.resolved(), Node::Array(_))
     }
 
     /// Member `key` of an object.
@@ -440,13 +474,13 @@ impl<'a> Node<'a> {
         let mut at = self;
         for token in rest.split('/') {
             let token = unescape_token(token);
-            at = match at {
+            at = match at.resolved() {
                 Node::Object(o) => o.get(&token)?,
                 Node::Array(items) => items.get(array_index(&token)?)?,
                 _ => return None,
             };
         }
-        Some(at)
+        Some(at.resolved())
     }
 
     /// Borrows a `Value` as a tree; the strings stay in `value`.
@@ -500,6 +534,7 @@ impl<'a> Node<'a> {
             Node::Object(o) => Value::Object(
                 o.members.iter().map(|(k, v)| (k.as_str().to_owned(), v.to_value())).collect(),
             ),
+            Node::Shared(shared) => shared.node().to_value(),
         }
     }
 

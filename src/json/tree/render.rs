@@ -45,6 +45,10 @@ impl Node<'_> {
                 }
                 out.push(b'}');
             }
+            Node::Shared(shared) => match shared.rendered() {
+                Some(bytes) => out.extend_from_slice(bytes),
+                None => shared.node().render(out),
+            },
         }
     }
 }
@@ -71,6 +75,9 @@ impl Node<'_> {
                         .iter()
                         .map(|(k, v)| text_len(k) + 1 + v.rendered_len())
                         .sum::<usize>()
+            }
+            Node::Shared(shared) => {
+                shared.rendered().map_or_else(|| shared.node().rendered_len(), <[u8]>::len)
             }
         }
     }

@@ -378,3 +378,50 @@ fn whitespace_runs_of_any_length_are_skipped_as_serde_json_skips_them() {
         }
     }
 }
+
+#[test]
+fn a_shared_subtree_renders_compares_and_reads_as_its_copies_would() {
+    let param = parse(
+        br#"{"name":"pretty","in":"query","description":"say \"yes\"","schema":{"type":"string"}}"#,
+    )
+    .unwrap();
+    let shared = Shared::new(param.clone()).unwrap();
+    let copies = Node::Array(vec![param.clone(), param.clone()]);
+    let placed = Node::Array(vec![Node::Shared(shared.clone()), Node::Shared(shared.clone())]);
+    // Before and after it keeps its bytes: the same document either way.
+    for _ in 0..2 {
+        assert_eq!(placed.to_vec(), copies.to_vec());
+        assert_eq!(placed.rendered_len(), copies.rendered_len());
+        assert_eq!(placed.to_value(), copies.to_value());
+        assert_eq!(placed, copies);
+        assert_eq!(copies, placed);
+        assert_eq!(placed.pointer("/1/schema/type").and_then(Node::as_str), Some("string"));
+        assert_eq!(placed.pointer("/0").map(Node::is_object), Some(true));
+        assert_eq!(
+            placed.as_array().and_then(|a| a[0].get("in")).and_then(Node::as_str),
+            Some("query")
+        );
+        shared.keep_rendered();
+    }
+    assert!(shared.rendered().is_some());
+    let Node::Array(items) = &placed else { panic!("an array") };
+    let (Node::Shared(a), Node::Shared(b)) = (&items[0], &items[1]) else { panic!("shared") };
+    assert!(a.same(b));
+    assert!(!a.same(&Shared::new(param).unwrap()));
+}
+
+#[test]
+fn subtrees_with_a_reference_or_a_shared_node_are_not_shared() {
+    // The walks for references pass shared nodes by: one must hold none.
+    for text in [
+        &br##"{"schema":{"items":{"$ref":"#/definitions/A"}}}"##[..],
+        br##"[{"x-ext":[{"$ref":"other.json"}]}]"##,
+        br##"{"$ref":1}"##,
+    ] {
+        let node = parse(text).unwrap();
+        assert_eq!(Shared::new(node.clone()).err(), Some(node));
+    }
+    let inner = Node::Shared(Shared::new(parse(b"{}").unwrap()).unwrap());
+    let outer = Node::Array(vec![inner]);
+    assert!(Shared::new(outer).is_err());
+}

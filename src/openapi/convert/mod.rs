@@ -37,6 +37,7 @@ mod parameter;
 mod refs;
 mod request_body;
 mod response;
+mod reuse;
 mod schema;
 mod security;
 
@@ -489,6 +490,11 @@ pub(crate) struct Context<'a> {
     /// its small nodes fill pages already in use, where a growing table
     /// took a large block of fresh memory (a huge page more to zero).
     noted: BTreeSet<(u64, Note)>,
+    /// How many notes were taken, repeated ones included: a conversion
+    /// that took none is the same wherever its input stands.
+    note_calls: usize,
+    /// Plain parameters converted so far, for equal ones elsewhere.
+    reuse: reuse::Reuse<'a>,
     /// Top-level query, header and path parameters, converted once and
     /// copied into each operation that refers to them.
     shared_parameters: BTreeMap<String, Option<Node<'a>>>,
@@ -541,6 +547,8 @@ impl<'a> Context<'a> {
             produces,
             noted: notes.iter().map(|n| (fingerprint(n), n.clone())).collect(),
             notes,
+            note_calls: 0,
+            reuse: reuse::Reuse::default(),
             // Most references name a definition, a parameter or a response:
             // sized for them at once rather than rehashed as it doubles.
             refs: Hashed::with_capacity(
@@ -569,6 +577,7 @@ impl<'a> Context<'a> {
     /// Records a note once: a shared parameter is converted at each
     /// operation that uses it, and its spot of the input is one spot.
     fn note(&mut self, at: &Location<'_>, kind: NoteKind) {
+        self.note_calls += 1;
         let note = Note { at: at.to_pointer(), kind };
         if self.noted.insert((fingerprint(&note), note.clone())) {
             self.notes.push(note);
@@ -736,7 +745,7 @@ fn count_values(node: &Node<'_>) -> usize {
     let mut stack = vec![node];
     while let Some(n) = stack.pop() {
         count += 1;
-        match n {
+        match n.resolved() {
             Node::Object(o) => stack.extend(o.iter().map(|(_, v)| v)),
             Node::Array(a) => stack.extend(a.iter()),
             _ => {}

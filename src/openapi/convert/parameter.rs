@@ -16,9 +16,10 @@
 use std::collections::BTreeSet;
 
 use crate::json::pointer::{JsonPointer, Location, fragment_pointer, unescape_token};
-use crate::json::tree::{Node, Object, Text};
+use crate::json::tree::{Node, Object, Shared, Text};
 
 use super::refs::ref_object_value;
+use super::reuse;
 use super::{Context, ConvertError, NoteKind, as_object};
 
 /// Fields of a v2 simple parameter, header or items object that move into
@@ -71,7 +72,8 @@ impl Param<'_> {
     /// override path-level ones.
     pub(super) fn identity(&self) -> Option<(&str, &str)> {
         match self {
-            Param::Plain(Node::Object(p)) => {
+            Param::Plain(node) => {
+                let p = node.as_object()?;
                 Some((p.get("in").and_then(Node::as_str)?, p.get("name").and_then(Node::as_str)?))
             }
             Param::Form { param, .. } => {
@@ -159,7 +161,13 @@ impl<'a> Context<'a> {
         at: &JsonPointer,
     ) -> Result<Option<Node<'a>>, ConvertError> {
         let converted = match self.shared_parameters.get(&name) {
-            Some(converted) => converted.clone(),
+            Some(converted) => {
+                if let Some(Node::Shared(shared)) = converted {
+                    // Placed a second time: written out once, copied after.
+                    shared.keep_rendered();
+                }
+                converted.clone()
+            }
             None => {
                 let converted = match self.parameter(param, &Location::at(at), 0)? {
                     Some(Param::Plain(v)) => Some(v),
@@ -236,13 +244,42 @@ impl<'a> Context<'a> {
             "body" => Ok(Some(Param::Body { param: p, index })),
             "formData" => Ok(Some(Param::Form { param: p, at: at.to_pointer() })),
             "query" | "header" | "path" | "cookie" => {
-                Ok(Some(Param::Plain(self.plain_parameter(p, location, at)?)))
+                Ok(Some(Param::Plain(self.reused_plain_parameter(p, location, at)?)))
             }
             other => {
                 self.note(at, NoteKind::UnknownParameterLocation { location: other.to_owned() });
                 Ok(None)
             }
         }
+    }
+
+    /// [`Context::plain_parameter`], shared with every equal input
+    /// converted before or after when the conversion is the same wherever
+    /// it stands (see `reuse.rs`).
+    fn reused_plain_parameter(
+        &mut self,
+        p: &'a Object<'a>,
+        location: &str,
+        at: &Location<'_>,
+    ) -> Result<Node<'a>, ConvertError> {
+        let print = reuse::fingerprint(p);
+        if let Some(shared) = self.reuse.get(print, p) {
+            // Placed a second time: written out once, copied after.
+            shared.keep_rendered();
+            return Ok(Node::Shared(shared.clone()));
+        }
+        let notes_before = self.note_calls;
+        let converted = self.plain_parameter(p, location, at)?;
+        if self.note_calls != notes_before || !self.reuse.has_room(print) {
+            return Ok(converted);
+        }
+        Ok(match Shared::new(converted) {
+            Ok(shared) => {
+                self.reuse.keep(print, p, shared.clone());
+                Node::Shared(shared)
+            }
+            Err(converted) => converted,
+        })
     }
 
     /// A query, header or path parameter: the simple-schema fields move

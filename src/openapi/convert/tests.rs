@@ -1831,3 +1831,92 @@ fn references_to_one_target_share_one_string() {
         assert_eq!(r.as_ptr(), refs[0].as_ptr(), "a second copy of {r}");
     }
 }
+
+/// The parameters of `method` at `path` (or the path item's own, for
+/// `"parameters"`) in a converted tree.
+fn tree_parameters<'t, 'a>(doc: &'t Node<'a>, path: &str, method: &str) -> &'t [Node<'a>] {
+    let item = doc.get("paths").and_then(|p| p.get(path)).expect("the path");
+    let list = if method == "parameters" {
+        item.get(method)
+    } else {
+        item.get(method).and_then(|op| op.get("parameters"))
+    };
+    list.and_then(Node::as_array).expect("parameters")
+}
+
+#[test]
+fn equal_parameters_are_converted_once_and_written_out_the_same_everywhere() {
+    let text = br#"{"swagger":"2.0","info":{"title":"t","version":"1"},"paths":{
+        "/a":{"get":{"parameters":[
+            {"name":"pretty","in":"query","type":"string","description":"say \"yes\""},
+            {"name":"n","in":"query","type":"number","default":0.0}],"responses":{}}},
+        "/b":{"get":{"parameters":[
+            {"name":"pretty","in":"query","type":"string","description":"say \"yes\""},
+            {"name":"n","in":"query","type":"number","default":-0.0}],"responses":{}}},
+        "/c":{"parameters":[
+            {"name":"pretty","in":"query","type":"string","description":"say \"yes\""}],
+            "get":{"responses":{}}}}}"#;
+    let tree = crate::json::tree::parse(text).unwrap();
+    let c = convert_tree(&tree).unwrap();
+    let pretty = [
+        &tree_parameters(&c.document, "/a", "get")[0],
+        &tree_parameters(&c.document, "/b", "get")[0],
+        &tree_parameters(&c.document, "/c", "parameters")[0],
+    ];
+    let [Node::Shared(first), rest @ ..] = pretty else {
+        panic!("not shared: {pretty:?}");
+    };
+    for other in rest {
+        let Node::Shared(other) = other else { panic!("not shared: {other:?}") };
+        assert!(first.same(other));
+    }
+    // Written out as a parameter converted where it stands, each time, and
+    // numbers equal in value but not in writing are not taken for each other.
+    let expected = json!({
+        "openapi": "3.0.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/a": {"get": {"parameters": [
+                {"name": "pretty", "in": "query", "description": "say \"yes\"", "schema": {"type": "string"}},
+                {"name": "n", "in": "query", "schema": {"type": "number", "default": 0.0}}],
+                "responses": {}}},
+            "/b": {"get": {"parameters": [
+                {"name": "pretty", "in": "query", "description": "say \"yes\"", "schema": {"type": "string"}},
+                {"name": "n", "in": "query", "schema": {"type": "number", "default": -0.0}}],
+                "responses": {}}},
+            "/c": {"parameters": [
+                {"name": "pretty", "in": "query", "description": "say \"yes\"", "schema": {"type": "string"}}],
+                "get": {"responses": {}}}},
+        "components": {}
+    });
+    assert_eq!(c.document.to_vec(), serde_json::to_vec(&expected).unwrap());
+    assert!(String::from_utf8(c.document.to_vec()).unwrap().contains(r#""default":-0.0}"#));
+}
+
+#[test]
+fn a_parameter_that_takes_a_note_or_holds_a_reference_stands_alone() {
+    let param = json!({"name": "h", "in": "header", "type": "string", "allowEmptyValue": true});
+    let linked =
+        json!({"name": "q", "in": "query", "type": "string", "x-see": {"$ref": "#/definitions/T"}});
+    let v2 = doc(
+        json!({
+            "/a": {"get": {"parameters": [param, linked], "responses": {}}},
+            "/b": {"get": {"parameters": [param, linked], "responses": {}}}
+        }),
+        json!({"T": {"type": "object"}}),
+    );
+    let tree = Node::from_value(&v2);
+    let c = convert_tree(&tree).unwrap();
+    for path in ["/a", "/b"] {
+        for p in tree_parameters(&c.document, path, "get") {
+            assert!(matches!(p, Node::Object(_)), "shared: {p:?}");
+        }
+    }
+    // Each spot has its note, and each reference is the split's to follow.
+    assert_eq!(
+        kinds(&c.notes),
+        ["allow-empty-value-outside-query", "allow-empty-value-outside-query"]
+    );
+    let see = tree_parameters(&c.document, "/b", "get")[1].pointer("/x-see/$ref");
+    assert_eq!(see.and_then(Node::as_str), Some("#/components/schemas/T"));
+}

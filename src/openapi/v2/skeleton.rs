@@ -223,6 +223,7 @@ fn canonical(node: &Node<'_>, top: bool, hash: &mut Sha256, found: &mut Vec<Stri
                 }
             }
         }
+        Node::Shared(shared) => canonical(shared.node(), top, hash, found),
     }
 }
 
@@ -273,6 +274,7 @@ pub fn owned(node: &Node<'_>) -> Node<'static> {
         Node::String(s) => Node::String(owned_text(s)),
         Node::Array(items) => Node::Array(items.iter().map(owned).collect()),
         Node::Object(o) => Node::Object(o.iter().map(|(k, v)| (owned_text(k), owned(v))).collect()),
+        Node::Shared(shared) => owned(shared.node()),
     }
 }
 
