@@ -1254,19 +1254,23 @@ impl<'a> Walker<'_, 'a> {
                             {
                                 return Some((reference.as_str(), path));
                             }
-                            Node::Object(_) | Node::Array(_) => {
-                                stack.push((v, depth + 1, Some(Token::Key(k))));
+                            _ => {
+                                if let Some(v) = to_walk(v) {
+                                    stack.push((v, depth + 1, Some(Token::Key(k))));
+                                }
                             }
-                            _ => {}
                         }
                     }
                 }
                 Node::Array(items) => {
                     for (i, v) in items.iter().enumerate().rev() {
-                        if matches!(v, Node::Object(_) | Node::Array(_)) {
+                        if let Some(v) = to_walk(v) {
                             stack.push((v, depth + 1, Some(Token::Index(i))));
                         }
                     }
+                }
+                Node::Shared(shared) if shared.holds_refs() => {
+                    stack.push((shared.node(), depth, token));
                 }
                 _ => {}
             }
@@ -1334,7 +1338,7 @@ fn for_each_local_ref<'n, 'a>(
     mut f: impl FnMut(&'n Text<'a>),
 ) {
     stack.clear();
-    stack.push(value);
+    stack.extend(to_walk(value));
     while let Some(node) = stack.pop() {
         match node {
             Node::Object(map) => {
@@ -1346,20 +1350,24 @@ fn for_each_local_ref<'n, 'a>(
                         Node::String(reference) if k == "$ref" && reference.starts_with("#/") => {
                             f(reference);
                         }
-                        Node::Object(_) | Node::Array(_) => stack.push(v),
-                        _ => {}
+                        _ => stack.extend(to_walk(v)),
                     }
                 }
             }
-            // Not into shared nodes, which hold no `$ref` (`Shared`): an
-            // API's parameters are most of its objects.
-            Node::Array(items) => {
-                stack.extend(
-                    items.iter().rev().filter(|v| matches!(v, Node::Object(_) | Node::Array(_))),
-                );
-            }
+            Node::Array(items) => stack.extend(items.iter().rev().filter_map(to_walk)),
             _ => {}
         }
+    }
+}
+
+/// What a walk for references looks into at `node`: an object or an
+/// array, or what a shared node holding a `$ref` shares. Not a shared node
+/// without one (`Shared`): an API's parameters are most of its objects.
+fn to_walk<'n, 'a>(node: &'n Node<'a>) -> Option<&'n Node<'a>> {
+    match node {
+        Node::Object(_) | Node::Array(_) => Some(node),
+        Node::Shared(shared) if shared.holds_refs() => Some(shared.node()),
+        _ => None,
     }
 }
 

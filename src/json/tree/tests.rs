@@ -411,17 +411,23 @@ fn a_shared_subtree_renders_compares_and_reads_as_its_copies_would() {
 }
 
 #[test]
-fn subtrees_with_a_reference_or_a_shared_node_are_not_shared() {
-    // The walks for references pass shared nodes by: one must hold none.
-    for text in [
-        &br##"{"schema":{"items":{"$ref":"#/definitions/A"}}}"##[..],
-        br##"[{"x-ext":[{"$ref":"other.json"}]}]"##,
-        br##"{"$ref":1}"##,
+fn a_shared_subtree_knows_whether_it_holds_a_reference() {
+    // The walks for references pass by a shared node that holds none.
+    for (text, refs) in [
+        (&br##"{"schema":{"items":{"$ref":"#/definitions/A"}}}"##[..], true),
+        (br##"[{"x-ext":[{"$ref":"other.json"}]}]"##, true),
+        (br##"{"$ref":1}"##, true),
+        (br##"{"schema":{"items":{"ref":"#/definitions/A"}}}"##, false),
+        (br#""$ref""#, false),
     ] {
-        let node = parse(text).unwrap();
-        assert_eq!(Shared::new(node.clone()).err(), Some(node));
+        let shared = Shared::new(parse(text).unwrap()).unwrap();
+        assert_eq!(shared.holds_refs(), refs, "{}", String::from_utf8_lossy(text));
     }
+}
+
+#[test]
+fn a_subtree_holding_a_shared_node_is_not_shared_again() {
     let inner = Node::Shared(Shared::new(parse(b"{}").unwrap()).unwrap());
     let outer = Node::Array(vec![inner]);
-    assert!(Shared::new(outer).is_err());
+    assert_eq!(Shared::new(outer.clone()).err(), Some(outer));
 }

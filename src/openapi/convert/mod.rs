@@ -494,12 +494,16 @@ pub(crate) struct Context<'a> {
     /// that took none is the same wherever its input stands.
     note_calls: usize,
     /// Plain parameters converted so far, for equal ones elsewhere.
-    reuse: reuse::Reuse<'a>,
+    reused_parameters: reuse::Reuse<'a>,
+    /// Responses converted so far, for equal ones elsewhere.
+    reused_responses: reuse::Reuse<'a>,
     /// Top-level query, header and path parameters, converted once and
     /// copied into each operation that refers to them.
     shared_parameters: BTreeMap<String, Option<Node<'a>>>,
     /// Values copied so far where a shared parameter is used.
     copied: usize,
+    /// How many times copies were counted (`Context::charge_values`).
+    charge_calls: usize,
     /// The top-level parameters (input names) some operation took in
     /// place: their component entries are not needed for that.
     taken_in_place: BTreeSet<String>,
@@ -548,7 +552,8 @@ impl<'a> Context<'a> {
             noted: notes.iter().map(|n| (fingerprint(n), n.clone())).collect(),
             notes,
             note_calls: 0,
-            reuse: reuse::Reuse::default(),
+            reused_parameters: reuse::Reuse::default(),
+            reused_responses: reuse::Reuse::default(),
             // Most references name a definition, a parameter or a response:
             // sized for them at once rather than rehashed as it doubles.
             refs: Hashed::with_capacity(
@@ -561,6 +566,7 @@ impl<'a> Context<'a> {
             renames,
             shared_parameters: BTreeMap::new(),
             copied: 0,
+            charge_calls: 0,
             taken_in_place: BTreeSet::new(),
             input_values: None,
             hoisted: Vec::new(),
@@ -603,6 +609,7 @@ impl<'a> Context<'a> {
     /// [`Context::charge_copy`] of a copy of `values` values, counted
     /// once for a node copied many times (a schema per media type).
     fn charge_values(&mut self, values: usize) -> Result<(), ConvertError> {
+        self.charge_calls += 1;
         self.copied = self.copied.saturating_add(values);
         // The limit is never below the floor: the input is counted only
         // once the copies pass it (Kubernetes' never do).

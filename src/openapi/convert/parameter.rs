@@ -262,20 +262,20 @@ impl<'a> Context<'a> {
         location: &str,
         at: &Location<'_>,
     ) -> Result<Node<'a>, ConvertError> {
-        let print = reuse::fingerprint(p);
-        if let Some(shared) = self.reuse.get(print, p) {
+        let print = reuse::fingerprint(p, &[]);
+        if let Some(kept) = self.reused_parameters.get(print, p, &[]) {
             // Placed a second time: written out once, copied after.
-            shared.keep_rendered();
-            return Ok(Node::Shared(shared.clone()));
+            kept.shared.keep_rendered();
+            return Ok(Node::Shared(kept.shared.clone()));
         }
         let notes_before = self.note_calls;
         let converted = self.plain_parameter(p, location, at)?;
-        if self.note_calls != notes_before || !self.reuse.has_room(print) {
+        if self.note_calls != notes_before || !self.reused_parameters.has_room(print) {
             return Ok(converted);
         }
         Ok(match Shared::new(converted) {
             Ok(shared) => {
-                self.reuse.keep(print, p, shared.clone());
+                self.reused_parameters.keep(print, p, &[], shared.clone(), (0, 0));
                 Node::Shared(shared)
             }
             Err(converted) => converted,

@@ -8,17 +8,17 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::json::pointer::Location;
-use crate::json::tree::{Node, Object, Text};
+use crate::json::tree::{Node, Object, Shared, Text};
 
 use super::media::{media_or_default, media_type};
 use super::parameter::moves_into_schema;
 use super::refs::ref_object_value;
-use super::{Context, ConvertError, NoteKind, as_object, count_values};
+use super::{Context, ConvertError, NoteKind, as_object, count_values, reuse};
 
 impl<'a> Context<'a> {
     pub(super) fn responses(
         &mut self,
-        responses: &Node<'a>,
+        responses: &'a Node<'a>,
         produces: &[&'a str],
         at: &Location<'_>,
     ) -> Result<Node<'a>, ConvertError> {
@@ -35,15 +35,56 @@ impl<'a> Context<'a> {
         Ok(Node::Object(out))
     }
 
-    /// One response: schema and examples become `content` per produced
-    /// media type; headers get their schema.
+    /// One response, shared with every equal one converted before or after
+    /// for the same media types when its conversion is the same wherever
+    /// it stands (see `reuse.rs`).
     pub(super) fn response(
         &mut self,
-        r: &Node<'a>,
+        r: &'a Node<'a>,
         produces: &[&'a str],
         at: &Location<'_>,
     ) -> Result<Node<'a>, ConvertError> {
         let r = as_object(r, at, "a response object")?;
+        let print = reuse::fingerprint(r, produces);
+        if let Some(kept) = self.reused_responses.get(print, r, produces) {
+            let (shared, (values, times)) = (kept.shared.clone(), kept.charges);
+            for _ in 0..times {
+                self.charge_values(values)?;
+            }
+            // Placed a second time: written out once, copied after.
+            shared.keep_rendered();
+            return Ok(Node::Shared(shared));
+        }
+        let before = (self.note_calls, self.charge_calls, self.copied);
+        let converted = self.converted_response(r, produces, at)?;
+        let times = self.charge_calls - before.1;
+        let charged = self.copied.saturating_sub(before.2);
+        let values = charged.checked_div(times).unwrap_or(0);
+        // Kept when nothing was noted and its copies can be counted again
+        // the same way (`response` counts one schema's values each time).
+        if self.note_calls != before.0
+            || values.checked_mul(times) != Some(charged)
+            || !self.reused_responses.has_room(print)
+        {
+            return Ok(converted);
+        }
+        Ok(match Shared::new(converted) {
+            Ok(shared) => {
+                self.reused_responses.keep(print, r, produces, shared.clone(), (values, times));
+                Node::Shared(shared)
+            }
+            Err(converted) => converted,
+        })
+    }
+
+    /// One response: schema and examples become `content` per produced
+    /// media type; headers get their schema.
+    fn converted_response(
+        &mut self,
+        r: &'a Object<'a>,
+        produces: &[&'a str],
+        at: &Location<'_>,
+    ) -> Result<Node<'a>, ConvertError> {
         if let Some(reference) = r.get("$ref") {
             return Ok(ref_object_value(self.rewrite_ref(reference, at)?));
         }

@@ -1,17 +1,20 @@
-//! Query, header and path parameters converted once per distinct input.
+//! Parameters and responses converted once per distinct input.
 //!
-//! An API writes the same parameters inline again and again (Kubernetes
-//! 1.27: 4,177 of them, 102 different). Equal inputs convert to equal
-//! outputs, as long as converting one takes no note (a note names the
-//! spot) and writes no `$ref` (references are the splitter's to follow):
-//! such a conversion is kept as a [`Shared`] node and placed at every
-//! spot where the same input stands, rendered once for all of them.
+//! An API writes the same parameters and responses again and again
+//! (Kubernetes 1.27: 4,177 parameters inline, 102 different; 1,819
+//! responses, 255 different). Equal inputs convert to equal outputs, as
+//! long as converting one takes no note (a note names the spot) and the
+//! same media types are produced: such a conversion is kept as a
+//! [`Shared`] node and placed at every spot where the same input stands,
+//! rendered once for all of them. What converting it did besides is
+//! either the same for every copy (a reference resolved, a schema
+//! hoisted, kept by the context) or counted again ([`Kept::charges`]).
 //!
 //! The lookup is bounded whatever the input: inputs are found by a
 //! fingerprint and then compared whole, at most [`BUCKET`] of them per
 //! fingerprint (a fixed-seed hash, so a hostile document may make them
-//! collide) and at most [`ENTRIES`] in all; past either bound a parameter
-//! is simply converted where it stands.
+//! collide) and at most [`ENTRIES`] in all; past either bound an input is
+//! simply converted where it stands.
 
 use std::collections::BTreeMap;
 
@@ -20,22 +23,35 @@ use crate::json::tree::{Node, Number, Object, Shared};
 /// Inputs kept per fingerprint.
 const BUCKET: usize = 4;
 
-/// Inputs kept in all: Kubernetes has about a hundred different ones.
+/// Inputs kept in all: Kubernetes has a few hundred different ones.
 pub(super) const ENTRIES: usize = 4096;
 
-/// Converted parameters by their input.
+/// Converted inputs of one kind (parameters, responses).
 #[derive(Default)]
 pub(super) struct Reuse<'a> {
-    by_fingerprint: BTreeMap<u64, Vec<(&'a Object<'a>, Shared<'a>)>>,
+    by_fingerprint: BTreeMap<u64, Vec<Kept<'a>>>,
     entries: usize,
 }
 
+/// One input and what it converted to.
+pub(super) struct Kept<'a> {
+    input: &'a Object<'a>,
+    /// The media types it was converted for (a response's `content`).
+    media: Vec<&'a str>,
+    /// The conversion.
+    pub(super) shared: Shared<'a>,
+    /// The copies of values the conversion counted
+    /// (`Context::charge_values`): so many values, so many times; counted
+    /// again, the same way, for each copy placed.
+    pub(super) charges: (usize, usize),
+}
+
 impl<'a> Reuse<'a> {
-    /// The conversion kept for an input equal to `input`, whose
-    /// fingerprint is `print`.
-    pub(super) fn get(&self, print: u64, input: &Object<'_>) -> Option<&Shared<'a>> {
+    /// The conversion kept for an input equal to `input` converted for
+    /// `media`, whose fingerprint is `print`.
+    pub(super) fn get(&self, print: u64, input: &Object<'_>, media: &[&str]) -> Option<&Kept<'a>> {
         let bucket = self.by_fingerprint.get(&print)?;
-        bucket.iter().find(|(kept, _)| same_object(kept, input)).map(|(_, shared)| shared)
+        bucket.iter().find(|k| k.media == media && same_object(k.input, input))
     }
 
     /// True when a conversion of an input with fingerprint `print` may
@@ -45,11 +61,19 @@ impl<'a> Reuse<'a> {
             && self.by_fingerprint.get(&print).is_none_or(|bucket| bucket.len() < BUCKET)
     }
 
-    /// Keeps `shared` as the conversion of `input` (which [`Reuse::get`]
-    /// did not find), if there is room.
-    pub(super) fn keep(&mut self, print: u64, input: &'a Object<'a>, shared: Shared<'a>) {
+    /// Keeps `shared` as the conversion of `input` for `media` (which
+    /// [`Reuse::get`] did not find), if there is room.
+    pub(super) fn keep(
+        &mut self,
+        print: u64,
+        input: &'a Object<'a>,
+        media: &[&'a str],
+        shared: Shared<'a>,
+        charges: (usize, usize),
+    ) {
         if self.has_room(print) {
-            self.by_fingerprint.entry(print).or_default().push((input, shared));
+            let kept = Kept { input, media: media.to_vec(), shared, charges };
+            self.by_fingerprint.entry(print).or_default().push(kept);
             self.entries += 1;
         }
     }
@@ -61,8 +85,9 @@ impl<'a> Reuse<'a> {
 /// every byte of the parameters' long descriptions cost more than
 /// converting them. The comparison that follows tells apart what the
 /// fingerprint does not.
-pub(super) fn fingerprint(input: &Object<'_>) -> u64 {
-    object_print(SEED, input, 0)
+pub(super) fn fingerprint(input: &Object<'_>, media: &[&str]) -> u64 {
+    let print = media.iter().fold(SEED, |print, m| text_print(print, m));
+    object_print(print, input, 0)
 }
 
 const SEED: u64 = 0x243F_6A88_85A3_08D3;
@@ -173,16 +198,21 @@ mod tests {
         // Equal as numbers, written differently.
         let zero = object(r#"{"name":"x","description":"aaaaaaaaXaaaaaaaa","default":-0.0}"#);
         let [a, b, middle, zero] = [&a, &b, &middle, &zero].map(|n| n.as_object().unwrap());
-        assert_eq!(fingerprint(a), fingerprint(b));
-        assert_eq!(fingerprint(a), fingerprint(middle));
-        assert_eq!(fingerprint(a), fingerprint(zero));
+        assert_eq!(fingerprint(a, &[]), fingerprint(b, &[]));
+        assert_eq!(fingerprint(a, &[]), fingerprint(middle, &[]));
+        assert_eq!(fingerprint(a, &[]), fingerprint(zero, &[]));
         let mut reuse = Reuse::default();
-        let print = fingerprint(a);
-        reuse.keep(print, a, shared("{}"));
-        assert!(reuse.get(print, b).is_some());
-        assert!(reuse.get(print, middle).is_none());
-        assert!(reuse.get(print, zero).is_none());
-        assert!(reuse.get(print ^ 1, b).is_none());
+        let print = fingerprint(a, &["application/json"]);
+        reuse.keep(print, a, &["application/json"], shared("{}"), (3, 2));
+        let found = reuse.get(print, b, &["application/json"]).expect("an equal input");
+        assert_eq!(found.charges, (3, 2));
+        assert!(reuse.get(print, middle, &["application/json"]).is_none());
+        assert!(reuse.get(print, zero, &["application/json"]).is_none());
+        assert!(reuse.get(print ^ 1, b, &["application/json"]).is_none());
+        // Converted for other media types: another conversion.
+        assert!(reuse.get(print, b, &["application/yaml"]).is_none());
+        assert!(reuse.get(print, b, &[]).is_none());
+        assert_ne!(fingerprint(a, &["application/json"]), fingerprint(a, &["application/yaml"]));
     }
 
     #[test]
@@ -194,13 +224,13 @@ mod tests {
         // A hostile document's colliding inputs: a few kept, then no more,
         // so that no lookup compares more than `BUCKET` of them.
         for input in &inputs[..BUCKET + 3] {
-            reuse.keep(7, input, shared("{}"));
+            reuse.keep(7, input, &[], shared("{}"), (0, 0));
         }
         assert_eq!(reuse.by_fingerprint[&7].len(), BUCKET);
         assert!(!reuse.has_room(7));
-        assert!(reuse.get(7, inputs[BUCKET]).is_none());
+        assert!(reuse.get(7, inputs[BUCKET], &[]).is_none());
         for input in &inputs[BUCKET..] {
-            reuse.keep(fingerprint(input), input, shared("{}"));
+            reuse.keep(fingerprint(input, &[]), input, &[], shared("{}"), (0, 0));
         }
         assert_eq!(reuse.entries, ENTRIES);
         assert!(!reuse.has_room(12345));
@@ -211,7 +241,7 @@ mod tests {
         let deep = format!("{}{}", r#"{"a":"#.repeat(100), "1}".to_string() + &"}".repeat(99));
         let node = object(&deep);
         let input = node.as_object().unwrap();
-        assert_eq!(fingerprint(input), fingerprint(input));
+        assert_eq!(fingerprint(input, &[]), fingerprint(input, &[]));
         assert!(same_object(input, input));
     }
 }
