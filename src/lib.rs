@@ -90,7 +90,7 @@ pub use wiring::{Running, StartError, start};
 pub use json::document::{ParseError, parse as parse_document, parse_tree};
 pub use json::pointer::fragment_pointer;
 pub use json::refs::{all_refs, dangling_refs};
-pub use json::tree::Node;
+pub use json::tree::{Node, Shared};
 pub use openapi::bundle;
 pub use openapi::cache::ConversionCache;
 pub use openapi::convert::{
