@@ -18,6 +18,10 @@
 //! percent-decoded before they are read as JSON pointers; component names
 //! OpenAPI 3.0 forbids are renamed, with a note, and references follow.
 //!
+//! Equal parameters and responses (an API repeats a few hundred of them
+//! thousands of times) are converted once and shared where they stand
+//! (in `reuse.rs`).
+//!
 //! Kubernetes heuristics (in `schema.rs`): IntOrString and Quantity become
 //! `anyOf`, and a `$ref` that carries siblings (a description, a default) is
 //! wrapped in `allOf` so the siblings survive.
