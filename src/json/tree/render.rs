@@ -83,6 +83,52 @@ impl Node<'_> {
     }
 }
 
+impl Node<'_> {
+    /// [`Node::rendered_len`] when it is at most `limit`, else `None`,
+    /// found without walking or scanning much past the limit: for a
+    /// caller about to keep the bytes, which a hostile tree can make
+    /// many times larger than itself (one long string at many spots).
+    #[must_use]
+    pub(crate) fn rendered_len_within(&self, limit: usize) -> Option<usize> {
+        let mut total = 0;
+        self.add_rendered_len(&mut total, limit).then_some(total)
+    }
+
+    /// Adds this node's rendered length to `total`; `false` once it passes
+    /// `limit`.
+    fn add_rendered_len(&self, total: &mut usize, limit: usize) -> bool {
+        let add = |total: &mut usize, n: usize| {
+            *total = total.saturating_add(n);
+            *total <= limit
+        };
+        match self {
+            Node::String(s) => {
+                // The escapes only add: a text longer than what is left
+                // is not scanned for them.
+                add(total, s.len() + 2) && {
+                    *total -= s.len() + 2;
+                    add(total, text_len(s))
+                }
+            }
+            Node::Array(items) => {
+                add(total, 2 + items.len().saturating_sub(1))
+                    && items.iter().all(|item| item.add_rendered_len(total, limit))
+            }
+            Node::Object(o) => {
+                add(total, 2 + o.members.len().saturating_sub(1))
+                    && o.members.iter().all(|(k, v)| {
+                        add(total, text_len(k) + 1) && v.add_rendered_len(total, limit)
+                    })
+            }
+            Node::Shared(shared) => match shared.rendered() {
+                Some(bytes) => add(total, bytes.len()),
+                None => shared.node().add_rendered_len(total, limit),
+            },
+            scalar => add(total, scalar.rendered_len()),
+        }
+    }
+}
+
 /// How many bytes [`write_text`] appends for `text`.
 pub(crate) fn text_len(text: &Text<'_>) -> usize {
     if text.is_plain() {

@@ -25,8 +25,9 @@ struct Inner<'a> {
     /// Whether a member of an object under `node` is named `$ref`.
     refs: bool,
     /// The node as compact JSON, once it is known to stand at more than
-    /// one spot (a subtree met once is written from the tree, as any).
-    rendered: OnceLock<Box<[u8]>>,
+    /// one spot (a subtree met once is written from the tree, as any);
+    /// `None` when it was too large to keep.
+    rendered: OnceLock<Option<Box<[u8]>>>,
 }
 
 impl<'a> Shared<'a> {
@@ -53,18 +54,25 @@ impl<'a> Shared<'a> {
     }
 
     /// Renders the subtree now, for every later [`Node::render`] of it to
-    /// copy: for one placed at a second spot.
-    pub(crate) fn keep_rendered(&self) {
+    /// copy, if that takes at most `limit` bytes: for one placed at a
+    /// second spot. Decided once; a larger subtree is written from the
+    /// tree at each spot, as an unshared one is. Gives the bytes kept by
+    /// this call.
+    pub(crate) fn keep_rendered(&self, limit: usize) -> usize {
+        let mut kept = 0;
         self.0.rendered.get_or_init(|| {
-            let mut out = Vec::new();
+            let len = self.0.node.rendered_len_within(limit)?;
+            let mut out = Vec::with_capacity(len);
             self.0.node.render(&mut out);
-            out.into_boxed_slice()
+            kept = out.len();
+            Some(out.into_boxed_slice())
         });
+        kept
     }
 
-    /// The compact JSON [`Shared::keep_rendered`] made, if it was called.
+    /// The compact JSON [`Shared::keep_rendered`] kept, if it did.
     pub(crate) fn rendered(&self) -> Option<&[u8]> {
-        self.0.rendered.get().map(|b| &**b)
+        self.0.rendered.get().and_then(Option::as_deref)
     }
 
     /// True when both are the one subtree (not merely equal ones).

@@ -401,7 +401,7 @@ fn a_shared_subtree_renders_compares_and_reads_as_its_copies_would() {
             placed.as_array().and_then(|a| a[0].get("in")).and_then(Node::as_str),
             Some("query")
         );
-        shared.keep_rendered();
+        shared.keep_rendered(usize::MAX);
     }
     assert!(shared.rendered().is_some());
     let Node::Array(items) = &placed else { panic!("an array") };
@@ -430,4 +430,34 @@ fn a_subtree_holding_a_shared_node_is_not_shared_again() {
     let inner = Node::Shared(Shared::new(parse(b"{}").unwrap()).unwrap());
     let outer = Node::Array(vec![inner]);
     assert_eq!(Shared::new(outer.clone()).err(), Some(outer));
+}
+
+#[test]
+fn rendered_length_within_a_limit_stops_at_the_limit() {
+    for text in [&br#"{"a":[1,true,null,"x\ny"],"b":{"c":"\u0001"}}"#[..], br#""plain""#, br#"[]"#]
+    {
+        let node = parse(text).unwrap();
+        let len = node.rendered_len();
+        assert_eq!(node.rendered_len_within(len), Some(len));
+        assert_eq!(node.rendered_len_within(usize::MAX), Some(len));
+        assert_eq!(node.rendered_len_within(len - 1), None);
+        assert_eq!(node.rendered_len_within(0), None);
+    }
+}
+
+#[test]
+fn a_shared_subtree_keeps_its_bytes_only_within_the_limit_given() {
+    let node = parse(br#"{"description":"say \"yes\"","in":"query"}"#).unwrap();
+    let len = node.rendered_len();
+    let small = Shared::new(node.clone()).unwrap();
+    assert_eq!(small.keep_rendered(len - 1), 0);
+    assert_eq!(small.rendered(), None);
+    // Decided once: a larger limit later keeps nothing either.
+    assert_eq!(small.keep_rendered(usize::MAX), 0);
+    let placed = Node::Array(vec![Node::Shared(small.clone()), Node::Shared(small)]);
+    assert_eq!(placed.to_vec(), Node::Array(vec![node.clone(), node.clone()]).to_vec());
+    let kept = Shared::new(node.clone()).unwrap();
+    assert_eq!(kept.keep_rendered(len), len);
+    assert_eq!(kept.rendered(), Some(&node.to_vec()[..]));
+    assert_eq!(kept.keep_rendered(len), 0, "kept once");
 }

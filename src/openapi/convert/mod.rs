@@ -501,6 +501,8 @@ pub(crate) struct Context<'a> {
     reused_parameters: reuse::Reuse<'a>,
     /// Responses converted so far, for equal ones elsewhere.
     reused_responses: reuse::Reuse<'a>,
+    /// The bytes shared nodes may still keep rendered (see `reuse.rs`).
+    rendered_left: usize,
     /// Top-level query, header and path parameters, converted once and
     /// copied into each operation that refers to them.
     shared_parameters: BTreeMap<String, Option<Node<'a>>>,
@@ -558,6 +560,7 @@ impl<'a> Context<'a> {
             note_calls: 0,
             reused_parameters: reuse::Reuse::default(),
             reused_responses: reuse::Reuse::default(),
+            rendered_left: reuse::RENDERED_ALL,
             // Most references name a definition, a parameter or a response:
             // sized for them at once rather than rehashed as it doubles.
             refs: Hashed::with_capacity(

@@ -162,11 +162,12 @@ impl<'a> Context<'a> {
     ) -> Result<Option<Node<'a>>, ConvertError> {
         let converted = match self.shared_parameters.get(&name) {
             Some(converted) => {
-                if let Some(Node::Shared(shared)) = converted {
+                let converted = converted.clone();
+                if let Some(Node::Shared(shared)) = &converted {
                     // Placed a second time: written out once, copied after.
-                    shared.keep_rendered();
+                    self.keep_rendered(shared);
                 }
-                converted.clone()
+                converted
             }
             None => {
                 let converted = match self.parameter(param, &Location::at(at), 0)? {
@@ -265,8 +266,9 @@ impl<'a> Context<'a> {
         let print = reuse::fingerprint(p, &[]);
         if let Some(kept) = self.reused_parameters.get(print, p, &[]) {
             // Placed a second time: written out once, copied after.
-            kept.shared.keep_rendered();
-            return Ok(Node::Shared(kept.shared.clone()));
+            let shared = kept.shared.clone();
+            self.keep_rendered(&shared);
+            return Ok(Node::Shared(shared));
         }
         let notes_before = self.note_calls;
         let converted = self.plain_parameter(p, location, at)?;

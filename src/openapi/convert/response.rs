@@ -52,7 +52,7 @@ impl<'a> Context<'a> {
                 self.charge_values(values)?;
             }
             // Placed a second time: written out once, copied after.
-            shared.keep_rendered();
+            self.keep_rendered(&shared);
             return Ok(Node::Shared(shared));
         }
         let before = (self.note_calls, self.charge_calls, self.copied);

@@ -20,11 +20,33 @@ use std::collections::BTreeMap;
 
 use crate::json::tree::{Node, Number, Object, Shared};
 
+use super::Context;
+
 /// Inputs kept per fingerprint.
 const BUCKET: usize = 4;
 
 /// Inputs kept in all: Kubernetes has a few hundred different ones.
 pub(super) const ENTRIES: usize = 4096;
+
+/// The bytes a shared node placed at a second spot keeps, rendered, for
+/// the spots after: at most this many for one node, and
+/// [`RENDERED_ALL`] for all of one conversion. Kubernetes' take about
+/// 0.5 MB in all, none over 4 KB. Past either bound a node is written from
+/// the tree at each spot, as an unshared one is, so that a hostile
+/// document (one long string at many spots) cannot make the conversion
+/// hold bytes of an output the split has not bounded yet.
+pub(super) const RENDERED_EACH: usize = 64 * 1024;
+
+/// See [`RENDERED_EACH`].
+pub(super) const RENDERED_ALL: usize = 4 * 1024 * 1024;
+
+impl Context<'_> {
+    /// Keeps `shared`'s bytes, rendered, within the bounds above.
+    pub(super) fn keep_rendered(&mut self, shared: &Shared<'_>) {
+        let kept = shared.keep_rendered(self.rendered_left.min(RENDERED_EACH));
+        self.rendered_left -= kept;
+    }
+}
 
 /// Converted inputs of one kind (parameters, responses).
 #[derive(Default)]

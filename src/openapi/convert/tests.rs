@@ -1987,3 +1987,40 @@ fn copies_in_shared_responses_count_as_they_would_unshared() {
     assert!(matches!(shared, ConvertError::CopiesOverBudget { .. }), "{shared}");
     assert_eq!(shared, refusal(true));
 }
+
+#[test]
+fn shared_nodes_keep_bounded_bytes_whatever_the_input_repeats() {
+    // Each response renders to ten copies of its long description: about
+    // 60 KB each, or over 64 KiB for the last; each placed twice. What
+    // the conversion keeps rendered stays within its bounds, and the
+    // document is the same bytes as ever.
+    let media: Vec<String> = (0..10).map(|i| format!("a/{i}")).collect();
+    let mut paths = serde_json::Map::new();
+    for i in 0..72 {
+        let description = format!("{i:02}{}", "d".repeat(if i == 71 { 7000 } else { 6000 }));
+        let response =
+            json!({"200": {"description": "OK", "schema": {"description": description}}});
+        for copy in ["a", "b"] {
+            let op = json!({"produces": media, "responses": response});
+            paths.insert(format!("/apis/g/v1/r{i}{copy}"), json!({"get": op}));
+        }
+    }
+    let v2 = doc(Value::Object(paths), json!({}));
+    let tree = Node::from_value(&v2);
+    let c = convert_tree(&tree).unwrap();
+    let mut kept = 0;
+    let mut declined = 0;
+    for i in 0..72 {
+        let at = format!("/paths/~1apis~1g~1v1~1r{i}a/get/responses");
+        let Some(Node::Object(responses)) = c.document.pointer(&at) else { panic!("{at}") };
+        let Some(Node::Shared(shared)) = responses.get("200") else { panic!("not shared") };
+        match shared.rendered() {
+            Some(bytes) => kept += bytes.len(),
+            None => declined += 1,
+        }
+    }
+    assert!(kept <= super::reuse::RENDERED_ALL, "{kept}");
+    assert!(kept > super::reuse::RENDERED_ALL - super::reuse::RENDERED_EACH, "{kept}");
+    assert!(declined >= 2, "the largest, and those past the total: {declined}");
+    assert_eq!(c.document.to_vec(), serde_json::to_vec(&c.document.to_value()).unwrap());
+}
