@@ -8,8 +8,9 @@
 //! its bytes.
 //!
 //! A shared subtree knows whether it holds a `$ref`: the walks that look
-//! for references (`openapi::split`) pass one without by, unlooked into.
-//! A clone shares it, and nothing changes it once it is shared.
+//! for references (`openapi::split`) look into one that does and pass by
+//! one that does not. A clone shares it, and nothing changes it once it
+//! is shared.
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};

@@ -270,9 +270,12 @@ impl<'a> Context<'a> {
             self.keep_rendered(&shared);
             return Ok(Node::Shared(shared));
         }
-        let notes_before = self.note_calls;
+        let before = (self.note_calls, self.charge_calls);
         let converted = self.plain_parameter(p, location, at)?;
-        if self.note_calls != notes_before || !self.reused_parameters.has_room(print) {
+        // Kept when nothing was noted or counted as copies (nothing in a
+        // parameter is, and a copy placed would have to be counted again).
+        if (self.note_calls, self.charge_calls) != before || !self.reused_parameters.has_room(print)
+        {
             return Ok(converted);
         }
         Ok(match Shared::new(converted) {
