@@ -5,8 +5,8 @@ Each document is small (0.7-3.7 MB) but makes one list or object as long
 as its bytes allow: extension keys at the top, in a path item and in a
 schema; one object key repeated; media types, examples, headers, form
 fields and form media types of one operation; shared parameters, shared
-bodies and security schemes; an operation's own parameters beside its
-path item's. A converter that searches what it has built so far for each
+bodies and security schemes; responses beside a document-wide list of
+media types; an operation's own parameters beside its path item's. A converter that searches what it has built so far for each
 new member takes seconds on these, and a downstream serving one would
 have the proxy spend them on every poll. `convert --whole` of each,
 timed (wall clock, best of REPEAT); one line each.
@@ -81,6 +81,14 @@ def documents(n):
     yield "security schemes", doc(
         paths={path: {"get": ok}},
         securityDefinitions={f"s{i}": {"type": "basic"} for i in range(n)},
+    )
+    # Responses of their own beside a document-wide `produces`: a
+    # converter keeping each response by its media types copies the list
+    # for each.
+    yield "responses and media types", doc(
+        produces=[f"application/x-{i}" for i in range(half)],
+        paths={f"/apis/g/v1/r{i}": {"get": {"responses": {"200": {"description": f"d{i}"}}}}
+               for i in range(n // 25)},
     )
     yield "own and path parameters", doc(
         paths={path: {

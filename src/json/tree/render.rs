@@ -56,34 +56,12 @@ impl Node<'_> {
 impl Node<'_> {
     /// How many bytes [`Node::render`] appends, without rendering: what a
     /// caller checks against a budget before it allocates the output.
+    /// Saturating, so a hostile tree cannot wrap it round.
     #[must_use]
     pub fn rendered_len(&self) -> usize {
-        match self {
-            Node::Null | Node::Bool(true) => 4,
-            Node::Bool(false) => 5,
-            Node::Number(Number::Integer(text)) => text.len(),
-            Node::Number(Number::Big(text)) => text.len(),
-            Node::Number(Number::Parsed(n)) => n.to_string().len(),
-            Node::String(s) => text_len(s),
-            Node::Array(items) => {
-                2 + items.len().saturating_sub(1)
-                    + items.iter().map(Node::rendered_len).sum::<usize>()
-            }
-            Node::Object(o) => {
-                2 + o.members.len().saturating_sub(1)
-                    + o.members
-                        .iter()
-                        .map(|(k, v)| text_len(k) + 1 + v.rendered_len())
-                        .sum::<usize>()
-            }
-            Node::Shared(shared) => {
-                shared.rendered().map_or_else(|| shared.node().rendered_len(), <[u8]>::len)
-            }
-        }
+        self.rendered_len_within(usize::MAX).unwrap_or(usize::MAX)
     }
-}
 
-impl Node<'_> {
     /// [`Node::rendered_len`] when it is at most `limit`, else `None`,
     /// found without walking or scanning much past the limit: for a
     /// caller about to keep the bytes, which a hostile tree can make
@@ -102,13 +80,15 @@ impl Node<'_> {
             *total <= limit
         };
         match self {
+            Node::Null | Node::Bool(true) => add(total, 4),
+            Node::Bool(false) => add(total, 5),
+            Node::Number(Number::Integer(text)) => add(total, text.len()),
+            Node::Number(Number::Big(text)) => add(total, text.len()),
+            Node::Number(Number::Parsed(n)) => add(total, n.to_string().len()),
+            // Escapes only add: a text longer than what is left is not
+            // scanned for them.
             Node::String(s) => {
-                // The escapes only add: a text longer than what is left
-                // is not scanned for them.
-                add(total, s.len() + 2) && {
-                    *total -= s.len() + 2;
-                    add(total, text_len(s))
-                }
+                total.saturating_add(s.len() + 2) <= limit && add(total, text_len(s))
             }
             Node::Array(items) => {
                 add(total, 2 + items.len().saturating_sub(1))
@@ -124,7 +104,6 @@ impl Node<'_> {
                 Some(bytes) => add(total, bytes.len()),
                 None => shared.node().add_rendered_len(total, limit),
             },
-            scalar => add(total, scalar.rendered_len()),
         }
     }
 }

@@ -45,8 +45,13 @@ impl<'a> Context<'a> {
         at: &Location<'_>,
     ) -> Result<Node<'a>, ConvertError> {
         let r = as_object(r, at, "a response object")?;
-        let print = reuse::fingerprint(r, produces);
-        if let Some(kept) = self.reused_responses.get(print, r, produces) {
+        // The media types make `content` for a schema only: without one
+        // they change nothing, and are neither hashed nor kept (a
+        // document-wide `produces` as long as the document makes it would
+        // otherwise be copied for each response kept).
+        let media = if r.contains_key("schema") { produces } else { &[] };
+        let print = reuse::fingerprint(r, media);
+        if let Some(kept) = self.reused_responses.get(print, r, media) {
             let (shared, (values, times)) = (kept.shared.clone(), kept.charges);
             for _ in 0..times {
                 self.charge_values(values)?;
@@ -70,7 +75,7 @@ impl<'a> Context<'a> {
         }
         Ok(match Shared::new(converted) {
             Ok(shared) => {
-                self.reused_responses.keep(print, r, produces, shared.clone(), (values, times));
+                self.reused_responses.keep(print, r, media, shared.clone(), (values, times));
                 Node::Shared(shared)
             }
             Err(converted) => converted,

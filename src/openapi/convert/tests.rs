@@ -1964,6 +1964,30 @@ fn equal_responses_are_shared_for_the_same_media_types_only() {
 }
 
 #[test]
+fn responses_without_a_schema_are_shared_whatever_the_operations_produce() {
+    // Their media types change nothing, so they are no part of the key.
+    let gone = json!({"404": {"description": "Not found"}});
+    let v2 = doc(
+        json!({
+            "/apis/g/v1/a": {"get": {"produces": ["application/json"], "responses": gone}},
+            "/apis/g/v1/b": {"get": {"produces": ["application/yaml"], "responses": gone}}
+        }),
+        json!({}),
+    );
+    let tree = Node::from_value(&v2);
+    let c = convert_tree(&tree).unwrap();
+    let at = |p: &str| c.document.pointer(&format!("/paths/~1apis~1g~1v1~1{p}/get/responses"));
+    let (Some(Node::Object(a)), Some(Node::Object(b))) = (at("a"), at("b")) else {
+        panic!("responses")
+    };
+    let (Some(Node::Shared(a)), Some(Node::Shared(b))) = (a.get("404"), b.get("404")) else {
+        panic!("not shared")
+    };
+    assert!(a.same(b));
+    assert_eq!(a.node().to_value(), json!({"description": "Not found"}));
+}
+
+#[test]
 fn copies_in_shared_responses_count_as_they_would_unshared() {
     // A schema of some 2,000 values, copied for four of five media types
     // by each of 70 operations: past the copy floor either way, refused at
