@@ -47,6 +47,7 @@ mod security;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::rc::Rc;
 
 use serde_json::Value;
 
@@ -475,8 +476,13 @@ fn version_text(v: &Node<'_>) -> String {
 pub(crate) struct Context<'a> {
     root: &'a Node<'a>,
     doc: &'a Object<'a>,
-    consumes: Vec<&'a str>,
-    produces: Vec<&'a str>,
+    /// The document's `consumes` and `produces`, the default of each
+    /// operation: shared with it, not copied for it (a hostile document's
+    /// lists are as long as its bytes allow, its operations as many).
+    consumes: Rc<[&'a str]>,
+    produces: Rc<[&'a str]>,
+    /// The document's `schemes`, read when an operation first has its own.
+    schemes: Option<Vec<&'a str>>,
     notes: Vec<Note>,
     /// Local references already resolved, and what each became (see
     /// `Context::local_ref`). Hashed: the references of a document share
@@ -553,8 +559,9 @@ impl<'a> Context<'a> {
         Ok(Self {
             root,
             doc,
-            consumes,
-            produces,
+            consumes: consumes.into(),
+            produces: produces.into(),
+            schemes: None,
             noted: notes.iter().map(|n| (fingerprint(n), n.clone())).collect(),
             notes,
             note_calls: 0,
@@ -727,7 +734,7 @@ impl<'a> Context<'a> {
         if let Some(responses) = self.doc.get("responses") {
             let at = top.key("responses");
             let responses = as_object(responses, &at, "an object of responses")?;
-            let produces = self.produces.clone();
+            let produces = Rc::clone(&self.produces);
             let mut converted = Object::new();
             for (name, r) in responses {
                 let response = self.response(r, &produces, &at.key(name))?;

@@ -15,6 +15,8 @@
 //! - Per-operation `schemes` become per-operation `servers` when a host is
 //!   known.
 
+use std::rc::Rc;
+
 use crate::json::pointer::{JsonPointer, Location};
 use crate::json::tree::{Node, Object, Text};
 
@@ -118,13 +120,13 @@ impl<'a> Context<'a> {
         shared_at: &Location<'_>,
     ) -> Result<Node<'a>, ConvertError> {
         let op = as_object(op, at, "an operation object")?;
-        let consumes = match op.get("consumes") {
-            Some(v) => media_types(Some(v), &at.key("consumes"))?,
-            None => self.consumes.clone(),
+        let consumes: Rc<[&'a str]> = match op.get("consumes") {
+            Some(v) => media_types(Some(v), &at.key("consumes"))?.into(),
+            None => Rc::clone(&self.consumes),
         };
-        let produces = match op.get("produces") {
-            Some(v) => media_types(Some(v), &at.key("produces"))?,
-            None => self.produces.clone(),
+        let produces: Rc<[&'a str]> = match op.get("produces") {
+            Some(v) => media_types(Some(v), &at.key("produces"))?.into(),
+            None => Rc::clone(&self.produces),
         };
         let own_at = at.key("parameters");
         let own = match op.get("parameters") {
@@ -237,8 +239,13 @@ impl<'a> Context<'a> {
         at: &Location<'_>,
     ) -> Result<(), ConvertError> {
         let schemes = media_types(Some(value), at)?;
-        let global = media_types(self.doc.get("schemes"), &Location::root().key("schemes"))?;
-        if schemes == global {
+        let global = match &self.schemes {
+            Some(global) => global,
+            None => self
+                .schemes
+                .insert(media_types(self.doc.get("schemes"), &Location::root().key("schemes"))?),
+        };
+        if schemes == *global {
             return Ok(());
         }
         let host = self.doc.get("host").and_then(Node::as_str).filter(|h| !h.is_empty());

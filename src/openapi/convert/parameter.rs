@@ -14,6 +14,7 @@
 //!   dropped unless something else refers to it.
 
 use std::collections::BTreeSet;
+use std::rc::Rc;
 
 use crate::json::pointer::{JsonPointer, Location, fragment_pointer, unescape_token};
 use crate::json::tree::{Node, Object, Shared, Text};
@@ -479,7 +480,7 @@ impl<'a> Context<'a> {
         // document may share as many parameters as it has bytes for.
         let mut parameters = Vec::new();
         let mut bodies = Vec::new();
-        let consumes = self.consumes.clone();
+        let consumes = Rc::clone(&self.consumes);
         for (name, p) in params {
             let at = at.key(name);
             let obj = as_object(p, &at, "a parameter object")?;
